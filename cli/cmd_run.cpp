@@ -1,0 +1,45 @@
+// `feedrate run`: emulate accelerators training on a dataset and report AU (see emulator/run.h).
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "emulator/comm.h"
+#include "emulator/interrupt.h"
+#include "emulator/run.h"
+
+namespace feedrate::cli {
+
+Runner AddRun(CLI::App& app, int* argc, char*** argv) {
+  auto* sub = app.add_subcommand("run", "emulate accelerators training on a dataset; exit 0 pass, 3 AU missed, 2 error");
+  auto w = std::make_shared<WorkloadArgs>();
+  auto o = std::make_shared<RunOptions>();
+  auto keep_open = std::make_shared<bool>(false);
+  auto order = std::make_shared<std::string>();
+  w->Register(sub, true);
+  sub->add_option("--accelerators,-n", o->accelerators, "emulated accelerators per rank (threads)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--io-threads", o->io_threads, "I/O threads per rank (default: reader.read_threads x accelerators)");
+  sub->add_option("--results-dir", o->results_dir, "where results go (default results/<timestamp>_<workload>)");
+  sub->add_flag("--retain-batches", o->retain_batches, "keep whole batches in memory (DLIO-like footprint)");
+  sub->add_flag("--keep-files-open", *keep_open, "open each file once instead of per sample read");
+  sub->add_option("--order", *order, "dlio (DLIO v2.0 order, default) or shuffled (seeded per-epoch shuffle)")
+      ->check(CLI::IsMember({"dlio", "shuffled"}));
+  return [=] {
+    Comm comm(argc, argv);
+    InstallInterruptHandlers();
+    auto overrides = w->Overrides();
+    if (*keep_open) overrides.push_back("feedrate.keep_files_open=true");
+    if (!order->empty()) overrides.push_back("feedrate.order=" + *order);
+    WorkloadConfig cfg;
+    try {
+      cfg = LoadWorkload(w->workload, overrides);
+    } catch (const ConfigError& e) {
+      if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", e.what());
+      return kExitError;
+    }
+    o->version = FEEDRATE_VERSION;
+    return RunTraining(cfg, *o, comm);
+  };
+}
+
+}  // namespace feedrate::cli

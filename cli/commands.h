@@ -1,0 +1,28 @@
+// The `feedrate` subcommands; each registers its options on a CLI11 app and returns an exit code when run.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace feedrate::cli {
+
+// Options every workload-driven subcommand shares: -w, --data-dir and overrides.
+struct WorkloadArgs {
+  std::string workload;
+  std::string data_dir;
+  std::vector<std::string> params;     // --param key=value
+  std::vector<std::string> positional; // ++key=value, key=value
+  void Register(CLI::App* app, bool need_data_dir);
+  std::vector<std::string> Overrides() const;
+};
+
+using Runner = std::function<int()>;
+Runner AddDatagen(CLI::App& app, int* argc, char*** argv);
+Runner AddRun(CLI::App& app, int* argc, char*** argv);
+Runner AddDatasize(CLI::App& app);
+Runner AddInspect(CLI::App& app);
+
+}  // namespace feedrate::cli

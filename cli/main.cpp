@@ -1,0 +1,36 @@
+// `feedrate`: how many accelerators can this storage keep fed? Subcommand dispatch and error handling.
+#include <cstdio>
+#include <map>
+
+#include "cli/commands.h"
+#include "loader/config/workload_config.h"
+
+#ifndef FEEDRATE_VERSION
+#define FEEDRATE_VERSION "dev"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{"Feedrate: MLPerf Storage-style training-data loader and accelerator emulator", "feedrate"};
+  app.set_version_flag("--version", FEEDRATE_VERSION);
+  app.require_subcommand(1);
+  std::map<CLI::App*, feedrate::cli::Runner> runners;
+  auto add = [&](feedrate::cli::Runner r) { runners[app.get_subcommands({}).back()] = std::move(r); };
+  add(feedrate::cli::AddDatagen(app, &argc, &argv));
+  add(feedrate::cli::AddRun(app, &argc, &argv));
+  add(feedrate::cli::AddDatasize(app));
+  add(feedrate::cli::AddInspect(app));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    for (auto* sub : app.get_subcommands()) return runners.at(sub)();
+  } catch (const feedrate::ConfigError& e) {
+    std::fprintf(stderr, "feedrate: error: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "feedrate: error: %s\n", e.what());
+  }
+  return 2;
+}

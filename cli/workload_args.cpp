@@ -1,0 +1,25 @@
+// Shared workload options: -w, --data-dir, --param and Hydra-style positional overrides.
+#include "cli/commands.h"
+
+namespace feedrate::cli {
+
+void WorkloadArgs::Register(CLI::App* app, bool need_data_dir) {
+  app->add_option("-w,--workload", workload, "built-in workload name (e.g. unet3d_h100) or a DLIO workload YAML")
+      ->required();
+  auto* d = app->add_option("--data-dir", data_dir, "dataset folder (sets dataset.data_folder)");
+  if (need_data_dir) d->required();
+  app->add_option("--param", params, "override: key.path=value (repeatable)");
+  app->add_option("overrides", positional, "overrides as ++key=value / ++workload.key=value / key=value");
+}
+
+std::vector<std::string> WorkloadArgs::Overrides() const {
+  std::vector<std::string> all = params;
+  for (const auto& p : positional) {
+    if (p.find('=') == std::string::npos) throw CLI::ValidationError("unexpected argument '" + p + "'");
+    all.push_back(p);
+  }
+  if (!data_dir.empty()) all.push_back("dataset.data_folder=" + data_dir);
+  return all;
+}
+
+}  // namespace feedrate::cli

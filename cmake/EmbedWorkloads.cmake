@@ -1,0 +1,17 @@
+# Generates a C++ source that holds every workloads/*.yaml as a string, so the binary needs no data files.
+# Run in script mode: cmake -DSRC_DIR=... -DOUT=... -P EmbedWorkloads.cmake
+file(GLOB _files "${SRC_DIR}/*.yaml")
+list(SORT _files)
+set(_body "// Generated from workloads/*.yaml by cmake/EmbedWorkloads.cmake; do not edit.\n")
+string(APPEND _body "#include \"loader/config/workload_config.h\"\n\nnamespace feedrate {\n\n")
+string(APPEND _body "const std::map<std::string, std::string_view>& BuiltinWorkloads() {\n")
+string(APPEND _body "  static const std::map<std::string, std::string_view> kWorkloads = {\n")
+foreach(_f IN LISTS _files)
+  get_filename_component(_name "${_f}" NAME_WE)
+  file(READ "${_f}" _text)
+  string(APPEND _body "      {\"${_name}\", R\"FEEDRATE_YAML(${_text})FEEDRATE_YAML\"},\n")
+endforeach()
+string(APPEND _body "  };\n  return kWorkloads;\n}\n\n}  // namespace feedrate\n")
+file(WRITE "${OUT}.tmp" "${_body}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${OUT}.tmp" "${OUT}")
+file(REMOVE "${OUT}.tmp")

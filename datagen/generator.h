@@ -1,0 +1,38 @@
+// Dataset generation in DLIO's layout: the same file names and shapes as DLIO for the same configuration,
+// files split over MPI ranks (file i to rank i mod P) and over writer threads within a rank.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loader/config/workload_config.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+// DLIO's per-file (d1, d2) for `total_files` (train then eval): np.random.seed(10), then
+// normal(dim, dim_stdev, 2*total_files) with dim = int(sqrt(record_length)),
+// dim_stdev = stdev / (2 sqrt(record_length)); each draw truncated toward zero, minimum 1.
+std::vector<std::pair<uint64_t, uint64_t>> DlioDimensions(double record_length, double record_length_stdev,
+                                                          uint64_t total_files);
+
+struct DatagenOptions {
+  int rank = 0;
+  int ranks = 1;
+  size_t threads = 1;
+  bool skip_existing = false;  // keep a file that already has exactly the expected size
+};
+
+struct DatagenStats {
+  uint64_t files_written = 0;
+  uint64_t files_skipped = 0;
+  uint64_t bytes_written = 0;
+};
+
+// Generates this rank's share of the dataset described by `cfg` (train and, if configured, valid).
+// Throws ConfigError for an unsupported format; I/O errors come back as a Status naming the file.
+Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOptions& options);
+
+}  // namespace feedrate

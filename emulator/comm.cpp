@@ -1,0 +1,130 @@
+// MPI wrapper (OpenMPI) with a single-process fallback.
+#include "emulator/comm.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#ifdef FEEDRATE_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace feedrate {
+
+#ifdef FEEDRATE_HAVE_MPI
+
+Comm::Comm(int* argc, char*** argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+    owns_mpi_ = true;
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+Comm::~Comm() {
+  if (owns_mpi_) MPI_Finalize();
+}
+
+void Comm::Barrier() const { MPI_Barrier(MPI_COMM_WORLD); }
+
+bool Comm::AnyTrue(bool local) const {
+  int in = local ? 1 : 0, out = 0;
+  MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return out != 0;
+}
+
+int Comm::LowestTrue(bool local) const {
+  int in = local ? rank_ : size_, out = size_;
+  MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return out == size_ ? -1 : out;
+}
+
+double Comm::SumDouble(double v) const {
+  double out = 0;
+  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return out;
+}
+
+double Comm::MaxDouble(double v) const {
+  double out = 0;
+  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return out;
+}
+
+std::vector<std::vector<double>> Comm::GatherDoubles(const std::vector<double>& local) const {
+  int n = static_cast<int>(local.size());
+  std::vector<int> counts(rank_ == 0 ? size_ : 0), displs;
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<double> all;
+  if (rank_ == 0) {
+    displs.resize(size_);
+    int total = 0;
+    for (int r = 0; r < size_; ++r) {
+      displs[r] = total;
+      total += counts[r];
+    }
+    all.resize(static_cast<size_t>(total));
+  }
+  MPI_Gatherv(local.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  std::vector<std::vector<double>> out;
+  if (rank_ == 0) {
+    for (int r = 0; r < size_; ++r) out.emplace_back(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
+  }
+  return out;
+}
+
+std::vector<std::string> Comm::GatherStrings(const std::string& local) const {
+  int n = static_cast<int>(local.size());
+  std::vector<int> counts(rank_ == 0 ? size_ : 0), displs;
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string all;
+  if (rank_ == 0) {
+    displs.resize(size_);
+    int total = 0;
+    for (int r = 0; r < size_; ++r) {
+      displs[r] = total;
+      total += counts[r];
+    }
+    all.resize(static_cast<size_t>(total));
+  }
+  MPI_Gatherv(local.data(), n, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  if (rank_ == 0) {
+    for (int r = 0; r < size_; ++r) out.push_back(all.substr(static_cast<size_t>(displs[r]), static_cast<size_t>(counts[r])));
+  }
+  return out;
+}
+
+std::string Comm::Broadcast(const std::string& value, int root) const {
+  int n = static_cast<int>(value.size());
+  MPI_Bcast(&n, 1, MPI_INT, root, MPI_COMM_WORLD);
+  std::string out = rank_ == root ? value : std::string(static_cast<size_t>(n), '\0');
+  MPI_Bcast(out.data(), n, MPI_CHAR, root, MPI_COMM_WORLD);
+  return out;
+}
+
+void Comm::Abort(int code) const {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+#else  // single process
+
+Comm::Comm(int*, char***) {}
+Comm::~Comm() = default;
+void Comm::Barrier() const {}
+bool Comm::AnyTrue(bool local) const { return local; }
+int Comm::LowestTrue(bool local) const { return local ? 0 : -1; }
+double Comm::SumDouble(double v) const { return v; }
+double Comm::MaxDouble(double v) const { return v; }
+std::vector<std::vector<double>> Comm::GatherDoubles(const std::vector<double>& local) const { return {local}; }
+std::vector<std::string> Comm::GatherStrings(const std::string& local) const { return {local}; }
+std::string Comm::Broadcast(const std::string& value, int) const { return value; }
+void Comm::Abort(int code) const { std::_Exit(code); }
+
+#endif
+
+}  // namespace feedrate

@@ -1,0 +1,44 @@
+// The emulator's view of MPI: rank, size, barrier-with-agreement and the few collectives results need.
+// Built without MPI (FEEDRATE_WITH_MPI=OFF) it is a single process.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace feedrate {
+
+class Comm {
+ public:
+  // Initialises MPI (thread level SERIALIZED: the step barrier runs MPI from whichever accelerator thread
+  // arrives last). Safe without mpirun (singleton).
+  Comm(int* argc, char*** argv);
+  ~Comm();  // MPI_Finalize
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool root() const { return rank_ == 0; }
+
+  void Barrier() const;
+  // Barrier that also agrees on a flag: true on every rank if it was true on any. The step barrier.
+  bool AnyTrue(bool local) const;
+  // Lowest rank whose flag is true, or -1.
+  int LowestTrue(bool local) const;
+  double SumDouble(double v) const;
+  double MaxDouble(double v) const;
+  // Rank 0 receives every rank's vector (others get an empty result).
+  std::vector<std::vector<double>> GatherDoubles(const std::vector<double>& local) const;
+  std::vector<std::string> GatherStrings(const std::string& local) const;
+  // `root`'s string on every rank.
+  std::string Broadcast(const std::string& value, int root) const;
+  // Ends every rank of the job at once (a rank that cannot continue and cannot agree).
+  [[noreturn]] void Abort(int code) const;
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+  bool owns_mpi_ = false;
+};
+
+}  // namespace feedrate

@@ -1,0 +1,64 @@
+// Run results: summary.json (DLIO's field names plus a `feedrate` object), per_epoch.csv, config.yaml and
+// report.md, each written to a temporary name and renamed into place. Rank 0 only.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emulator/metrics.h"
+#include "loader/config/workload_config.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+struct RankInfo {
+  int rank = 0;
+  std::string hostname;
+  std::string cpus;         // affinity list, e.g. "0-1"
+  unsigned allowed_cpus = 0;
+  unsigned threads = 0;     // accelerator + I/O threads of the rank
+  double cpu_seconds = 0;   // user + system, whole process
+  unsigned host_cpu_count = 0;
+  uint64_t host_mem_bytes = 0;
+  std::string processor;
+};
+
+struct RunRecord {
+  const WorkloadConfig* cfg = nullptr;
+  std::string results_dir;
+  std::string version;
+  std::string start_iso, end_iso;
+  int ranks = 1;
+  uint64_t accelerators_per_rank = 1;
+  std::string engine = "posix";
+  uint64_t io_threads_per_rank = 1;
+  bool retain_batches = false;
+  uint64_t steps_per_epoch = 0;
+  double dataset_bytes = 0;        // sum of the extents the run reads from (whole dataset)
+  double buffer_bytes_per_rank = 0;
+  std::vector<RankInfo> rank_info;
+  RunMetrics metrics;
+  std::vector<double> stall_seconds;    // every step of every accelerator
+  std::vector<double> barrier_seconds;  // every step of every accelerator
+  double wall_seconds = 0;              // training loop, all epochs
+  std::vector<std::string> warnings;
+  std::string status;  // success | fail | failed | interrupted
+  std::string error;
+};
+
+nlohmann::json BuildSummary(const RunRecord& r);
+// Writes all result files into r.results_dir (which must exist).
+Status WriteRunResults(const RunRecord& r);
+// The table printed at the end of a run.
+std::string FormatResultTable(const RunRecord& r);
+
+// Writes `content` to `path` through `path.tmp-<pid>` + rename.
+Status WriteFileAtomic(const std::string& path, const std::string& content);
+// UTC "2026-11-30T16:01:38Z" for now, and a compact "20261130T160138Z" for directory names.
+std::string NowIso8601();
+std::string NowCompact();
+
+}  // namespace feedrate

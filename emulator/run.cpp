@@ -1,0 +1,354 @@
+// Run orchestration: setup (agreed across ranks), the training loop, gathering to rank 0, results.
+#include "emulator/run.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "emulator/compute_clock.h"
+#include "emulator/interrupt.h"
+#include "emulator/results.h"
+#include "emulator/sysinfo.h"
+#include "emulator/trainer.h"
+#include "loader/dataset/dataset.h"
+#include "loader/format/sample_index.h"
+#include "loader/io/posix_engine.h"
+#include "loader/pipeline/prefetcher.h"
+#include "loader/pipeline/sampler.h"
+
+namespace feedrate {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+struct Setup {
+  std::vector<std::string> files;
+  std::vector<SampleExtent> extents;
+  std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<FileTable> table;
+  uint64_t io_threads = 1;
+  double dataset_bytes = 0;
+  double buffer_bytes = 0;
+  std::vector<std::string> warnings;
+};
+
+std::string Gib(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f GiB", bytes / kGiB);
+  return b;
+}
+
+// Everything a rank does before training; any failure is a Status naming the file/key and the cause.
+Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
+  if (opt.accelerators == 0) return Status::InvalidArgument("--accelerators must be at least 1");
+  if (!cfg.do_train) return Status::InvalidArgument(cfg.source + ": key workflow.train is False: nothing to run");
+  if (!TrainingFormatSupported(cfg.format)) {
+    return Status::Unsupported(cfg.source + ": key dataset.format: '" + cfg.format +
+                               "' training reads are not supported yet (npz and npy are)");
+  }
+  auto files = DiscoverFiles(cfg.data_folder, "train", cfg.format, cfg.num_files_train, cfg.num_subfolders_train);
+  if (!files.ok()) return files.status();
+  s->files = std::move(*files);
+
+  SamplerConfig sc;
+  sc.num_files = cfg.num_files_train;
+  sc.samples_per_file = cfg.num_samples_per_file;
+  sc.batch_size = cfg.batch_size;
+  sc.world = static_cast<uint64_t>(comm.size()) * opt.accelerators;
+  sc.data_loader = cfg.data_loader;
+  sc.order = cfg.order;
+  sc.file_shuffle = cfg.file_shuffle != "off";
+  sc.sample_shuffle = cfg.sample_shuffle != "off";
+  sc.seed = static_cast<uint32_t>(cfg.seed);
+  sc.seed_change_epoch = cfg.seed_change_epoch;
+  sc.total_training_steps = cfg.total_training_steps;
+  auto sampler = Sampler::Create(sc);
+  if (!sampler.ok()) return sampler.status().WithContext(cfg.source);
+  s->sampler = std::make_unique<Sampler>(std::move(*sampler));
+  for (const auto& w : s->sampler->warnings()) s->warnings.push_back(w);
+  uint64_t steps = s->sampler->steps_per_epoch();
+  if (steps <= cfg.metric_exclude_start_steps + cfg.metric_exclude_end_steps) {
+    return Status::InvalidArgument(cfg.source + ": an epoch has " + std::to_string(steps) +
+                                   " step(s) per accelerator, not more than the " +
+                                   std::to_string(cfg.metric_exclude_start_steps + cfg.metric_exclude_end_steps) +
+                                   " excluded from the metrics: use more files or fewer accelerators");
+  }
+
+  // Index only the files this rank's accelerators read (the same files every epoch in DLIO order).
+  std::vector<char> needed(s->files.size(), 0);
+  std::vector<uint64_t> ids;
+  uint64_t epochs_to_scan = cfg.order == "shuffled" ? cfg.epochs : 1;
+  for (uint64_t a = 0; a < opt.accelerators; ++a) {
+    for (uint64_t e = 1; e <= epochs_to_scan; ++e) {
+      s->sampler->EpochSamples(e, static_cast<uint64_t>(comm.rank()) * opt.accelerators + a, &ids);
+      for (uint64_t id : ids) needed[id / cfg.num_samples_per_file] = 1;
+    }
+  }
+  std::vector<std::string> to_index;
+  std::vector<size_t> which;
+  for (size_t i = 0; i < s->files.size(); ++i) {
+    if (needed[i]) {
+      to_index.push_back(s->files[i]);
+      which.push_back(i);
+    }
+  }
+  s->io_threads = opt.io_threads > 0 ? opt.io_threads : cfg.read_threads * opt.accelerators;
+  auto idx = IndexTrainingFiles(to_index, cfg.format, cfg.num_samples_per_file, std::min<size_t>(s->io_threads, 16));
+  if (!idx.ok()) return idx.status();
+  s->extents.assign(s->files.size(), SampleExtent{});
+  double local_bytes = 0;
+  for (size_t k = 0; k < which.size(); ++k) {
+    s->extents[which[k]] = (*idx)[k];
+    s->extents[which[k]].file = static_cast<uint32_t>(which[k]);
+    local_bytes += static_cast<double>((*idx)[k].length);
+  }
+  // Dataset size estimate for the page-cache check: this rank's files scaled to the whole dataset.
+  s->dataset_bytes = which.empty() ? 0 : local_bytes / static_cast<double>(which.size()) * static_cast<double>(s->files.size());
+
+  uint64_t max_extent = Prefetcher::MaxExtent(s->extents);
+  double engine_bytes = static_cast<double>(s->io_threads) * static_cast<double>(cfg.transfer_size);
+  double retain_bytes = opt.retain_batches ? static_cast<double>(opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) *
+                                                                 cfg.batch_size) * static_cast<double>(max_extent)
+                                           : 0;
+  s->buffer_bytes = engine_bytes + retain_bytes;
+  HostInfo host = ReadHostInfo();
+  if (s->buffer_bytes > static_cast<double>(host.mem_available_bytes) / 2) {
+    return Status::InvalidArgument("read buffers would need " + Gib(s->buffer_bytes) + " per rank, more than half of " +
+                                   "MemAvailable (" + Gib(static_cast<double>(host.mem_available_bytes)) +
+                                   "): lower reader.transfer_size, the I/O threads" +
+                                   (opt.retain_batches ? " or drop --retain-batches" : ""));
+  }
+  auto table = FileTable::Create(s->files, cfg.keep_files_open);
+  if (!table.ok()) return table.status();
+  s->table = std::make_unique<FileTable>(std::move(*table));
+  return Status::Ok();
+}
+
+// Packs this rank's per-accelerator epoch metrics and per-step timings for the gather to rank 0.
+std::vector<double> PackRank(const WorkloadConfig& cfg, const TrainingResult& t) {
+  std::vector<double> v{static_cast<double>(t.logs.size()), static_cast<double>(t.epochs_completed),
+                        static_cast<double>(t.steps_per_epoch)};
+  for (const auto& log : t.logs) {
+    for (uint64_t e = 0; e < t.epochs_completed; ++e) {
+      std::span<const StepRecord> steps(log.steps.data() + e * t.steps_per_epoch, t.steps_per_epoch);
+      BlockMetrics b = ComputeBlockMetrics(steps, log.block_ns[e], cfg.batch_size, cfg.metric_exclude_start_steps,
+                                           cfg.metric_exclude_end_steps);
+      uint64_t bytes = 0;
+      for (const auto& st : steps) bytes += st.bytes;
+      v.insert(v.end(), {b.au, b.throughput, b.throughput_corrected, static_cast<double>(b.counted_steps),
+                         static_cast<double>(bytes), static_cast<double>(log.block_ns[e]) / 1e9});
+    }
+  }
+  for (const auto& log : t.logs) {
+    for (uint64_t i = 0; i < t.epochs_completed * t.steps_per_epoch; ++i) {
+      v.push_back(static_cast<double>(log.steps[i].load_ns) / 1e9);
+      v.push_back(static_cast<double>(log.steps[i].barrier_ns) / 1e9);
+    }
+  }
+  return v;
+}
+
+void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
+                 std::vector<std::vector<AcceleratorEpoch>>* per_acc) {
+  for (const auto& v : all) {
+    size_t n_acc = static_cast<size_t>(v[0]), epochs = static_cast<size_t>(v[1]), steps = static_cast<size_t>(v[2]);
+    size_t p = 3;
+    for (size_t a = 0; a < n_acc; ++a) {
+      std::vector<AcceleratorEpoch> eps;
+      for (size_t e = 0; e < epochs; ++e, p += 6) {
+        AcceleratorEpoch x;
+        x.block = {v[p], v[p + 1], v[p + 2], static_cast<uint64_t>(v[p + 3])};
+        x.bytes = static_cast<uint64_t>(v[p + 4]);
+        x.seconds = v[p + 5];
+        eps.push_back(x);
+      }
+      per_acc->push_back(std::move(eps));
+    }
+    for (size_t i = 0; i < n_acc * epochs * steps; ++i, p += 2) {
+      r->stall_seconds.push_back(v[p]);
+      r->barrier_seconds.push_back(v[p + 1]);
+    }
+  }
+}
+
+std::string RankInfoJson(const Comm& comm, unsigned threads) {
+  HostInfo h = ReadHostInfo();
+  auto cpus = CpuAffinity();
+  nlohmann::json j = {{"rank", comm.rank()},   {"hostname", h.hostname},   {"cpus", CpuListString(cpus)},
+                      {"allowed", cpus.size()}, {"threads", threads},       {"cpu_seconds", ProcessCpuSeconds()},
+                      {"cpu_count", h.cpu_count}, {"mem", h.mem_total_bytes}, {"processor", h.processor_name}};
+  return j.dump();
+}
+
+void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
+  for (const auto& s : all) {
+    auto j = nlohmann::json::parse(s);
+    RankInfo ri;
+    ri.rank = j["rank"];
+    ri.hostname = j["hostname"];
+    ri.cpus = j["cpus"];
+    ri.allowed_cpus = j["allowed"];
+    ri.threads = j["threads"];
+    ri.cpu_seconds = j["cpu_seconds"];
+    ri.host_cpu_count = j["cpu_count"];
+    ri.host_mem_bytes = j["mem"];
+    ri.processor = j["processor"];
+    r->rank_info.push_back(ri);
+  }
+}
+
+// Live progress: one line per epoch on rank 0, from figures reduced over all ranks.
+void PrintEpochLine(const WorkloadConfig& cfg, const Comm& comm, uint64_t epoch, uint64_t steps,
+                    const std::vector<AcceleratorLog>& logs) {
+  double au = 0, tp = 0, bytes = 0, secs = 0;
+  for (const auto& log : logs) {
+    std::span<const StepRecord> st(log.steps.data() + (epoch - 1) * steps, steps);
+    BlockMetrics b = ComputeBlockMetrics(st, log.block_ns[epoch - 1], cfg.batch_size, cfg.metric_exclude_start_steps,
+                                         cfg.metric_exclude_end_steps);
+    au += b.au;
+    tp += b.throughput;
+    for (const auto& x : st) bytes += static_cast<double>(x.bytes);
+    secs = std::max(secs, static_cast<double>(log.block_ns[epoch - 1]) / 1e9);
+  }
+  double n = comm.SumDouble(static_cast<double>(logs.size()));
+  au = comm.SumDouble(au);
+  tp = comm.SumDouble(tp);
+  bytes = comm.SumDouble(bytes);
+  secs = comm.MaxDouble(secs);
+  if (comm.root()) {
+    std::printf("epoch %llu/%llu: AU %.2f%%, %.2f samples/s, read %.1f MiB/s, %.2f s\n",
+                static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(cfg.epochs), 100 * au / n, tp,
+                secs > 0 ? bytes / 1048576.0 / secs : 0.0, secs);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm) {
+  RunRecord rec;
+  rec.cfg = &cfg;
+  rec.version = opt.version;
+  rec.ranks = comm.size();
+  rec.accelerators_per_rank = opt.accelerators;
+  rec.retain_batches = opt.retain_batches;
+  rec.start_iso = NowIso8601();
+  if (!cfg.warnings.empty()) {
+    std::string keys;
+    for (const auto& k : cfg.warnings) keys += (keys.empty() ? "" : ", ") + k;
+    rec.warnings.push_back("keys accepted but not implemented by Feedrate yet (no effect): " + keys);
+  }
+
+  // Rank 0 chooses and creates the results directory first, so an unwritable one fails before any work.
+  Status st;
+  if (comm.root()) {
+    rec.results_dir = opt.results_dir.empty() ? "results/" + NowCompact() + "_" + cfg.name : opt.results_dir;
+    std::error_code ec;
+    std::filesystem::create_directories(rec.results_dir, ec);
+    if (ec) st = Status::Errno("cannot create results directory " + rec.results_dir, ec.value());
+  }
+  Setup setup;
+  if (st.ok()) st = PrepareRank(cfg, opt, comm, &setup);
+  rec.io_threads_per_rank = setup.io_threads;
+  rec.dataset_bytes = setup.dataset_bytes;
+  rec.buffer_bytes_per_rank = setup.buffer_bytes;
+  for (const auto& w : setup.warnings) rec.warnings.push_back(w);
+
+  auto agree_error = [&](const Status& local) -> std::string {
+    int bad = comm.LowestTrue(!local.ok());
+    if (bad < 0) return "";
+    std::string msg = comm.rank() == bad ? local.ToString() : "";
+    std::string host = comm.rank() == bad ? ReadHostInfo().hostname : "";
+    msg = comm.Broadcast(msg, bad);
+    host = comm.Broadcast(host, bad);
+    return comm.size() > 1 ? "rank " + std::to_string(bad) + " (" + host + "): " + msg : msg;
+  };
+  auto finish_failed = [&](const std::string& status, const std::string& error, int code) {
+    rec.status = status;
+    rec.error = error;
+    rec.end_iso = NowIso8601();
+    auto infos = comm.GatherStrings(RankInfoJson(comm, 0));
+    if (comm.root()) {
+      ParseRankInfos(infos, &rec);
+      std::fprintf(stderr, "feedrate: error: %s\n", error.c_str());
+      std::error_code ec;
+      if (!rec.results_dir.empty() && std::filesystem::is_directory(rec.results_dir, ec)) {
+        Status w = WriteRunResults(rec);
+        if (!w.ok()) std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
+      }
+    }
+    return code;
+  };
+
+  std::string setup_error = agree_error(st);
+  if (!setup_error.empty()) return finish_failed("failed", setup_error, kExitError);
+
+  if (comm.root()) {
+    for (const auto& w : rec.warnings) std::fprintf(stderr, "feedrate: warning: %s\n", w.c_str());
+  }
+  const unsigned threads = static_cast<unsigned>(opt.accelerators + setup.io_threads);
+  auto cpus = CpuAffinity();
+  HostInfo host = ReadHostInfo();
+  if (cpus.size() < host.cpu_count && cpus.size() < threads) {
+    std::fprintf(stderr,
+                 "feedrate: warning: rank %d may run on CPUs %s only (%zu of %u) but runs %u threads; "
+                 "with mpirun use --bind-to none or --map-by slot:PE=N\n",
+                 comm.rank(), CpuListString(cpus).c_str(), cpus.size(), host.cpu_count, threads);
+  }
+
+  EngineOptions eo;
+  eo.threads = setup.io_threads;
+  eo.transfer_size = cfg.transfer_size;
+  eo.queue_capacity = opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) * cfg.batch_size + 16;
+  TrainingResult result;
+  int64_t t0 = NowNs();
+  {
+    PosixEngine engine(*setup.table, eo);
+    rec.engine = engine.name();
+    TrainerOptions to;
+    to.accelerators = opt.accelerators;
+    to.retain_batches = opt.retain_batches;
+    uint64_t steps = setup.sampler->steps_per_epoch();
+    to.on_epoch = [&](uint64_t epoch, const std::vector<AcceleratorLog>& logs) {
+      PrintEpochLine(cfg, comm, epoch, steps, logs);
+    };
+    Trainer trainer(cfg, *setup.sampler, engine, setup.extents, comm, std::move(to));
+    result = trainer.Run();
+  }
+  rec.wall_seconds = static_cast<double>(NowNs() - t0) / 1e9;
+  rec.steps_per_epoch = result.steps_per_epoch;
+
+  std::string run_error = agree_error(result.error);
+  if (!run_error.empty()) return finish_failed("failed", run_error, kExitError);
+  if (result.interrupted || comm.AnyTrue(result.stopped)) {
+    return finish_failed("interrupted", "interrupted by a signal", kExitInterrupted);
+  }
+
+  auto packed = comm.GatherDoubles(PackRank(cfg, result));
+  auto infos = comm.GatherStrings(RankInfoJson(comm, threads));
+  rec.end_iso = NowIso8601();
+  int code = kExitError;
+  if (comm.root()) {
+    std::vector<std::vector<AcceleratorEpoch>> per_acc;
+    UnpackRanks(packed, &rec, &per_acc);
+    ParseRankInfos(infos, &rec);
+    rec.metrics = AggregateRun(per_acc, cfg.record_length, cfg.au);
+    rec.status = rec.metrics.meets_au ? "success" : "fail";
+    Status w = WriteRunResults(rec);
+    if (!w.ok()) {
+      std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
+      code = kExitError;
+    } else {
+      std::printf("%s", FormatResultTable(rec).c_str());
+      std::printf("results: %s\n", rec.results_dir.c_str());
+      std::fflush(stdout);
+      code = rec.metrics.meets_au ? kExitPass : kExitMissedAu;
+    }
+  }
+  return std::stoi(comm.Broadcast(std::to_string(code), 0));
+}
+
+}  // namespace feedrate

@@ -1,0 +1,28 @@
+// `feedrate run`: from a resolved workload to results on disk, on every rank of the job.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "emulator/comm.h"
+#include "loader/config/workload_config.h"
+
+namespace feedrate {
+
+struct RunOptions {
+  uint64_t accelerators = 1;     // per rank
+  uint64_t io_threads = 0;       // per rank; 0 = reader.read_threads x accelerators
+  std::string results_dir;       // "" = results/<timestamp>_<workload>
+  bool retain_batches = false;
+  std::string version;
+};
+
+// Exit codes: 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on every rank.
+inline constexpr int kExitPass = 0;
+inline constexpr int kExitError = 2;
+inline constexpr int kExitMissedAu = 3;
+inline constexpr int kExitInterrupted = 130;
+
+int RunTraining(const WorkloadConfig& cfg, const RunOptions& options, const Comm& comm);
+
+}  // namespace feedrate

@@ -1,0 +1,114 @@
+// Training loop implementation.
+#include "emulator/trainer.h"
+
+#include <barrier>
+#include <cmath>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "emulator/compute_clock.h"
+#include "emulator/interrupt.h"
+#include "loader/pipeline/prefetcher.h"
+
+namespace feedrate {
+namespace {
+
+struct Completion {
+  Trainer* trainer;
+  void operator()() noexcept { trainer->OnBarrier(); }
+};
+using StepBarrier = std::barrier<Completion>;
+
+std::mutex g_error_mu;  // error path only
+
+}  // namespace
+
+Trainer::Trainer(const WorkloadConfig& cfg, const Sampler& sampler, IoEngine& engine,
+                 const std::vector<SampleExtent>& extents, const Comm& comm, TrainerOptions options)
+    : cfg_(cfg), sampler_(sampler), engine_(engine), extents_(extents), comm_(comm), opt_(std::move(options)) {}
+
+void Trainer::RecordError(const Status& st) {
+  std::lock_guard<std::mutex> lock(g_error_mu);
+  if (result_.error.ok()) result_.error = st;
+  local_failed_.store(true, std::memory_order_relaxed);
+}
+
+void Trainer::OnBarrier() noexcept {
+  // Barrier schedule per epoch: one at the start, one per step, one at the end.
+  const uint64_t per_epoch = result_.steps_per_epoch + 2;
+  const uint64_t pos = barrier_count_ % per_epoch;
+  ++barrier_count_;
+  bool local_stop = local_failed_.load(std::memory_order_relaxed) || Interrupted();
+  if (Interrupted()) result_.interrupted = true;
+  stop_ = comm_.AnyTrue(local_stop);
+  if (stop_) result_.stopped = true;
+  if (pos == per_epoch - 1 && !stop_) {
+    ++result_.epochs_completed;
+    if (opt_.on_epoch) opt_.on_epoch(result_.epochs_completed, result_.logs);
+  }
+}
+
+TrainingResult Trainer::Run() {
+  result_.steps_per_epoch = sampler_.steps_per_epoch();
+  result_.logs.resize(opt_.accelerators);
+  for (auto& log : result_.logs) {
+    log.steps.assign(cfg_.epochs * result_.steps_per_epoch, StepRecord{});
+    log.block_ns.assign(cfg_.epochs, 0);
+  }
+  StepBarrier barrier(static_cast<std::ptrdiff_t>(opt_.accelerators), Completion{this});
+  barrier_ = &barrier;
+  std::vector<std::thread> threads;
+  threads.reserve(opt_.accelerators);
+  for (uint64_t a = 0; a < opt_.accelerators; ++a) threads.emplace_back([this, a] { AcceleratorMain(a); });
+  for (auto& t : threads) t.join();
+  barrier_ = nullptr;
+  return std::move(result_);
+}
+
+void Trainer::AcceleratorMain(uint64_t local) {
+  auto& barrier = *static_cast<StepBarrier*>(barrier_);
+  const uint64_t global = static_cast<uint64_t>(comm_.rank()) * opt_.accelerators + local;
+  const uint64_t steps = result_.steps_per_epoch;
+  AcceleratorLog& log = result_.logs[local];
+  Prefetcher prefetcher(engine_, extents_, cfg_.num_samples_per_file, cfg_.batch_size, cfg_.prefetch_size,
+                        opt_.retain_batches);
+  std::vector<uint64_t> samples;
+  samples.reserve(sampler_.samples_per_epoch_per_accelerator());
+  std::mt19937_64 jitter_rng(0x6a177e2ULL + global);
+  std::normal_distribution<double> jitter(cfg_.computation_time.mean, cfg_.computation_time.stdev);
+  const bool jittered = cfg_.computation_time.stdev > 0;
+
+  for (uint64_t epoch = 1; epoch <= cfg_.epochs; ++epoch) {
+    sampler_.EpochSamples(epoch, global, &samples);
+    barrier.arrive_and_wait();  // epoch start (DLIO HEAD also aligns ranks before the epoch)
+    if (stop_) return;
+    const int64_t block_start = NowNs();
+    prefetcher.StartEpoch(&samples, steps);
+    StepRecord* rec = log.steps.data() + (epoch - 1) * steps;
+    for (uint64_t s = 0; s < steps; ++s) {
+      const int64_t t0 = NowNs();
+      BatchResult batch = prefetcher.WaitBatch(s);
+      const int64_t t1 = NowNs();
+      if (batch.status.ok()) {
+        double secs = jittered ? std::fabs(jitter(jitter_rng)) : cfg_.computation_time.mean;
+        if (secs > 0) SleepUntil(t1 + static_cast<int64_t>(secs * 1e9));
+      } else {
+        RecordError(batch.status);
+      }
+      const int64_t t2 = NowNs();
+      barrier.arrive_and_wait();  // the emulated all-reduce
+      const int64_t t3 = NowNs();
+      rec[s] = {t1 - t0, t2 - t1, t3 - t2, batch.bytes};
+      if (stop_) {
+        prefetcher.Drain();
+        return;
+      }
+    }
+    log.block_ns[epoch - 1] = NowNs() - block_start;
+    barrier.arrive_and_wait();  // epoch end
+    if (stop_) return;
+  }
+}
+
+}  // namespace feedrate

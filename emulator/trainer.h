@@ -1,0 +1,68 @@
+// The training loop: one thread per emulated accelerator, each with its own prefetcher, computing each
+// batch for the workload's time and meeting the others at a step barrier (std::barrier within the process,
+// one MPI collective per process), which also carries the stop decision (error or interrupt) to every rank.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "emulator/comm.h"
+#include "emulator/metrics.h"
+#include "loader/config/workload_config.h"
+#include "loader/io/io_engine.h"
+#include "loader/pipeline/sampler.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+struct AcceleratorLog {
+  std::vector<StepRecord> steps;  // epochs x steps_per_epoch, preallocated
+  std::vector<int64_t> block_ns;  // per epoch
+};
+
+struct TrainingResult {
+  std::vector<AcceleratorLog> logs;  // local accelerators
+  uint64_t steps_per_epoch = 0;
+  uint64_t epochs_completed = 0;
+  Status error;             // this rank's first error
+  bool stopped = false;     // some rank failed or was interrupted; the run ended early everywhere
+  bool interrupted = false;
+};
+
+struct TrainerOptions {
+  uint64_t accelerators = 1;  // per rank
+  bool retain_batches = false;
+  // Called on rank 0's side of every rank after each epoch (inside the epoch barrier), for live progress.
+  std::function<void(uint64_t epoch, const std::vector<AcceleratorLog>& logs)> on_epoch;
+};
+
+class Trainer {
+ public:
+  Trainer(const WorkloadConfig& cfg, const Sampler& sampler, IoEngine& engine, const std::vector<SampleExtent>& extents,
+          const Comm& comm, TrainerOptions options);
+  TrainingResult Run();
+
+  // The barrier's completion step: agrees on stop across ranks; reports finished epochs.
+  void OnBarrier() noexcept;
+
+ private:
+  void AcceleratorMain(uint64_t local);
+  void RecordError(const Status& st);
+
+  const WorkloadConfig& cfg_;
+  const Sampler& sampler_;
+  IoEngine& engine_;
+  const std::vector<SampleExtent>& extents_;
+  const Comm& comm_;
+  TrainerOptions opt_;
+  TrainingResult result_;
+  std::atomic<bool> local_failed_{false};
+  bool stop_ = false;            // written only in OnBarrier, read by threads after the barrier
+  uint64_t barrier_count_ = 0;   // OnBarrier only
+  void* barrier_ = nullptr;      // std::barrier<Completion>*, typed in the .cpp
+};
+
+}  // namespace feedrate

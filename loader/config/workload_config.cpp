@@ -1,0 +1,321 @@
+// Loading a DLIO-schema workload: aliases, overrides, schema check, typed extraction with range checks.
+#include "loader/config/workload_config.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace feedrate {
+namespace {
+
+// v1.0 spellings (and DLIO's `data_reader` section) mapped to the v2.0 keys.
+const std::vector<std::pair<std::string, std::string>>& Aliases() {
+  static const std::vector<std::pair<std::string, std::string>> kAliases = {
+      {"dataset.record_length", "dataset.record_length_bytes"},
+      {"dataset.record_length_stdev", "dataset.record_length_bytes_stdev"},
+      {"dataset.record_length_resize", "dataset.record_length_bytes_resize"},
+  };
+  return kAliases;
+}
+
+std::vector<std::string> SplitDots(const std::string& s) {
+  std::vector<std::string> parts;
+  std::stringstream ss(s);
+  std::string p;
+  while (std::getline(ss, p, '.')) parts.push_back(p);
+  return parts;
+}
+
+std::string CanonicalKey(std::string key) {
+  if (key.starts_with("data_reader.")) key = "reader." + key.substr(12);
+  for (const auto& [alias, canonical] : Aliases()) {
+    if (key == alias) return canonical;
+  }
+  return key;
+}
+
+// Sets tree[path] = value, creating maps on the way (yaml-cpp nodes are reference-like handles).
+void SetPath(YAML::Node root, const std::vector<std::string>& path, const YAML::Node& value, const std::string& what) {
+  YAML::Node cur = root;
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    YAML::Node next = cur[path[i]];
+    if (next.IsDefined() && !next.IsNull() && !next.IsMap()) {
+      throw ConfigError(what + ": cannot set '" + path[i + 1] + "' inside '" + path[i] + "', which is not a section");
+    }
+    if (!next.IsDefined() || next.IsNull()) {
+      cur[path[i]] = YAML::Node(YAML::NodeType::Map);
+      next = cur[path[i]];
+    }
+    cur.reset(next);
+  }
+  cur[path.back()] = value;
+}
+
+// Moves v1.0/alias spellings in a freshly loaded tree to their canonical keys.
+void NormalizeAliases(YAML::Node root, const std::string& source) {
+  if (root["data_reader"]) {
+    if (root["reader"]) throw ConfigError(source + ": both 'reader' and 'data_reader' sections are present");
+    root["reader"] = root["data_reader"];
+    root.remove("data_reader");
+  }
+  for (const auto& [alias, canonical] : Aliases()) {
+    auto a = SplitDots(alias), c = SplitDots(canonical);
+    YAML::Node section = root[a[0]];
+    if (!section.IsMap() || !section[a[1]]) continue;
+    if (section[c[1]]) {
+      throw ConfigError(source + ": both '" + alias + "' and '" + canonical + "' are set; use '" + canonical + "'");
+    }
+    section[c[1]] = YAML::Clone(section[a[1]]);
+    section.remove(a[1]);
+  }
+}
+
+void CheckKeys(const YAML::Node& node, const std::string& prefix, const std::string& source,
+               std::vector<std::string>* warnings) {
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    std::string key = prefix.empty() ? it->first.as<std::string>() : prefix + "." + it->first.as<std::string>();
+    const KeySupport* s = LookupKey(key);
+    if (s == nullptr) {
+      if (it->second.IsMap() && IsKnownSection(key)) {
+        CheckKeys(it->second, key, source, warnings);
+        continue;
+      }
+      std::string hint = SuggestKey(key);
+      throw ConfigError(source + ": unknown key '" + key + "' (DLIO does not accept it)" +
+                        (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+    }
+    if (*s == KeySupport::kNotYet) {
+      warnings->push_back(key);
+    }
+    // `model` is a section in v2.0 files (a plain name before); computation_time may be {mean, stdev, type}.
+    if (it->second.IsMap() && (key == "model" || key == "train.computation_time")) {
+      CheckKeys(it->second, key, source, warnings);
+    }
+  }
+}
+
+class Extractor {
+ public:
+  Extractor(const YAML::Node& root, const std::string& source) : root_(root), source_(source) {}
+
+  YAML::Node Get(const std::string& dotted) const {
+    YAML::Node cur = YAML::Clone(root_);
+    for (const auto& p : SplitDots(dotted)) {
+      if (!cur.IsMap() || !cur[p]) return YAML::Node();
+      cur = cur[p];
+    }
+    return cur;
+  }
+  [[noreturn]] void Fail(const std::string& key, const std::string& what, const YAML::Node& n) const {
+    std::string got = n.IsScalar() ? n.Scalar() : "a non-scalar value";
+    throw ConfigError(source_ + ": key " + key + ": " + what + ", got '" + got + "'");
+  }
+  template <typename T>
+  void Read(const std::string& key, T* out) const {
+    YAML::Node n = Get(key);
+    if (!n.IsDefined() || n.IsNull()) return;
+    try {
+      *out = n.as<T>();
+    } catch (const YAML::Exception&) {
+      Fail(key, std::string("expected ") + TypeName<T>(), n);
+    }
+  }
+  void ReadU64(const std::string& key, uint64_t* out, uint64_t min_value) const {
+    YAML::Node n = Get(key);
+    if (!n.IsDefined() || n.IsNull()) return;
+    int64_t v = 0;
+    try {
+      v = n.as<int64_t>();
+    } catch (const YAML::Exception&) {
+      Fail(key, "expected an integer", n);
+    }
+    if (v < static_cast<int64_t>(min_value)) Fail(key, "must be >= " + std::to_string(min_value), n);
+    *out = static_cast<uint64_t>(v);
+  }
+  void ReadDouble(const std::string& key, double* out, double min_value, double max_value) const {
+    YAML::Node n = Get(key);
+    if (!n.IsDefined() || n.IsNull()) return;
+    double v = 0;
+    try {
+      v = n.as<double>();
+    } catch (const YAML::Exception&) {
+      Fail(key, "expected a number", n);
+    }
+    if (!std::isfinite(v) || v < min_value || v > max_value) {
+      std::ostringstream r;
+      r << "must be between " << min_value << " and " << max_value;
+      Fail(key, r.str(), n);
+    }
+    *out = v;
+  }
+  void ReadChoice(const std::string& key, std::string* out, const std::set<std::string>& choices) const {
+    YAML::Node n = Get(key);
+    if (!n.IsDefined() || n.IsNull()) return;
+    std::string v = n.IsScalar() ? n.Scalar() : "";
+    // YAML 1.1 reads a bare `off` as a boolean; DLIO's Shuffle enum value is the string "off".
+    if (v == "false" || v == "False" || v == "no") v = "off";
+    if (!choices.contains(v)) {
+      std::string list;
+      for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+      Fail(key, "expected one of " + list, n);
+    }
+    *out = v;
+  }
+
+ private:
+  template <typename T>
+  static const char* TypeName() {
+    if constexpr (std::is_same_v<T, bool>) return "true or false";
+    if constexpr (std::is_same_v<T, std::string>) return "a string";
+    return "a number";
+  }
+  const YAML::Node& root_;
+  const std::string& source_;
+};
+
+void Extract(const YAML::Node& root, WorkloadConfig* c) {
+  Extractor x(root, c->source);
+  YAML::Node model = root["model"];
+  if (model.IsScalar()) c->model_name = model.Scalar();
+  x.Read("model.name", &c->model_name);
+  x.ReadChoice("framework", &c->framework, {"pytorch", "tensorflow", "jax"});
+  c->data_loader = c->framework == "tensorflow" ? "tensorflow" : "pytorch";
+  x.Read("workflow.train", &c->do_train);
+  x.Read("workflow.evaluation", &c->do_eval);
+  x.Read("workflow.checkpoint", &c->do_checkpoint);
+  std::string storage = "local_fs";
+  x.ReadChoice("storage.storage_type", &storage, {"local_fs", "s3"});
+  if (storage != "local_fs") throw ConfigError(c->source + ": key storage.storage_type: 's3' is not supported yet");
+
+  x.Read("dataset.data_folder", &c->data_folder);
+  x.ReadChoice("dataset.format", &c->format,
+               {"npz", "npy", "hdf5", "tfrecord", "jpeg", "png", "csv", "indexed_binary", "mmap_indexed_binary",
+                "parquet", "synthetic"});
+  x.Read("dataset.file_prefix", &c->file_prefix);
+  x.ReadU64("dataset.num_files_train", &c->num_files_train, 1);
+  x.ReadU64("dataset.num_files_eval", &c->num_files_eval, 0);
+  x.ReadU64("dataset.num_samples_per_file", &c->num_samples_per_file, 1);
+  x.ReadU64("dataset.num_subfolders_train", &c->num_subfolders_train, 0);
+  x.ReadU64("dataset.num_subfolders_eval", &c->num_subfolders_eval, 0);
+  x.ReadDouble("dataset.record_length_bytes", &c->record_length, 1, 1e15);
+  x.ReadDouble("dataset.record_length_bytes_stdev", &c->record_length_stdev, 0, 1e15);
+  x.ReadChoice("dataset.compression", &c->compression, {"none", "gzip", "lzf", "bz2", "zip", "xz"});
+
+  x.ReadChoice("reader.data_loader", &c->data_loader, {"pytorch", "tensorflow", "dali", "native_dali", "custom", "synthetic"});
+  x.ReadU64("reader.batch_size", &c->batch_size, 1);
+  x.ReadU64("reader.read_threads", &c->read_threads, 0);
+  if (c->read_threads == 0) c->read_threads = 1;  // DLIO: 0 means "read in the main process"
+  x.ReadU64("reader.prefetch_size", &c->prefetch_size, 0);
+  if (c->prefetch_size == 0) c->prefetch_size = 1;
+  x.ReadU64("reader.transfer_size", &c->transfer_size, 512);
+  x.ReadChoice("reader.file_shuffle", &c->file_shuffle, {"off", "seed", "random"});
+  x.ReadChoice("reader.sample_shuffle", &c->sample_shuffle, {"off", "seed", "random"});
+  x.ReadChoice("reader.read_type", &c->read_type, {"on_demand", "memory"});
+
+  x.ReadU64("train.epochs", &c->epochs, 1);
+  YAML::Node steps = x.Get("train.total_training_steps");
+  if (steps.IsDefined() && !steps.IsNull()) {
+    x.Read("train.total_training_steps", &c->total_training_steps);
+    if (c->total_training_steps == 0 || c->total_training_steps < -1) {
+      x.Fail("train.total_training_steps", "must be a positive step count or -1", steps);
+    }
+  }
+  x.Read("train.seed_change_epoch", &c->seed_change_epoch);
+  x.Read("train.seed", &c->seed);
+  YAML::Node ct = x.Get("train.computation_time");
+  if (ct.IsMap()) {
+    x.ReadDouble("train.computation_time.mean", &c->computation_time.mean, 0, 86400);
+    x.ReadDouble("train.computation_time.stdev", &c->computation_time.stdev, 0, 86400);
+    std::string type = "normal";
+    x.ReadChoice("train.computation_time.type", &type, {"normal"});
+  } else {
+    x.ReadDouble("train.computation_time", &c->computation_time.mean, 0, 86400);
+  }
+  x.ReadDouble("train.computation_time_stdev", &c->computation_time.stdev, 0, 86400);
+
+  x.ReadU64("output.metric.exclude_start_steps", &c->metric_exclude_start_steps, 0);
+  x.ReadU64("output.metric.exclude_end_steps", &c->metric_exclude_end_steps, 0);
+  x.ReadDouble("metric.au", &c->au, 0, 1);
+
+  x.Read("feedrate.keep_files_open", &c->keep_files_open);
+  x.ReadChoice("feedrate.order", &c->order, {"dlio", "shuffled"});
+}
+
+std::string ReadFileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path + ": cannot read workload file: " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& source, const std::string& name,
+                             const std::vector<std::string>& overrides) {
+  WorkloadConfig c;
+  c.source = source;
+  c.name = name;
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(source + ": not valid YAML: " + e.what());
+  }
+  if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) throw ConfigError(source + ": a workload file must be a YAML mapping");
+  // A Hydra-packaged file may wrap everything in `workload:`.
+  if (root["workload"] && root["workload"].IsMap() && root.size() == 1) root = YAML::Clone(root["workload"]);
+  NormalizeAliases(root, source);
+
+  for (const auto& ov : overrides) {
+    std::string what = "override '" + ov + "'";
+    size_t eq = ov.find('=');
+    if (eq == std::string::npos || eq == 0) throw ConfigError(what + ": expected key.path=value");
+    std::string key = ov.substr(0, eq);
+    size_t plus = key.find_first_not_of('+');
+    key = key.substr(plus == std::string::npos ? key.size() : plus);
+    if (key.starts_with("workload.")) key = key.substr(9);
+    key = CanonicalKey(key);
+    if (key.empty()) throw ConfigError(what + ": empty key");
+    YAML::Node value;
+    try {
+      value = YAML::Load(ov.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(what + ": value is not valid YAML: " + e.what());
+    }
+    if (LookupKey(key) == nullptr) {
+      std::string hint = SuggestKey(key);
+      throw ConfigError(what + ": unknown key '" + key + "' (DLIO does not accept it)" +
+                        (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+    }
+    SetPath(root, SplitDots(key), value, what);
+  }
+
+  CheckKeys(root, "", source, &c.warnings);
+  Extract(root, &c);
+  if (c.name.empty()) c.name = c.model_name.empty() ? "workload" : c.model_name;
+  c.tree = root;
+  return c;
+}
+
+WorkloadConfig LoadWorkload(const std::string& name_or_path, const std::vector<std::string>& overrides) {
+  const auto& builtins = BuiltinWorkloads();
+  auto it = builtins.find(name_or_path);
+  if (it != builtins.end()) {
+    return ParseWorkload(std::string(it->second), "built-in workload " + name_or_path, name_or_path, overrides);
+  }
+  std::filesystem::path p(name_or_path);
+  if (!std::filesystem::exists(p)) {
+    std::string names;
+    for (const auto& [n, text] : builtins) names += (names.empty() ? "" : ", ") + n;
+    throw ConfigError("workload '" + name_or_path + "' is neither a built-in workload (" + names +
+                      ") nor an existing YAML file");
+  }
+  return ParseWorkload(ReadFileText(name_or_path), name_or_path, p.stem().string(), overrides);
+}
+
+}  // namespace feedrate

@@ -1,0 +1,84 @@
+// DLIO naming and discovery (dlio_benchmark main.py initialize; data_generator.py generate).
+#include "loader/dataset/dataset.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+namespace feedrate {
+namespace fs = std::filesystem;
+
+std::string ZeroPad(uint64_t i, size_t width) {
+  std::string s = std::to_string(i);
+  if (s.size() < width) s.insert(0, width - s.size(), '0');
+  return s;
+}
+
+std::string DlioFileName(const std::string& prefix, uint64_t i, uint64_t n, const std::string& format) {
+  return prefix + "_" + ZeroPad(i, std::to_string(n).size()) + "_of_" + std::to_string(n) + "." + format;
+}
+
+std::string DlioFilePath(const std::string& data_folder, const std::string& split, const std::string& prefix, uint64_t i,
+                         uint64_t n, uint64_t num_subfolders, const std::string& format) {
+  fs::path p = fs::path(data_folder) / split;
+  if (num_subfolders > 1) p /= ZeroPad(i % num_subfolders, std::to_string(num_subfolders).size());
+  return (p / DlioFileName(prefix, i, n, format)).string();
+}
+
+namespace {
+
+// Regular files in `dir` whose name ends with the format (DLIO's endswith test), skipping hidden files
+// (Feedrate's generator writes to hidden temporary names before renaming).
+Status ListFormatFiles(const fs::path& dir, const std::string& format, std::vector<std::string>* out) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.empty() || name[0] == '.' || !name.ends_with(format)) continue;
+    if (it->is_regular_file(ec)) out->push_back(it->path().string());
+  }
+  if (ec) return Status::Errno("cannot list " + dir.string(), ec.value());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> DiscoverFiles(const std::string& data_folder, const std::string& split,
+                                               const std::string& format, uint64_t num_files, uint64_t num_subfolders) {
+  fs::path dir = fs::path(data_folder) / split;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return Status::NotFound(dir.string() + ": data directory not found (generate it with `feedrate datagen`)");
+  }
+  std::vector<std::string> files;
+  if (num_subfolders > 1) {
+    uint64_t subdirs = 0;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (!it->is_directory(ec)) continue;
+      ++subdirs;
+      FEEDRATE_RETURN_IF_ERROR(ListFormatFiles(it->path(), format, &files));
+    }
+    if (ec) return Status::Errno("cannot list " + dir.string(), ec.value());
+    if (subdirs != num_subfolders) {
+      return Status::InvalidArgument(dir.string() + ": found " + std::to_string(subdirs) +
+                                     " subfolders, dataset.num_subfolders_" + split + " is " +
+                                     std::to_string(num_subfolders));
+    }
+  } else {
+    FEEDRATE_RETURN_IF_ERROR(ListFormatFiles(dir, format, &files));
+  }
+  // Sort by basename: index order, spread evenly over subfolders (DLIO's rule).
+  std::sort(files.begin(), files.end(), [](const std::string& a, const std::string& b) {
+    auto ba = fs::path(a).filename().string(), bb = fs::path(b).filename().string();
+    return ba != bb ? ba < bb : a < b;
+  });
+  if (files.size() < num_files) {
+    std::string hint = num_subfolders <= 1 ? "" : " across its subfolders";
+    return Status::NotFound(dir.string() + ": found " + std::to_string(files.size()) + " ." + format + " files" + hint +
+                            ", the workload needs dataset.num_files_" + (split == "train" ? "train" : "eval") + "=" +
+                            std::to_string(num_files) + " (run `feedrate datagen` or lower it)");
+  }
+  files.resize(num_files);
+  return files;
+}
+
+}  // namespace feedrate

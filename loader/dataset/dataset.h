@@ -1,0 +1,25 @@
+// DLIO dataset layout: file naming (train/img_007_of_168.npz, optional subfolders) and file discovery.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loader/status.h"
+
+namespace feedrate {
+
+// "7" padded to `width` digits: "007".
+std::string ZeroPad(uint64_t i, size_t width);
+// DLIO's file name for index i of n: "<prefix>_<i padded to len(str(n))>_of_<n>.<format>".
+std::string DlioFileName(const std::string& prefix, uint64_t i, uint64_t n, const std::string& format);
+// Full path: <folder>/<split>/[<i % nsub padded>/]<name>, subfolders only when num_subfolders > 1.
+std::string DlioFilePath(const std::string& data_folder, const std::string& split, const std::string& prefix, uint64_t i,
+                         uint64_t n, uint64_t num_subfolders, const std::string& format);
+
+// The files of one split, in DLIO's order (sorted by basename), trimmed to `num_files`.
+// Errors: missing directory, fewer files than needed, subfolder layout not matching num_subfolders.
+Result<std::vector<std::string>> DiscoverFiles(const std::string& data_folder, const std::string& split,
+                                               const std::string& format, uint64_t num_files, uint64_t num_subfolders);
+
+}  // namespace feedrate

@@ -1,0 +1,229 @@
+// ZIP central directory reader and numpy-compatible STORED zip layout writer.
+#include "loader/format/zip.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "loader/io/unique_fd.h"
+
+namespace feedrate {
+namespace {
+
+constexpr uint32_t kLocalSig = 0x04034b50;
+constexpr uint32_t kCentralSig = 0x02014b50;
+constexpr uint32_t kEocdSig = 0x06054b50;
+constexpr uint32_t kZip64EocdSig = 0x06064b50;
+constexpr uint32_t kZip64LocatorSig = 0x07064b50;
+constexpr uint64_t kMaxComment = 0xffff;
+constexpr uint32_t k32Max = 0xffffffffu;
+// CPython's zipfile.ZIP64_LIMIT: above it, sizes and offsets move into zip64 fields.
+constexpr uint64_t kZip64Limit = (1ull << 31) - 1;
+
+uint16_t Le16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint32_t Le32(const unsigned char* p) {
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
+         (static_cast<uint32_t>(p[3]) << 24);
+}
+uint64_t Le64(const unsigned char* p) { return Le32(p) | (static_cast<uint64_t>(Le32(p + 4)) << 32); }
+
+void Put16(std::string* s, uint16_t v) {
+  s->push_back(static_cast<char>(v & 0xff));
+  s->push_back(static_cast<char>(v >> 8));
+}
+void Put32(std::string* s, uint32_t v) {
+  for (int i = 0; i < 4; ++i) s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void Put64(std::string* s, uint64_t v) {
+  for (int i = 0; i < 8; ++i) s->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+Status NotZip(const std::string& path, const std::string& why) {
+  return Status::Corruption(path + ": not a valid zip/npz archive: " + why);
+}
+
+}  // namespace
+
+Result<std::vector<ZipMember>> ReadZipDirectory(int fd, uint64_t file_size, const std::string& path) {
+  if (file_size < 22) return NotZip(path, "file is " + std::to_string(file_size) + " bytes, too small");
+  uint64_t tail_len = std::min<uint64_t>(file_size, 22 + kMaxComment + 20);
+  std::string tail(tail_len, '\0');
+  FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, tail.data(), tail_len, file_size - tail_len, path));
+  const auto* t = reinterpret_cast<const unsigned char*>(tail.data());
+
+  // The EOCD is the last signature whose comment length reaches exactly to the end of the file.
+  int64_t eocd = -1;
+  for (int64_t i = static_cast<int64_t>(tail_len) - 22; i >= 0; --i) {
+    if (Le32(t + i) == kEocdSig && static_cast<uint64_t>(i) + 22 + Le16(t + i + 20) == tail_len) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) return NotZip(path, "no end-of-central-directory record (truncated or not a zip)");
+  uint64_t entries = Le16(t + eocd + 10);
+  uint64_t cd_size = Le32(t + eocd + 12);
+  uint64_t cd_offset = Le32(t + eocd + 16);
+
+  if (eocd >= 20 && Le32(t + eocd - 20) == kZip64LocatorSig) {
+    uint64_t z64_off = Le64(t + eocd - 20 + 8);
+    if (z64_off + 56 > file_size) return NotZip(path, "zip64 end record points past end of file");
+    unsigned char z[56];
+    FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, z, sizeof z, z64_off, path));
+    if (Le32(z) != kZip64EocdSig) return NotZip(path, "bad zip64 end record signature");
+    entries = Le64(z + 32);
+    cd_size = Le64(z + 40);
+    cd_offset = Le64(z + 48);
+  }
+  if (cd_offset > file_size || cd_size > file_size - cd_offset) {
+    return NotZip(path, "central directory (offset " + std::to_string(cd_offset) + ", " + std::to_string(cd_size) +
+                            " bytes) lies beyond the end of the " + std::to_string(file_size) + "-byte file");
+  }
+  if (entries > cd_size / 46) return NotZip(path, "central directory entry count is inconsistent");
+
+  std::string cd(cd_size, '\0');
+  FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, cd.data(), cd_size, cd_offset, path));
+  const auto* c = reinterpret_cast<const unsigned char*>(cd.data());
+  std::vector<ZipMember> members;
+  members.reserve(entries);
+  uint64_t pos = 0;
+  for (uint64_t k = 0; k < entries; ++k) {
+    if (pos + 46 > cd_size || Le32(c + pos) != kCentralSig) return NotZip(path, "corrupt central directory entry");
+    ZipMember m;
+    m.method = Le16(c + pos + 10);
+    m.crc32 = Le32(c + pos + 16);
+    m.compressed_size = Le32(c + pos + 20);
+    m.uncompressed_size = Le32(c + pos + 24);
+    uint16_t name_len = Le16(c + pos + 28), extra_len = Le16(c + pos + 30), comment_len = Le16(c + pos + 32);
+    m.local_header_offset = Le32(c + pos + 42);
+    if (pos + 46 + name_len + extra_len + comment_len > cd_size) return NotZip(path, "central directory entry overruns");
+    m.name.assign(cd.data() + pos + 46, name_len);
+    // Zip64 extra: only the fields whose 32-bit value is 0xFFFFFFFF are present, in this order.
+    const unsigned char* x = c + pos + 46 + name_len;
+    for (uint32_t xo = 0; xo + 4 <= extra_len;) {
+      uint16_t id = Le16(x + xo), sz = Le16(x + xo + 2);
+      if (xo + 4 + sz > extra_len) break;
+      if (id == 0x0001) {
+        const unsigned char* f = x + xo + 4;
+        uint32_t used = 0;
+        auto take = [&](uint64_t* field) {
+          if (*field == k32Max && used + 8 <= sz) {
+            *field = Le64(f + used);
+            used += 8;
+          }
+        };
+        take(&m.uncompressed_size);
+        take(&m.compressed_size);
+        take(&m.local_header_offset);
+      }
+      xo += 4 + sz;
+    }
+    pos += 46 + name_len + extra_len + comment_len;
+    members.push_back(std::move(m));
+  }
+
+  for (auto& m : members) {
+    unsigned char lh[30];
+    if (m.local_header_offset + 30 > file_size) return NotZip(path, "member '" + m.name + "' header lies past end of file");
+    FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, lh, sizeof lh, m.local_header_offset, path));
+    if (Le32(lh) != kLocalSig) return NotZip(path, "bad local header signature for member '" + m.name + "'");
+    m.data_offset = m.local_header_offset + 30 + Le16(lh + 26) + Le16(lh + 28);
+    if (m.data_offset > file_size || m.compressed_size > file_size - m.data_offset) {
+      return Status::Corruption(path + ": file is truncated: member '" + m.name + "' needs bytes up to offset " +
+                                std::to_string(m.data_offset + m.compressed_size) + " but the file has " +
+                                std::to_string(file_size));
+    }
+  }
+  return members;
+}
+
+std::string ZipLocalHeader(const ZipEntryPlan& e) {
+  bool big = e.size > kZip64Limit;
+  std::string h;
+  Put32(&h, kLocalSig);
+  Put16(&h, big ? 45 : 20);  // version needed (45 only when zip64 is really required, as CPython does)
+  Put16(&h, 0);              // flags
+  Put16(&h, kZipStored);
+  Put16(&h, 0);              // time 00:00:00
+  Put16(&h, 0x21);           // date 1980-01-01
+  Put32(&h, e.crc32);
+  Put32(&h, big ? k32Max : static_cast<uint32_t>(e.size));
+  Put32(&h, big ? k32Max : static_cast<uint32_t>(e.size));
+  Put16(&h, static_cast<uint16_t>(e.name.size()));
+  Put16(&h, 20);  // zip64 extra, always present (numpy opens members with force_zip64=True)
+  h += e.name;
+  Put16(&h, 0x0001);
+  Put16(&h, 16);
+  Put64(&h, e.size);
+  Put64(&h, e.size);
+  return h;
+}
+
+std::string ZipCentralDirectory(const std::vector<ZipEntryPlan>& entries, uint64_t cd_offset) {
+  std::string cd;
+  for (const auto& e : entries) {
+    bool big_size = e.size > kZip64Limit;
+    bool big_off = e.local_header_offset > kZip64Limit;
+    std::string extra;
+    if (big_size || big_off) {
+      if (big_size) {
+        Put64(&extra, e.size);
+        Put64(&extra, e.size);
+      }
+      if (big_off) Put64(&extra, e.local_header_offset);
+      std::string hdr;
+      Put16(&hdr, 0x0001);
+      Put16(&hdr, static_cast<uint16_t>(extra.size()));
+      extra = hdr + extra;
+    }
+    uint16_t version = (big_size || big_off) ? 45 : 20;
+    Put32(&cd, kCentralSig);
+    Put16(&cd, static_cast<uint16_t>(0x0300 | version));  // made by: Unix
+    Put16(&cd, version);
+    Put16(&cd, 0);
+    Put16(&cd, kZipStored);
+    Put16(&cd, 0);
+    Put16(&cd, 0x21);
+    Put32(&cd, e.crc32);
+    Put32(&cd, big_size ? k32Max : static_cast<uint32_t>(e.size));
+    Put32(&cd, big_size ? k32Max : static_cast<uint32_t>(e.size));
+    Put16(&cd, static_cast<uint16_t>(e.name.size()));
+    Put16(&cd, static_cast<uint16_t>(extra.size()));
+    Put16(&cd, 0);  // comment
+    Put16(&cd, 0);  // disk
+    Put16(&cd, 0);  // internal attrs
+    Put32(&cd, 0600u << 16);  // external attrs: -rw-------
+    Put32(&cd, big_off ? k32Max : static_cast<uint32_t>(e.local_header_offset));
+    cd += e.name;
+    cd += extra;
+  }
+  uint64_t cd_size = cd.size();
+  bool need64 = cd_offset > kZip64Limit || cd_size > kZip64Limit || entries.size() > 0xffff;
+  if (need64) {
+    uint64_t z64_offset = cd_offset + cd_size;
+    Put32(&cd, kZip64EocdSig);
+    Put64(&cd, 44);
+    Put16(&cd, 45);
+    Put16(&cd, 45);
+    Put32(&cd, 0);
+    Put32(&cd, 0);
+    Put64(&cd, entries.size());
+    Put64(&cd, entries.size());
+    Put64(&cd, cd_size);
+    Put64(&cd, cd_offset);
+    Put32(&cd, kZip64LocatorSig);
+    Put32(&cd, 0);
+    Put64(&cd, z64_offset);
+    Put32(&cd, 1);
+  }
+  Put32(&cd, kEocdSig);
+  Put16(&cd, 0);
+  Put16(&cd, 0);
+  uint16_t n16 = entries.size() > 0xffff ? 0xffff : static_cast<uint16_t>(entries.size());
+  Put16(&cd, n16);
+  Put16(&cd, n16);
+  Put32(&cd, cd_size >= k32Max ? k32Max : static_cast<uint32_t>(cd_size));
+  Put32(&cd, cd_offset >= k32Max ? k32Max : static_cast<uint32_t>(cd_offset));
+  Put16(&cd, 0);
+  return cd;
+}
+
+}  // namespace feedrate

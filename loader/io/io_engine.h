@@ -1,0 +1,69 @@
+// The I/O engine interface: asynchronous reads of sample extents, completed through a callback target.
+// Engines: PosixEngine (thread pool + pread) now; io_uring and cuFile engines plug in behind the same shape.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loader/io/unique_fd.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+// Where one sample's bytes live.
+struct SampleExtent {
+  uint32_t file = 0;    // index into the FileTable
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+// Receives completions; called on an engine thread, so it must be cheap and thread-safe.
+class CompletionTarget {
+ public:
+  virtual void OnComplete(uint64_t tag, uint64_t bytes, const Status& status) = 0;
+
+ protected:
+  ~CompletionTarget() = default;
+};
+
+struct ReadRequest {
+  SampleExtent extent;
+  char* dest = nullptr;               // nullptr: read into the engine's recycled transfer buffers
+  CompletionTarget* target = nullptr;
+  uint64_t tag = 0;
+};
+
+// The dataset's files. With keep_open, every file is opened once up front; otherwise each read opens and
+// closes its file (DLIO's on_demand reader semantics).
+class FileTable {
+ public:
+  static Result<FileTable> Create(std::vector<std::string> paths, bool keep_open);
+  const std::string& path(uint32_t file) const { return paths_[file]; }
+  size_t size() const { return paths_.size(); }
+  bool keep_open() const { return keep_open_; }
+  int open_fd(uint32_t file) const { return fds_.empty() ? -1 : fds_[file].get(); }
+
+ private:
+  std::vector<std::string> paths_;
+  std::vector<UniqueFd> fds_;
+  bool keep_open_ = false;
+};
+
+struct EngineOptions {
+  size_t threads = 1;                // I/O worker threads (posix)
+  uint64_t transfer_size = 1 << 20;  // bytes per read call; also the recycled buffer size
+  size_t queue_capacity = 1024;      // max requests waiting (the prefetchers never exceed it)
+};
+
+class IoEngine {
+ public:
+  virtual ~IoEngine() = default;
+  virtual const char* name() const = 0;
+  // Queues a read; never blocks as long as outstanding requests stay within queue_capacity.
+  virtual void Submit(const ReadRequest& request) = 0;
+  // Bytes of I/O buffer memory the engine holds.
+  virtual uint64_t buffer_bytes() const = 0;
+};
+
+}  // namespace feedrate

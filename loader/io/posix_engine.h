@@ -1,0 +1,40 @@
+// PosixEngine: a pool of threads each doing open/pread/close for whole sample extents, reading in
+// transfer_size pieces into one recycled, aligned buffer per thread (or into the request's destination).
+#pragma once
+
+#include <atomic>
+#include <semaphore>
+#include <thread>
+#include <vector>
+
+#include "loader/io/aligned_buffer.h"
+#include "loader/io/io_engine.h"
+#include "loader/io/mpmc_queue.h"
+
+namespace feedrate {
+
+class PosixEngine final : public IoEngine {
+ public:
+  PosixEngine(const FileTable& files, const EngineOptions& options);
+  ~PosixEngine() override;  // stops and joins the workers (outstanding requests are completed first)
+  PosixEngine(const PosixEngine&) = delete;
+  PosixEngine& operator=(const PosixEngine&) = delete;
+
+  const char* name() const override { return "posix"; }
+  void Submit(const ReadRequest& request) override;
+  uint64_t buffer_bytes() const override { return static_cast<uint64_t>(options_.threads) * options_.transfer_size; }
+
+ private:
+  void Worker(size_t index);
+  Status ReadExtent(const ReadRequest& r, char* scratch, uint64_t* bytes);
+
+  const FileTable& files_;
+  EngineOptions options_;
+  MpmcQueue<ReadRequest> queue_;
+  std::counting_semaphore<> ready_{0};
+  std::atomic<bool> stopping_{false};
+  std::vector<AlignedBuffer> buffers_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace feedrate

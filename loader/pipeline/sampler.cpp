@@ -1,0 +1,114 @@
+// Sampling orders. DLIO v2.0 references: dlio_benchmark data_loader/torch_data_loader.py (dlio_sampler),
+// utils/config.py (get_global_map_index), data_loader/tf_data_loader.py (shard by file).
+#include "loader/pipeline/sampler.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "loader/pipeline/numpy_random.h"
+
+namespace feedrate {
+
+Result<Sampler> Sampler::Create(const SamplerConfig& cfg) {
+  Sampler s(cfg);
+  if (cfg.world == 0 || cfg.batch_size == 0 || cfg.samples_per_file == 0) {
+    return Status::InvalidArgument("sampler: world, batch size and samples per file must be positive");
+  }
+  s.total_ = cfg.num_files * cfg.samples_per_file;
+  // DLIO: steps_per_epoch = floor(num_samples / batch_size / comm_size) (drop_last).
+  s.steps_ = s.total_ / cfg.batch_size / cfg.world;
+  if (s.steps_ == 0) {
+    return Status::InvalidArgument(
+        "the dataset has " + std::to_string(s.total_) + " samples, fewer than one batch of " +
+        std::to_string(cfg.batch_size) + " for each of the " + std::to_string(cfg.world) +
+        " accelerators: raise dataset.num_files_train or lower the accelerator count");
+  }
+  if (cfg.total_training_steps > 0) {
+    if (static_cast<uint64_t>(cfg.total_training_steps) > s.steps_) {
+      return Status::InvalidArgument("train.total_training_steps=" + std::to_string(cfg.total_training_steps) +
+                                     " exceeds the " + std::to_string(s.steps_) + " steps an epoch has");
+    }
+    s.steps_ = static_cast<uint64_t>(cfg.total_training_steps);
+  }
+  if (cfg.order == "dlio" && cfg.data_loader != "tensorflow") {
+    uint64_t per = (s.total_ + cfg.world - 1) / cfg.world;
+    uint64_t last_begin = per * (cfg.world - 1);
+    uint64_t last_len = last_begin >= s.total_ ? 0 : s.total_ - last_begin;
+    if (last_len < s.steps_ * cfg.batch_size) {
+      s.balanced_shards_ = true;
+      s.warnings_.push_back(
+          "DLIO's ceil-sized shards leave the last accelerator fewer samples than the others' " +
+          std::to_string(s.steps_) + " steps (DLIO would hang at the step barrier, dlio_benchmark#339); "
+          "using balanced contiguous shards instead");
+    }
+  }
+  if (cfg.order == "dlio" && cfg.data_loader == "tensorflow" && cfg.file_shuffle) {
+    s.warnings_.push_back("reader.file_shuffle on the TensorFlow path is not reproduced yet; files are read in order");
+  }
+  return s;
+}
+
+void Sampler::EpochSamples(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const {
+  out->clear();
+  if (cfg_.order == "shuffled") {
+    Shuffled(epoch, acc, out);
+  } else if (cfg_.data_loader == "tensorflow") {
+    DlioTensorflow(acc, out);
+  } else {
+    DlioPytorch(acc, out);
+  }
+  out->resize(steps_ * cfg_.batch_size);
+}
+
+// DLIO v2.0 PyTorch: accelerator r reads the contiguous, unshuffled range [r*ceil(N/W), ...) every epoch
+// (sample_shuffle does not change the read order there).
+void Sampler::DlioPytorch(uint64_t acc, std::vector<uint64_t>* out) const {
+  uint64_t need = steps_ * cfg_.batch_size;
+  uint64_t begin = balanced_shards_ ? acc * total_ / cfg_.world : acc * ((total_ + cfg_.world - 1) / cfg_.world);
+  out->reserve(need);
+  for (uint64_t i = 0; i < need; ++i) out->push_back(begin + i);
+}
+
+// DLIO TensorFlow: files are sharded round-robin (file i to accelerator i mod W), records in file order;
+// with fewer files than accelerators, records are sharded round-robin instead.
+void Sampler::DlioTensorflow(uint64_t acc, std::vector<uint64_t>* out) const {
+  uint64_t need = steps_ * cfg_.batch_size;
+  out->reserve(need);
+  if (cfg_.num_files >= cfg_.world) {
+    for (uint64_t f = acc; f < cfg_.num_files && out->size() < need; f += cfg_.world) {
+      for (uint64_t k = 0; k < cfg_.samples_per_file && out->size() < need; ++k) {
+        out->push_back(f * cfg_.samples_per_file + k);
+      }
+    }
+  } else {
+    for (uint64_t g = acc; g < total_ && out->size() < need; g += cfg_.world) out->push_back(g);
+  }
+}
+
+// Feedrate's shuffled order: one global permutation per epoch (numpy-compatible, seeded with seed or
+// seed+epoch), of samples (sample_shuffle) or of files keeping samples together (file_shuffle), then a
+// balanced contiguous shard per accelerator.
+void Sampler::Shuffled(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const {
+  uint32_t seed = static_cast<uint32_t>(cfg_.seed + (cfg_.seed_change_epoch ? epoch : 0));
+  NumpyRandomState rng(seed);
+  std::vector<uint64_t> order;
+  if (cfg_.sample_shuffle) {
+    order.resize(total_);
+    std::iota(order.begin(), order.end(), 0);
+    rng.Shuffle(&order);
+  } else {
+    std::vector<uint64_t> files(cfg_.num_files);
+    std::iota(files.begin(), files.end(), 0);
+    if (cfg_.file_shuffle) rng.Shuffle(&files);
+    order.reserve(total_);
+    for (uint64_t f : files) {
+      for (uint64_t k = 0; k < cfg_.samples_per_file; ++k) order.push_back(f * cfg_.samples_per_file + k);
+    }
+  }
+  uint64_t begin = acc * total_ / cfg_.world;
+  uint64_t need = steps_ * cfg_.batch_size;
+  out->assign(order.begin() + static_cast<std::ptrdiff_t>(begin),
+              order.begin() + static_cast<std::ptrdiff_t>(begin + need));
+}
+
+}  // namespace feedrate

@@ -1,0 +1,52 @@
+// Sampler: for each (epoch, accelerator), the ordered global sample ids that accelerator reads, batch by batch.
+// Default order reproduces DLIO v2.0 per loader type; "shuffled" is a real seeded per-epoch shuffle.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loader/status.h"
+
+namespace feedrate {
+
+struct SamplerConfig {
+  uint64_t num_files = 0;
+  uint64_t samples_per_file = 1;
+  uint64_t batch_size = 1;
+  uint64_t world = 1;                  // total emulated accelerators (ranks x accelerators per rank)
+  std::string data_loader = "pytorch"; // pytorch: contiguous shard; tensorflow: files round-robin
+  std::string order = "dlio";          // "dlio" | "shuffled"
+  bool file_shuffle = false;
+  bool sample_shuffle = false;
+  uint32_t seed = 123;
+  bool seed_change_epoch = true;
+  int64_t total_training_steps = -1;   // caps steps per epoch when > 0
+};
+
+class Sampler {
+ public:
+  // Validates the configuration (at least one step per epoch, cap within range).
+  static Result<Sampler> Create(const SamplerConfig& cfg);
+
+  uint64_t steps_per_epoch() const { return steps_; }
+  uint64_t samples_per_epoch_per_accelerator() const { return steps_ * cfg_.batch_size; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // Fills `out` (resized to steps*batch) with accelerator `acc`'s sample ids for `epoch` (1-based), in read order.
+  void EpochSamples(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const;
+
+ private:
+  explicit Sampler(const SamplerConfig& cfg) : cfg_(cfg) {}
+  void DlioPytorch(uint64_t acc, std::vector<uint64_t>* out) const;
+  void DlioTensorflow(uint64_t acc, std::vector<uint64_t>* out) const;
+  void Shuffled(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const;
+
+  SamplerConfig cfg_;
+  uint64_t total_ = 0;
+  uint64_t steps_ = 0;
+  bool balanced_shards_ = false;  // DLIO's ceil-sized shards would leave an accelerator short of steps
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace feedrate

@@ -1,0 +1,77 @@
+// Status and Result<T>: leveldb-style error values for the I/O layers (no exceptions on the hot path).
+// An OK Status holds no string, so passing success around never allocates.
+#pragma once
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace feedrate {
+
+class Status {
+ public:
+  enum class Code : unsigned char { kOk, kIoError, kCorruption, kNotFound, kInvalidArgument, kUnsupported };
+
+  Status() = default;
+  static Status Ok() { return {}; }
+  static Status IoError(std::string msg) { return {Code::kIoError, std::move(msg)}; }
+  // An errno-carrying I/O error: "<what>: <strerror(err)>".
+  static Status Errno(const std::string& what, int err) {
+    return {Code::kIoError, what + ": " + std::strerror(err)};
+  }
+  static Status Corruption(std::string msg) { return {Code::kCorruption, std::move(msg)}; }
+  static Status NotFound(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status Unsupported(std::string msg) { return {Code::kUnsupported, std::move(msg)}; }
+
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const {
+    static const std::string kEmpty;
+    return msg_ ? *msg_ : kEmpty;
+  }
+  std::string ToString() const { return ok() ? "OK" : message(); }
+  // Prefixes context ("<path>: ") to an error; a no-op on success.
+  Status WithContext(const std::string& ctx) const {
+    return ok() ? *this : Status(code_, ctx + ": " + message());
+  }
+
+ private:
+  Status(Code c, std::string msg) : code_(c), msg_(std::make_shared<const std::string>(std::move(msg))) {}
+  Code code_ = Code::kOk;
+  std::shared_ptr<const std::string> msg_;
+};
+
+// A value or an error Status.
+template <typename T>
+class Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
+  Result(Status status) : v_(std::move(status)) {}   // NOLINT(google-explicit-constructor)
+
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  const Status& status() const {
+    static const Status kOk;
+    return ok() ? kOk : std::get<Status>(v_);
+  }
+  T& value() & { return std::get<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+
+ private:
+  std::variant<T, Status> v_;
+};
+
+}  // namespace feedrate
+
+#define FEEDRATE_RETURN_IF_ERROR(expr)            \
+  do {                                            \
+    ::feedrate::Status _fr_st = (expr);           \
+    if (!_fr_st.ok()) return _fr_st;              \
+  } while (0)
