@@ -178,8 +178,8 @@ class Extractor {
 
 void Extract(const YAML::Node& root, WorkloadConfig* c) {
   Extractor x(root, c->source);
-  YAML::Node model = root["model"];
-  if (model.IsScalar()) c->model_name = model.Scalar();
+  // (A const yaml-cpp node yields an invalid node for a missing key: test before use.)
+  if (root["model"] && root["model"].IsScalar()) c->model_name = root["model"].Scalar();
   x.Read("model.name", &c->model_name);
   x.ReadChoice("framework", &c->framework, {"pytorch", "tensorflow", "jax"});
   c->data_loader = c->framework == "tensorflow" ? "tensorflow" : "pytorch";

@@ -1,0 +1,116 @@
+// Workload loading: built-ins, v1.0 aliases, the three override spellings, unknown keys, bad values.
+#include <gtest/gtest.h>
+
+#include "loader/config/workload_config.h"
+
+namespace feedrate {
+namespace {
+
+WorkloadConfig Parse(const std::string& yaml, const std::vector<std::string>& ov = {}) {
+  return ParseWorkload(yaml, "test.yaml", "test", ov);
+}
+
+std::string ErrorOf(const std::string& yaml, const std::vector<std::string>& ov = {}) {
+  try {
+    Parse(yaml, ov);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Config, BuiltinUnet3dH100) {
+  auto c = LoadWorkload("unet3d_h100", {});
+  EXPECT_EQ(c.format, "npz");
+  EXPECT_EQ(c.num_files_train, 168u);
+  EXPECT_EQ(c.batch_size, 7u);
+  EXPECT_DOUBLE_EQ(c.computation_time.mean, 0.323);
+  EXPECT_DOUBLE_EQ(c.record_length, 146600628);
+  EXPECT_DOUBLE_EQ(c.record_length_stdev, 68341808);
+  EXPECT_EQ(c.read_threads, 4u);
+  EXPECT_EQ(c.epochs, 5u);
+  EXPECT_DOUBLE_EQ(c.au, 0.90);
+  EXPECT_EQ(c.data_loader, "pytorch");
+  EXPECT_EQ(c.sample_shuffle, "seed");
+  EXPECT_EQ(BuiltinWorkloads().size(), 4u);
+  EXPECT_EQ(LoadWorkload("unet3d_b200", {}).num_files_train, 7200u);
+  EXPECT_DOUBLE_EQ(LoadWorkload("unet3d_v100", {}).computation_time.mean, 1.3604);
+  EXPECT_EQ(LoadWorkload("unet3d_a100", {}).batch_size, 7u);
+}
+
+TEST(Config, OverrideSpellingsAllSetTheSameKey) {
+  for (const char* ov : {"dataset.num_files_train=16", "++workload.dataset.num_files_train=16",
+                         "++dataset.num_files_train=16", "+dataset.num_files_train=16"}) {
+    auto c = LoadWorkload("unet3d_h100", {ov});
+    EXPECT_EQ(c.num_files_train, 16u) << ov;
+    EXPECT_EQ(c.tree["dataset"]["num_files_train"].as<int>(), 16) << ov;
+  }
+}
+
+TEST(Config, V1SpellingsAreAliases) {
+  auto c = Parse("dataset:\n  record_length: 1000\n  record_length_stdev: 10\ndata_reader:\n  batch_size: 3\n");
+  EXPECT_DOUBLE_EQ(c.record_length, 1000);
+  EXPECT_DOUBLE_EQ(c.record_length_stdev, 10);
+  EXPECT_EQ(c.batch_size, 3u);
+  auto o = LoadWorkload("unet3d_h100", {"dataset.record_length=2048"});
+  EXPECT_DOUBLE_EQ(o.record_length, 2048);
+  EXPECT_NE(ErrorOf("dataset:\n  record_length: 1\n  record_length_bytes: 2\n").find("both"), std::string::npos);
+}
+
+TEST(Config, UnknownKeysFailWithSuggestion) {
+  std::string e = ErrorOf("reader:\n  batchsize: 4\n");
+  EXPECT_NE(e.find("test.yaml"), std::string::npos) << e;
+  EXPECT_NE(e.find("reader.batchsize"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean 'reader.batch_size'"), std::string::npos) << e;
+  e = ErrorOf("", {"train.epoch=3"});
+  EXPECT_NE(e.find("did you mean 'train.epochs'"), std::string::npos) << e;
+  EXPECT_NE(ErrorOf("bogus_section:\n  x: 1\n").find("unknown key 'bogus_section'"), std::string::npos);
+}
+
+TEST(Config, DlioKeysNotImplementedAreWarnedNotRejected) {
+  auto c = LoadWorkload("unet3d_h100", {});
+  ASSERT_FALSE(c.warnings.empty());
+  EXPECT_NE(std::find(c.warnings.begin(), c.warnings.end(), "checkpoint.checkpoint_folder"), c.warnings.end());
+  // Python-only knobs are accepted silently; Hydra's own section is free-form.
+  auto p = Parse("reader:\n  pin_memory: True\n  multiprocessing_context: spawn\nhydra:\n  run:\n    dir: x\n");
+  EXPECT_TRUE(p.warnings.empty());
+}
+
+TEST(Config, BadValuesNameKeyAndValue) {
+  std::string e = ErrorOf("reader:\n  batch_size: -1\n");
+  EXPECT_NE(e.find("reader.batch_size"), std::string::npos) << e;
+  EXPECT_NE(e.find("-1"), std::string::npos) << e;
+  EXPECT_NE(ErrorOf("dataset:\n  format: zarr\n").find("expected one of"), std::string::npos);
+  EXPECT_NE(ErrorOf("metric:\n  au: 1.5\n").find("metric.au"), std::string::npos);
+  EXPECT_NE(ErrorOf("train:\n  epochs: lots\n").find("train.epochs"), std::string::npos);
+  EXPECT_NE(ErrorOf("{not: [valid").find("not valid YAML"), std::string::npos);
+  EXPECT_NE(ErrorOf("", {"novalue"}).find("key.path=value"), std::string::npos);
+}
+
+TEST(Config, ComputationTimeForms) {
+  EXPECT_DOUBLE_EQ(Parse("train:\n  computation_time: 0.5\n").computation_time.mean, 0.5);
+  auto d = Parse("train:\n  computation_time:\n    mean: 0.2\n    stdev: 0.01\n");
+  EXPECT_DOUBLE_EQ(d.computation_time.mean, 0.2);
+  EXPECT_DOUBLE_EQ(d.computation_time.stdev, 0.01);
+  auto s = Parse("train:\n  computation_time: 0.2\n  computation_time_stdev: 0.03\n");
+  EXPECT_DOUBLE_EQ(s.computation_time.stdev, 0.03);
+}
+
+TEST(Config, ShuffleOffReadsAsOffNotBoolean) {
+  // YAML 1.1 turns a bare `off` into false; DLIO's value is the string "off".
+  auto c = Parse("reader:\n  sample_shuffle: off\n  file_shuffle: seed\n");
+  EXPECT_EQ(c.sample_shuffle, "off");
+  EXPECT_EQ(c.file_shuffle, "seed");
+}
+
+TEST(Config, MissingFileIsAClearError) {
+  try {
+    LoadWorkload("/no/such/workload.yaml", {});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("unet3d_h100"), std::string::npos);  // lists the built-ins
+  }
+}
+
+}  // namespace
+}  // namespace feedrate

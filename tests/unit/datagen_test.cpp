@@ -1,0 +1,73 @@
+// Dataset generation: DLIO names and shapes, rank split, skip-existing, and a clear error on a bad target.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "datagen/generator.h"
+#include "loader/format/npz.h"
+#include "loader/io/unique_fd.h"
+#include "test_util.h"
+
+namespace feedrate {
+namespace {
+
+WorkloadConfig SmallUnet(const std::string& dir, int files) {
+  return LoadWorkload("unet3d_h100", {"dataset.data_folder=" + dir, "dataset.num_files_train=" + std::to_string(files),
+                                      "dataset.record_length_bytes=10000", "dataset.record_length_bytes_stdev=2000"});
+}
+
+std::vector<uint64_t> Shape(const std::string& path) {
+  auto fd = OpenForRead(path);
+  auto arrays = ReadNpzArrays(fd->get(), std::filesystem::file_size(path), path);
+  EXPECT_TRUE(arrays.ok()) << arrays.status().ToString();
+  return (*arrays)[0].header.shape;
+}
+
+TEST(Datagen, NamesAndShapesFollowDlio) {
+  test::TempDir dir;
+  auto cfg = SmallUnet(dir.path(), 12);
+  auto stats = GenerateDataset(cfg, {0, 1, 3, false});
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->files_written, 12u);
+  auto dims = DlioDimensions(10000, 2000, 12);
+  for (uint64_t i = 0; i < 12; ++i) {
+    std::string p = dir / ("train/img_" + std::string(i < 10 ? "0" : "") + std::to_string(i) + "_of_12.npz");
+    ASSERT_TRUE(std::filesystem::exists(p)) << p;
+    EXPECT_EQ(Shape(p), (std::vector<uint64_t>{dims[i].first, dims[i].second, 1}));
+  }
+}
+
+TEST(Datagen, RanksSplitFilesModuloAndSkipExisting) {
+  test::TempDir dir;
+  auto cfg = SmallUnet(dir.path(), 7);
+  auto r1 = GenerateDataset(cfg, {1, 3, 2, false});
+  ASSERT_TRUE(r1.ok());
+  EXPECT_EQ(r1->files_written, 2u);  // files 1 and 4
+  EXPECT_TRUE(std::filesystem::exists(dir / "train/img_4_of_7.npz"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "train/img_0_of_7.npz"));
+  auto again = GenerateDataset(cfg, {0, 1, 2, true});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->files_skipped, 2u);
+  EXPECT_EQ(again->files_written, 5u);
+}
+
+TEST(Datagen, UnwritableTargetNamesTheDirectory) {
+  test::TempDir dir;
+  test::WriteFile(dir / "blocker", "a file where a directory should be");
+  auto cfg = SmallUnet(dir / "blocker", 2);
+  auto r = GenerateDataset(cfg, {0, 1, 1, false});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("blocker"), std::string::npos) << r.status().ToString();
+}
+
+TEST(Datagen, EvalFilesContinueTheDraws) {
+  test::TempDir dir;
+  auto cfg = SmallUnet(dir.path(), 3);
+  cfg.num_files_eval = 2;
+  ASSERT_TRUE(GenerateDataset(cfg, {0, 1, 1, false}).ok());
+  auto dims = DlioDimensions(10000, 2000, 5);
+  EXPECT_EQ(Shape(dir / "valid/img_1_of_2.npz"), (std::vector<uint64_t>{dims[4].first, dims[4].second, 1}));
+}
+
+}  // namespace
+}  // namespace feedrate

@@ -1,0 +1,63 @@
+// DLIO file naming and discovery.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "loader/dataset/dataset.h"
+#include "test_util.h"
+
+namespace feedrate {
+namespace {
+
+TEST(Dataset, DlioNames) {
+  EXPECT_EQ(DlioFileName("img", 7, 64, "npz"), "img_07_of_64.npz");
+  EXPECT_EQ(DlioFileName("img", 7, 168, "npz"), "img_007_of_168.npz");
+  EXPECT_EQ(DlioFileName("img", 0, 8, "npz"), "img_0_of_8.npz");
+  EXPECT_EQ(DlioFileName("part", 499, 500, "tfrecord"), "part_499_of_500.tfrecord");
+  EXPECT_EQ(DlioFilePath("/d", "train", "img", 13, 100, 4, "npz"), "/d/train/1/img_013_of_100.npz");
+  EXPECT_EQ(DlioFilePath("/d", "train", "img", 13, 100, 12, "npz"), "/d/train/01/img_013_of_100.npz");
+  EXPECT_EQ(DlioFilePath("/d", "valid", "img", 3, 8, 0, "npz"), "/d/valid/img_3_of_8.npz");
+}
+
+TEST(Dataset, DiscoveryOrdersAndTrims) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "train");
+  for (int i : {3, 0, 2, 1}) test::WriteFile(dir / ("train/" + DlioFileName("img", i, 4, "npz")), "x");
+  test::WriteFile(dir / "train/.img_9_of_9.npz.tmp-1", "partial");  // a generator's temporary file
+  test::WriteFile(dir / "train/notes.txt", "x");
+  auto files = DiscoverFiles(dir.path(), "train", "npz", 3, 0);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  ASSERT_EQ(files->size(), 3u);
+  EXPECT_TRUE((*files)[0].ends_with("img_0_of_4.npz"));
+  EXPECT_TRUE((*files)[2].ends_with("img_2_of_4.npz"));
+}
+
+TEST(Dataset, DiscoveryErrors) {
+  test::TempDir dir;
+  auto missing = DiscoverFiles(dir / "nope", "train", "npz", 1, 0);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("nope/train"), std::string::npos);
+  std::filesystem::create_directories(dir / "train");
+  test::WriteFile(dir / "train/img_0_of_2.npz", "x");
+  auto few = DiscoverFiles(dir.path(), "train", "npz", 2, 0);
+  ASSERT_FALSE(few.ok());
+  EXPECT_NE(few.status().message().find("found 1 .npz files"), std::string::npos) << few.status().ToString();
+  EXPECT_NE(few.status().message().find("num_files_train=2"), std::string::npos);
+}
+
+TEST(Dataset, SubfoldersSortByBasename) {
+  test::TempDir dir;
+  for (int i = 0; i < 6; ++i) {
+    std::string p = DlioFilePath(dir.path(), "train", "img", i, 6, 2, "npz");
+    std::filesystem::create_directories(std::filesystem::path(p).parent_path());
+    test::WriteFile(p, "x");
+  }
+  auto files = DiscoverFiles(dir.path(), "train", "npz", 4, 2);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  EXPECT_TRUE((*files)[1].ends_with("1/img_1_of_6.npz"));
+  EXPECT_TRUE((*files)[2].ends_with("0/img_2_of_6.npz"));
+  EXPECT_FALSE(DiscoverFiles(dir.path(), "train", "npz", 4, 3).ok());
+}
+
+}  // namespace
+}  // namespace feedrate

@@ -1,0 +1,115 @@
+// PosixEngine + Prefetcher on real files: bytes counted, retained contents, truncation errors, many threads.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <numeric>
+
+#include "loader/io/posix_engine.h"
+#include "loader/pipeline/prefetcher.h"
+#include "test_util.h"
+
+namespace feedrate {
+namespace {
+
+struct Files {
+  test::TempDir dir;
+  std::vector<std::string> paths;
+  std::vector<SampleExtent> extents;
+  Files(int n, uint64_t size) {
+    for (int i = 0; i < n; ++i) {
+      std::string content(size + 100, '\0');
+      for (size_t k = 0; k < content.size(); ++k) content[k] = static_cast<char>((k * 7 + static_cast<size_t>(i)) & 0xff);
+      paths.push_back(dir / ("f" + std::to_string(i)));
+      test::WriteFile(paths.back(), content);
+      extents.push_back({static_cast<uint32_t>(i), 100, size});
+    }
+  }
+};
+
+TEST(Prefetcher, ReadsEveryByteOfEveryBatchInOrder) {
+  Files f(8, 300000);
+  auto table = FileTable::Create(f.paths, false);
+  ASSERT_TRUE(table.ok());
+  PosixEngine engine(*table, {3, 65536, 64});
+  Prefetcher p(engine, f.extents, 1, 2, 3, false);
+  std::vector<uint64_t> ids(8);
+  std::iota(ids.begin(), ids.end(), 0);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    p.StartEpoch(&ids, 4);
+    for (uint64_t s = 0; s < 4; ++s) {
+      BatchResult r = p.WaitBatch(s);
+      ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+      EXPECT_EQ(r.bytes, 600000u);
+    }
+  }
+}
+
+TEST(Prefetcher, RetainedBatchesHoldTheFileBytes) {
+  Files f(4, 5000);
+  auto table = FileTable::Create(f.paths, true);
+  ASSERT_TRUE(table.ok());
+  PosixEngine engine(*table, {2, 4096, 64});
+  Prefetcher p(engine, f.extents, 1, 2, 1, true);
+  EXPECT_EQ(p.retained_bytes(), 10000u);
+  std::vector<uint64_t> ids{3, 1, 0, 2};
+  p.StartEpoch(&ids, 2);
+  EXPECT_TRUE(p.WaitBatch(0).status.ok());
+  EXPECT_TRUE(p.WaitBatch(1).status.ok());
+}
+
+TEST(Prefetcher, TruncatedFileReportsPathAndOffset) {
+  Files f(4, 200000);
+  ASSERT_EQ(::truncate(f.paths[2].c_str(), 150000), 0);
+  auto table = FileTable::Create(f.paths, false);
+  PosixEngine engine(*table, {2, 65536, 64});
+  Prefetcher p(engine, f.extents, 1, 1, 2, false);
+  std::vector<uint64_t> ids{0, 1, 2, 3};
+  p.StartEpoch(&ids, 4);
+  EXPECT_TRUE(p.WaitBatch(0).status.ok());
+  EXPECT_TRUE(p.WaitBatch(1).status.ok());
+  BatchResult bad = p.WaitBatch(2);
+  ASSERT_FALSE(bad.status.ok());
+  EXPECT_NE(bad.status.message().find(f.paths[2]), std::string::npos) << bad.status.ToString();
+  EXPECT_NE(bad.status.message().find("truncated"), std::string::npos);
+  EXPECT_NE(bad.status.message().find("offset 150000"), std::string::npos) << bad.status.ToString();
+  p.Drain();
+}
+
+TEST(Prefetcher, MissingFileIsAnError) {
+  Files f(2, 1000);
+  std::vector<std::string> paths = f.paths;
+  paths[1] += ".gone";
+  auto table = FileTable::Create(paths, false);
+  PosixEngine engine(*table, {1, 4096, 16});
+  Prefetcher p(engine, f.extents, 1, 1, 1, false);
+  std::vector<uint64_t> ids{0, 1};
+  p.StartEpoch(&ids, 2);
+  EXPECT_TRUE(p.WaitBatch(0).status.ok());
+  auto r = p.WaitBatch(1);
+  EXPECT_NE(r.status.message().find(".gone"), std::string::npos);
+  EXPECT_FALSE(FileTable::Create(paths, true).ok());  // keep-open mode fails up front
+}
+
+TEST(Prefetcher, ManyAcceleratorsShareOneEngine) {
+  Files f(16, 20000);
+  auto table = FileTable::Create(f.paths, false);
+  PosixEngine engine(*table, {4, 8192, 256});
+  std::vector<std::thread> threads;
+  std::atomic<uint64_t> total{0};
+  for (int a = 0; a < 4; ++a) {
+    threads.emplace_back([&, a] {
+      Prefetcher p(engine, f.extents, 1, 2, 2, false);
+      std::vector<uint64_t> ids;
+      for (int k = 0; k < 4; ++k) ids.push_back(static_cast<uint64_t>(a * 4 + k));
+      for (int epoch = 0; epoch < 20; ++epoch) {
+        p.StartEpoch(&ids, 2);
+        for (uint64_t s = 0; s < 2; ++s) total += p.WaitBatch(s).bytes;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(total.load(), 4u * 20 * 4 * 20000);
+}
+
+}  // namespace
+}  // namespace feedrate

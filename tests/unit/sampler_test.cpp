@@ -1,0 +1,119 @@
+// Sampler orders: DLIO v2.0 PyTorch shards, TensorFlow round-robin, seeded shuffles, step counts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "loader/pipeline/sampler.h"
+
+namespace feedrate {
+namespace {
+
+SamplerConfig Cfg(uint64_t files, uint64_t batch, uint64_t world) {
+  SamplerConfig c;
+  c.num_files = files;
+  c.batch_size = batch;
+  c.world = world;
+  return c;
+}
+
+TEST(Sampler, DlioPytorchContiguousShardSameEveryEpoch) {
+  auto s = Sampler::Create(Cfg(168, 7, 8));
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->steps_per_epoch(), 3u);  // floor(168 / 7 / 8)
+  std::vector<uint64_t> a, b;
+  s->EpochSamples(1, 2, &a);
+  s->EpochSamples(4, 2, &b);
+  EXPECT_EQ(a, b);  // DLIO v2.0 ignores sample_shuffle on this path
+  ASSERT_EQ(a.size(), 21u);
+  EXPECT_EQ(a.front(), 42u);  // 2 * ceil(168 / 8)
+  EXPECT_EQ(a.back(), 62u);
+}
+
+TEST(Sampler, DropLastAndCeilShards) {
+  auto s = Sampler::Create(Cfg(100, 4, 3));  // ceil(100/3) = 34 per shard, floor(100/4/3) = 8 steps
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->steps_per_epoch(), 8u);
+  std::vector<uint64_t> v;
+  s->EpochSamples(1, 1, &v);
+  EXPECT_EQ(v.front(), 34u);
+  EXPECT_TRUE(s->warnings().empty());
+}
+
+TEST(Sampler, ShortLastShardFallsBackToBalanced) {
+  auto s = Sampler::Create(Cfg(10, 1, 4));  // ceil shards 3,3,3,1 but 2 steps each
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->warnings().empty());
+  std::set<uint64_t> seen;
+  for (uint64_t a = 0; a < 4; ++a) {
+    std::vector<uint64_t> v;
+    s->EpochSamples(1, a, &v);
+    ASSERT_EQ(v.size(), 2u);
+    for (auto x : v) EXPECT_TRUE(seen.insert(x).second) << "sample read twice: " << x;
+  }
+}
+
+TEST(Sampler, TensorflowRoundRobinFiles) {
+  auto c = Cfg(10, 2, 3);
+  c.data_loader = "tensorflow";
+  c.samples_per_file = 2;
+  auto s = Sampler::Create(c);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->steps_per_epoch(), 3u);  // floor(20 / 2 / 3)
+  std::vector<uint64_t> v;
+  s->EpochSamples(1, 1, &v);
+  EXPECT_EQ(v, (std::vector<uint64_t>{2, 3, 8, 9, 14, 15}));  // files 1, 4, 7
+}
+
+TEST(Sampler, ShuffledIsSeededPerEpochPermutation) {
+  auto c = Cfg(50, 5, 2);
+  c.order = "shuffled";
+  c.sample_shuffle = true;
+  auto s = Sampler::Create(c);
+  ASSERT_TRUE(s.ok());
+  std::vector<uint64_t> e1a, e1b, e2, other;
+  s->EpochSamples(1, 0, &e1a);
+  s->EpochSamples(1, 0, &e1b);
+  s->EpochSamples(2, 0, &e2);
+  s->EpochSamples(1, 1, &other);
+  EXPECT_EQ(e1a, e1b);
+  EXPECT_NE(e1a, e2);
+  std::set<uint64_t> all(e1a.begin(), e1a.end());
+  all.insert(other.begin(), other.end());
+  EXPECT_EQ(all.size(), 50u);  // the two shards partition the epoch
+  c.seed_change_epoch = false;
+  auto fixed = Sampler::Create(c);
+  std::vector<uint64_t> f1, f2;
+  fixed->EpochSamples(1, 0, &f1);
+  fixed->EpochSamples(2, 0, &f2);
+  EXPECT_EQ(f1, f2);
+}
+
+TEST(Sampler, FileShuffleKeepsSamplesOfAFileTogether) {
+  auto c = Cfg(6, 3, 1);
+  c.samples_per_file = 3;
+  c.order = "shuffled";
+  c.file_shuffle = true;
+  auto s = Sampler::Create(c);
+  std::vector<uint64_t> v;
+  s->EpochSamples(1, 0, &v);
+  ASSERT_EQ(v.size(), 18u);
+  for (size_t i = 0; i < v.size(); i += 3) {
+    EXPECT_EQ(v[i] / 3, v[i + 2] / 3);
+    EXPECT_EQ(v[i] % 3, 0u);
+  }
+}
+
+TEST(Sampler, StepLimitsAndErrors) {
+  auto c = Cfg(100, 10, 1);
+  c.total_training_steps = 4;
+  EXPECT_EQ(Sampler::Create(c)->steps_per_epoch(), 4u);
+  c.total_training_steps = 11;
+  EXPECT_FALSE(Sampler::Create(c).ok());
+  auto none = Sampler::Create(Cfg(6, 7, 1));
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("fewer than one batch"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace feedrate

@@ -1,0 +1,126 @@
+// ZIP directory reading (including zip64 on a sparse multi-GiB file) and npz indexing errors.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "datagen/npz_writer.h"
+#include "loader/format/npz.h"
+#include "loader/format/sample_index.h"
+#include "loader/format/zip.h"
+#include "loader/io/unique_fd.h"
+#include "test_util.h"
+
+namespace feedrate {
+namespace {
+
+Result<std::vector<ZipMember>> Dir(const std::string& path) {
+  auto fd = OpenForRead(path);
+  if (!fd.ok()) return fd.status();
+  auto size = FileSize(fd->get(), path);
+  return ReadZipDirectory(fd->get(), *size, path);
+}
+
+TEST(Zip, WrittenNpzRoundTrips) {
+  test::TempDir dir;
+  AlignedBuffer scratch(1 << 16);
+  NpzFileSpec spec{30, 20, 3};
+  std::string path = dir / "a.npz";
+  ASSERT_TRUE(WriteDlioNpz(path, spec, 7, &scratch).ok());
+  EXPECT_EQ(std::filesystem::file_size(path), DlioNpzFileSize(spec));
+  auto members = Dir(path);
+  ASSERT_TRUE(members.ok()) << members.status().ToString();
+  ASSERT_EQ(members->size(), 2u);
+  EXPECT_EQ((*members)[0].name, "x.npy");
+  EXPECT_EQ((*members)[0].data_offset, 55u);  // 30 + "x.npy" + 20-byte zip64 extra, as numpy writes
+  EXPECT_EQ((*members)[0].uncompressed_size, 128u + 30 * 20 * 3);
+  auto fd = OpenForRead(path);
+  auto arrays = ReadNpzArrays(fd->get(), std::filesystem::file_size(path), path);
+  ASSERT_TRUE(arrays.ok()) << arrays.status().ToString();
+  EXPECT_EQ((*arrays)[0].header.shape, (std::vector<uint64_t>{30, 20, 3}));
+  EXPECT_EQ((*arrays)[1].header.descr, "<i8");
+  uint64_t seen = 0;
+  // Streaming checks the CRC-32 against the central directory.
+  ASSERT_TRUE(StreamArrayData(fd->get(), (*arrays)[0], path, [&](const char*, size_t n) {
+                seen += n;
+                return Status::Ok();
+              }).ok());
+  EXPECT_EQ(seen, 1800u);
+}
+
+TEST(Zip, Zip64FieldsBeyondTwoGiB) {
+  // A sparse file with a 2.5 GiB stored member: sizes and the second member's offset need zip64 fields.
+  test::TempDir dir;
+  std::string path = dir / "big.npz";
+  const uint64_t big = 5ull << 29;
+  ZipEntryPlan x{"x.npy", big, 0, 0};
+  ZipEntryPlan y{"y.npy", 136, 0, ZipLocalHeaderSize("x.npy") + big};
+  uint64_t cd_off = y.local_header_offset + ZipLocalHeaderSize("y.npy") + y.size;
+  std::string cd = ZipCentralDirectory({x, y}, cd_off);
+  UniqueFd fd(::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644));
+  ASSERT_TRUE(fd.valid());
+  std::string xh = ZipLocalHeader(x), yh = ZipLocalHeader(y);
+  ASSERT_EQ(::pwrite(fd.get(), xh.data(), xh.size(), 0), static_cast<ssize_t>(xh.size()));
+  ASSERT_EQ(::pwrite(fd.get(), yh.data(), yh.size(), static_cast<off_t>(y.local_header_offset)),
+            static_cast<ssize_t>(yh.size()));
+  ASSERT_EQ(::pwrite(fd.get(), cd.data(), cd.size(), static_cast<off_t>(cd_off)), static_cast<ssize_t>(cd.size()));
+  auto members = Dir(path);
+  ASSERT_TRUE(members.ok()) << members.status().ToString();
+  ASSERT_EQ(members->size(), 2u);
+  EXPECT_EQ((*members)[0].compressed_size, big);
+  EXPECT_EQ((*members)[0].uncompressed_size, big);
+  EXPECT_EQ((*members)[1].local_header_offset, y.local_header_offset);
+  EXPECT_EQ((*members)[1].data_offset, y.local_header_offset + 55);
+}
+
+TEST(Zip, ErrorsNameTheFileAndCause) {
+  test::TempDir dir;
+  test::WriteFile(dir / "text.npz", "this is not a zip archive, just some text that is long enough");
+  auto r = Dir(dir / "text.npz");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("text.npz"), std::string::npos);
+  EXPECT_NE(r.status().message().find("not a valid zip"), std::string::npos);
+
+  AlignedBuffer scratch(1 << 16);
+  std::string full = dir / "full.npz";
+  ASSERT_TRUE(WriteDlioNpz(full, {64, 64, 1}, 1, &scratch).ok());
+  std::string content = test::ReadFile(full);
+  test::WriteFile(dir / "cut.npz", content.substr(0, content.size() / 2));
+  EXPECT_FALSE(Dir(dir / "cut.npz").ok());
+  // Keep the directory but drop data in the middle: the member no longer fits before the directory.
+  std::string tail = content.substr(content.size() - 200);
+  test::WriteFile(dir / "hole.npz", content.substr(0, 1000) + tail);
+  auto hole = IndexTrainingFile(dir / "hole.npz", "npz", 1);
+  ASSERT_FALSE(hole.ok());
+  EXPECT_NE(hole.status().message().find("hole.npz"), std::string::npos);
+}
+
+TEST(SampleIndex, NpzWithoutXIsRejectedForTraining) {
+  test::TempDir dir;
+  // An archive with only y.npy: well-formed, but DLIO reads f['x'].
+  std::string y = MakeNpyHeader("<i8", {1}) + std::string(8, '\0');
+  ZipEntryPlan e{"y.npy", y.size(), 0, 0};
+  e.crc32 = 0;  // the index does not verify CRCs
+  std::string file = ZipLocalHeader(e) + y;
+  file += ZipCentralDirectory({e}, file.size());
+  test::WriteFile(dir / "nox.npz", file);
+  auto r = IndexTrainingFile(dir / "nox.npz", "npz", 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("no 'x' array"), std::string::npos);
+  EXPECT_NE(r.status().message().find("nox.npz"), std::string::npos);
+}
+
+TEST(SampleIndex, ExtentCoversTheXMember) {
+  test::TempDir dir;
+  AlignedBuffer scratch(1 << 16);
+  ASSERT_TRUE(WriteDlioNpz(dir / "s.npz", {100, 50, 4}, 1, &scratch).ok());
+  auto e = IndexTrainingFile(dir / "s.npz", "npz", 4);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->offset, 55u);
+  EXPECT_EQ(e->length, 128u + 100 * 50 * 4);
+  auto too_many = IndexTrainingFile(dir / "s.npz", "npz", 5);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("num_samples_per_file=5"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace feedrate
