@@ -17,7 +17,7 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   auto order = std::make_shared<std::string>();
   w->Register(sub, true);
   sub->add_option("--accelerators,-n", o->accelerators, "emulated accelerators per rank (threads)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(uint64_t{1}, uint64_t{4096}));
   sub->add_option("--io-threads", o->io_threads, "I/O threads per rank (default: reader.read_threads x accelerators)");
   sub->add_option("--results-dir", o->results_dir, "where results go (default results/<timestamp>_<workload>)");
   sub->add_flag("--retain-batches", o->retain_batches, "keep whole batches in memory (DLIO-like footprint)");

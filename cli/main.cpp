@@ -21,9 +21,15 @@ int main(int argc, char** argv) {
   add(feedrate::cli::AddInspect(app));
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    std::fprintf(stderr, "feedrate: error: %s (see feedrate --help)\n", e.what());
+    return 2;
   }
   try {
     for (auto* sub : app.get_subcommands()) return runners.at(sub)();

@@ -2,6 +2,7 @@
 #include "datagen/generator.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <atomic>
 #include <cmath>
@@ -77,6 +78,24 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
   for (const auto& j : jobs) {
     std::string dir = fs::path(j.path).parent_path().string();
     FEEDRATE_RETURN_IF_ERROR(MakeDirs(dir));
+  }
+
+  // Refuse up front when this rank's share cannot fit, rather than filling the file system.
+  uint64_t need = 0;
+  for (const auto& j : jobs) {
+    uint64_t size = DlioNpzFileSize(j.spec);
+    struct stat st {};
+    if (opt.skip_existing && ::stat(j.path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == size) continue;
+    need += size;
+  }
+  struct statvfs vfs {};
+  if (!jobs.empty() && ::statvfs(cfg.data_folder.c_str(), &vfs) == 0) {
+    uint64_t avail = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    if (need > avail) {
+      return Status::IoError(cfg.data_folder + ": not enough space: this rank would write " + std::to_string(need >> 20) +
+                             " MiB, the file system has " + std::to_string(avail >> 20) +
+                             " MiB free (check dataset.record_length_bytes and its _stdev)");
+    }
   }
 
   DatagenStats stats;

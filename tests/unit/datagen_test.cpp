@@ -60,6 +60,17 @@ TEST(Datagen, UnwritableTargetNamesTheDirectory) {
   EXPECT_NE(r.status().message().find("blocker"), std::string::npos) << r.status().ToString();
 }
 
+TEST(Datagen, RefusesADatasetLargerThanTheFreeSpace) {
+  test::TempDir dir;
+  // A 4 MB record length with the workload's 68 MB stdev draws files of many GB: far more than any disk here.
+  auto cfg = LoadWorkload("unet3d_h100", {"dataset.data_folder=" + dir.path(), "dataset.num_files_train=100000",
+                                          "dataset.record_length_bytes=4194304"});
+  auto r = GenerateDataset(cfg, {0, 1, 1, false});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not enough space"), std::string::npos) << r.status().ToString();
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "train"));
+}
+
 TEST(Datagen, EvalFilesContinueTheDraws) {
   test::TempDir dir;
   auto cfg = SmallUnet(dir.path(), 3);

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Feedrate builds and tests with (sudo only when not root); a no-op when present.
+set -euo pipefail
+packages=(build-essential cmake ninja-build pkg-config git
+          libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
+          libopenmpi-dev openmpi-bin
+          libgtest-dev libgmock-dev libbenchmark-dev
+          python3-numpy)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,116 @@
+// Bad input: each case ends with one clear line naming the file or key and the cause, exit code 2, and no
+// summary.json that claims success. A file truncated mid-run stops every rank with its path and offset.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "harness.h"
+
+namespace feedrate::it {
+namespace {
+
+struct ErrorCase {
+  test::TempDir dir;
+  std::string data() const { return dir / "data"; }
+  std::string results() const { return dir / "results"; }
+  void Generate(int files) {
+    auto r = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data() + " " + SmallDatasetParams(files, 20000)));
+    ASSERT_EQ(r.code, 0) << r.output;
+  }
+  CmdResult Run(const std::string& extra, int ranks = 1, int files = 8) const {
+    std::string args = "run -w unet3d_h100 --data-dir " + data() + " " + SmallDatasetParams(files, 20000) +
+                       " --param reader.batch_size=1 --param train.computation_time=0.001 --results-dir " + results() +
+                       " " + extra;
+    return Sh(ranks > 1 ? MpiFeedrate(ranks, args) : Feedrate(args));
+  }
+  // Exit 2, an error line that contains every `needle`, and no success-shaped summary.
+  void ExpectCleanFailure(const CmdResult& r, std::initializer_list<std::string> needles) const {
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("feedrate: error: "), std::string::npos) << r.output;
+    for (const auto& n : needles) EXPECT_NE(r.output.find(n), std::string::npos) << "missing '" << n << "' in\n" << r.output;
+    auto s = ReadJson(results() + "/summary.json");
+    if (!s.is_null()) {
+      EXPECT_EQ(s["feedrate"]["status"], "failed") << s.dump(2);
+      EXPECT_FALSE(s.contains("metric"));
+    }
+  }
+};
+
+TEST(BadInput, MissingDataDirectory) {
+  ErrorCase c;
+  c.ExpectCleanFailure(c.Run(""), {c.data() + "/train", "not found"});
+}
+
+TEST(BadInput, FewerFilesThanTheWorkloadNeeds) {
+  ErrorCase c;
+  c.Generate(4);
+  c.ExpectCleanFailure(c.Run("", 1, 8), {"found 4 .npz files", "num_files_train=8"});
+}
+
+TEST(BadInput, TruncatedNpz) {
+  ErrorCase c;
+  c.Generate(8);
+  std::string victim = c.data() + "/train/img_3_of_8.npz";
+  std::filesystem::resize_file(victim, std::filesystem::file_size(victim) / 2);
+  c.ExpectCleanFailure(c.Run(""), {victim});
+}
+
+TEST(BadInput, NotAZipFile) {
+  ErrorCase c;
+  c.Generate(8);
+  std::string victim = c.data() + "/train/img_5_of_8.npz";
+  test::WriteFile(victim, "plain text pretending to be an npz archive, long enough to look for a directory");
+  c.ExpectCleanFailure(c.Run("", 2), {victim, "not a valid zip"});
+}
+
+TEST(BadInput, NpzWithoutX) {
+  ErrorCase c;
+  c.Generate(8);
+  std::string victim = c.data() + "/train/img_1_of_8.npz";
+  if (!HaveNumpy()) GTEST_SKIP() << "python3-numpy not installed";
+  std::string py = std::string(FEEDRATE_PYTHON3) + " -c \"import numpy as np; np.savez(\\\"" + victim +
+                   "\\\", y=np.zeros(1, dtype=np.int64))\"";
+  ASSERT_EQ(Sh(py).code, 0);
+  c.ExpectCleanFailure(c.Run(""), {victim, "no 'x' array"});
+}
+
+TEST(BadInput, UnknownKeyInWorkloadFile) {
+  ErrorCase c;
+  std::string wl = c.dir / "mine.yaml";
+  test::WriteFile(wl, "dataset:\n  format: npz\n  num_file_train: 8\nreader:\n  batch_size: 1\n");
+  auto r = Sh(Feedrate("run -w " + wl + " --data-dir " + c.data()));
+  c.ExpectCleanFailure(r, {wl, "dataset.num_file_train", "did you mean 'dataset.num_files_train'"});
+}
+
+TEST(BadInput, NegativeBatchSize) {
+  ErrorCase c;
+  c.Generate(8);
+  c.ExpectCleanFailure(c.Run("--param reader.batch_size=-4"), {"reader.batch_size", "-4"});
+}
+
+TEST(BadInput, ZeroAccelerators) {
+  ErrorCase c;
+  c.Generate(8);
+  c.ExpectCleanFailure(c.Run("--accelerators 0"), {"--accelerators"});
+}
+
+TEST(BadInput, BuffersLargerThanMemoryAreRefused) {
+  ErrorCase c;
+  c.Generate(8);
+  c.ExpectCleanFailure(c.Run("--param reader.transfer_size=1099511627776"), {"MemAvailable", "reader.transfer_size"});
+}
+
+TEST(BadInput, FileTruncatedMidRunStopsEveryRank) {
+  ErrorCase c;
+  c.Generate(8);
+  std::string victim = c.data() + "/train/img_6_of_8.npz";
+  auto r = Sh("(sleep 1.5; truncate -s 4000 " + victim + ") & " +
+              MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + c.data() + " " + SmallDatasetParams(8, 20000) +
+                                 " --param reader.batch_size=1 --param train.epochs=200"
+                                 " --param train.computation_time=0.02 --results-dir " + c.results()) +
+              "; rc=$?; wait; exit $rc", 120);
+  c.ExpectCleanFailure(r, {victim, "truncated", "offset"});
+}
+
+}  // namespace
+}  // namespace feedrate::it

@@ -1,0 +1,48 @@
+// Integration-test harness implementation.
+#include "harness.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace feedrate::it {
+
+CmdResult Sh(const std::string& cmd, int timeout_s) {
+  std::string full = "timeout -k 5 " + std::to_string(timeout_s) + " sh -c '" + cmd + "' 2>&1";
+  CmdResult r;
+  FILE* p = ::popen(full.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string Feedrate(const std::string& args) { return std::string(FEEDRATE_BIN) + " " + args; }
+
+std::string MpiFeedrate(int ranks, const std::string& args) {
+  return std::string(FEEDRATE_MPIEXEC) + " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
+         Feedrate(args);
+}
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return nullptr;
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+bool HaveNumpy() {
+  return std::string(FEEDRATE_PYTHON3).size() > 0 &&
+         Sh(std::string(FEEDRATE_PYTHON3) + " -c \"import numpy\"").code == 0;
+}
+
+std::string SmallDatasetParams(int files, int record_bytes) {
+  return "--param dataset.num_files_train=" + std::to_string(files) +
+         " --param dataset.record_length_bytes=" + std::to_string(record_bytes) +
+         " --param dataset.record_length_bytes_stdev=" + std::to_string(record_bytes / 4);
+}
+
+}  // namespace feedrate::it

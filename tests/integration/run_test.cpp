@@ -1,0 +1,134 @@
+// End-to-end: datagen then run with the real binary under mpirun; summary fields, AU extremes, interrupts.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "datagen/generator.h"
+#include "harness.h"
+
+namespace feedrate::it {
+namespace {
+
+// The bytes a run must read per epoch: every file's whole x.npy member (128-byte header + d1*d2 bytes).
+uint64_t XBytes(int files, int record_bytes) {
+  uint64_t total = 0;
+  for (auto [a, b] : DlioDimensions(record_bytes, record_bytes / 4, static_cast<uint64_t>(files))) total += 128 + a * b;
+  return total;
+}
+
+TEST(Run, MpiTwoRanksTwoAcceleratorsWritesDlioSummary) {
+  test::TempDir dir;
+  const std::string data = dir / "unet3d", results = dir / "results";
+  const std::string ds = SmallDatasetParams(32, 65536);
+  auto gen = Sh(MpiFeedrate(2, "datagen -w unet3d_h100 --data-dir " + data + " " + ds));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  auto run = Sh(MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + data + " " + ds +
+                                   " --accelerators 2 --param reader.batch_size=2 --param train.epochs=2"
+                                   " --param train.computation_time=0.02 --results-dir " + results));
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_NE(run.output.find("PASS"), std::string::npos) << run.output;
+
+  auto s = ReadJson(results + "/summary.json");
+  ASSERT_TRUE(s.is_object());
+  EXPECT_EQ(s["num_accelerators"], 4);
+  EXPECT_EQ(s["num_hosts"], 1);
+  EXPECT_EQ(s["epochs"], 2);
+  EXPECT_EQ(s["num_files_train"], 32);
+  EXPECT_FALSE(s["hostname"].get<std::string>().empty());
+  EXPECT_EQ(s["host_cpu_count"].size(), 1u);
+  EXPECT_EQ(s["host_memory_GB"].size(), 1u);
+  const auto& m = s["metric"];
+  ASSERT_EQ(m["train_au_percentage"].size(), 2u);
+  ASSERT_EQ(m["train_throughput_samples_per_second"].size(), 2u);
+  EXPECT_GT(m["train_au_mean_percentage"].get<double>(), 90.0);
+  EXPECT_LE(m["train_au_mean_percentage"].get<double>(), 100.0);
+  EXPECT_EQ(m["train_au_meet_expectation"], "success");
+  EXPECT_GT(m["train_throughput_mean_samples_per_second"].get<double>(), 0);
+  EXPECT_TRUE(m.contains("train_au_stdev_percentage"));
+  EXPECT_TRUE(m.contains("train_io_mean_MB_per_second"));
+
+  const auto& f = s["feedrate"];
+  EXPECT_EQ(f["status"], "success");
+  EXPECT_EQ(f["engine"], "posix");
+  EXPECT_EQ(f["ranks"], 2);
+  EXPECT_EQ(f["steps_per_epoch"], 4);  // floor(32 / 2 / 4)
+  EXPECT_EQ(f["file_open_mode"], "per_sample");
+  // Every byte counted was read: each epoch reads every file's x member once.
+  EXPECT_EQ(f["bytes_read"].get<uint64_t>(), 2 * XBytes(32, 65536));
+  EXPECT_GT(f["read_mib_per_s"].get<double>(), 0);
+  for (const char* k : {"p50", "p90", "p99", "max"}) EXPECT_TRUE(f["stall_seconds"].contains(k)) << k;
+  EXPECT_LE(f["au_min"].get<double>(), f["au_max"].get<double>());
+  ASSERT_EQ(f["cpu_affinity"].size(), 2u);
+  EXPECT_FALSE(f["cpu_affinity"][0]["cpus"].get<std::string>().empty());
+  EXPECT_FALSE(f["version"].get<std::string>().empty());
+  EXPECT_EQ(f["config"]["dataset"]["num_files_train"], 32);
+  EXPECT_EQ(f["config"]["reader"]["batch_size"], 2);
+
+  for (const char* file : {"per_epoch.csv", "config.yaml", "report.md"}) {
+    EXPECT_TRUE(std::filesystem::exists(results + "/" + file)) << file;
+  }
+  std::string csv = test::ReadFile(results + "/per_epoch.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  // No temporary files left behind.
+  for (const auto& e : std::filesystem::directory_iterator(results)) {
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << e.path();
+  }
+}
+
+TEST(Run, LongComputeKeepsAuNearFull) {
+  test::TempDir dir;
+  const std::string ds = SmallDatasetParams(16, 32768);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + dir.path() + " " + ds)).code, 0);
+  auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + dir.path() + " " + ds +
+                         " -n 2 --param reader.batch_size=2 --param train.epochs=2"
+                         " --param train.computation_time=0.1 --results-dir " + dir / "r"));
+  ASSERT_EQ(run.code, 0) << run.output;
+  auto s = ReadJson(dir / "r/summary.json");
+  EXPECT_GT(s["metric"]["train_au_mean_percentage"].get<double>(), 97.0) << run.output;
+}
+
+TEST(Run, ZeroComputeMeansZeroAuAndExit3) {
+  test::TempDir dir;
+  const std::string ds = SmallDatasetParams(16, 32768);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + dir.path() + " " + ds)).code, 0);
+  auto run = Sh(MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + dir.path() + " " + ds +
+                                   " --param reader.batch_size=2 --param train.computation_time=0"
+                                   " --param train.epochs=2 --results-dir " + dir / "r"));
+  EXPECT_EQ(run.code, 3) << run.output;
+  auto s = ReadJson(dir / "r/summary.json");
+  EXPECT_LT(s["metric"]["train_au_mean_percentage"].get<double>(), 1.0);
+  EXPECT_EQ(s["metric"]["train_au_meet_expectation"], "fail");
+  EXPECT_EQ(s["feedrate"]["status"], "fail");
+}
+
+TEST(Run, ShuffledOrderKeepOpenAndRetainedBatchesReadTheSameBytes) {
+  test::TempDir dir;
+  const std::string ds = SmallDatasetParams(12, 40000);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + dir.path() + " " + ds)).code, 0);
+  auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + dir.path() + " " + ds +
+                         " -n 3 --param reader.batch_size=2 --param train.epochs=3 --order shuffled"
+                         " --keep-files-open --retain-batches --param train.computation_time=0.01"
+                         " --results-dir " + dir / "r"));
+  ASSERT_EQ(run.code, 0) << run.output;
+  auto s = ReadJson(dir / "r/summary.json");
+  EXPECT_EQ(s["feedrate"]["file_open_mode"], "keep_open");
+  EXPECT_EQ(s["feedrate"]["order"], "shuffled");
+  EXPECT_TRUE(s["feedrate"]["retain_batches"].get<bool>());
+  EXPECT_EQ(s["feedrate"]["bytes_read"].get<uint64_t>(), 3 * XBytes(12, 40000));
+}
+
+TEST(Run, InterruptStopsCleanlyAndSaysSo) {
+  test::TempDir dir;
+  const std::string ds = SmallDatasetParams(8, 16384);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + dir.path() + " " + ds)).code, 0);
+  auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + dir.path() + " " + ds +
+                         " --param reader.batch_size=1 --param train.epochs=100 --param train.computation_time=0.05"
+                         " --results-dir " + dir / "r") + " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid");
+  EXPECT_EQ(run.code, 130) << run.output;
+  auto s = ReadJson(dir / "r/summary.json");
+  EXPECT_EQ(s["feedrate"]["status"], "interrupted");
+  EXPECT_FALSE(s.contains("metric"));
+}
+
+}  // namespace
+}  // namespace feedrate::it

@@ -1,0 +1,77 @@
+// datasize, inspect, and compatibility with datasets written the way DLIO writes them (numpy).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "harness.h"
+
+namespace feedrate::it {
+namespace {
+
+TEST(Datasize, Mlpstorage20WorkedExample) {
+  // 2 clients x 128 GiB, 8 H100s: memory rule 9375 files, steps rule 500 * 8 * 7 = 28000 files.
+  auto r = Sh(Feedrate("datasize -w unet3d_h100 --client-memory-gib 128 --clients 2 --accelerators 8 --json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["files_by_memory"], 9375);
+  EXPECT_EQ(j["files_by_steps"], 28000);
+  EXPECT_EQ(j["num_files_train"], 28000);
+  auto big = nlohmann::json::parse(
+      Sh(Feedrate("datasize -w unet3d_h100 --client-memory-gib 1024 --clients 4 --accelerators 8 --json")).output);
+  EXPECT_EQ(big["num_files_train"], 150000);  // floor(5 * 4 TiB / 146600628) = floor(150000.94)
+}
+
+TEST(Inspect, FixturesAndErrors) {
+  if (!test::HaveFixtures()) GTEST_SKIP() << "no ../shared/fixtures";
+  const std::string fx = test::SharedDir() + "/fixtures/npy/";
+  auto ok = Sh(Feedrate("inspect --json " + fx + "dlio_layout_stored.npz"));
+  ASSERT_EQ(ok.code, 0) << ok.output;
+  auto j = nlohmann::json::parse(ok.output);
+  EXPECT_EQ(j["format"], "npz");
+  EXPECT_EQ(j["arrays"][0]["name"], "x");
+  EXPECT_EQ(j["arrays"][0]["shape"], nlohmann::json({64, 64, 4}));
+  EXPECT_EQ(j["arrays"][0]["data_offset"], 183);  // 55 + 128
+  // Content decides the format: an .npy renamed to .npz is still read as .npy.
+  test::TempDir dir;
+  std::filesystem::copy_file(fx + "f4_64x33.npy", dir / "disguised.npz");
+  auto disguised = Sh(Feedrate("inspect --json " + dir / "disguised.npz"));
+  ASSERT_EQ(disguised.code, 0) << disguised.output;
+  EXPECT_EQ(nlohmann::json::parse(disguised.output)["format"], "npy");
+  auto structured = Sh(Feedrate("inspect " + fx + "v3_0_structured.npy"));
+  EXPECT_EQ(structured.code, 2);
+  EXPECT_NE(structured.output.find("v3_0_structured.npy"), std::string::npos);
+  std::string bytes = test::ReadFile(fx + "small_stored.npz");
+  test::WriteFile(dir / "cut.npz", bytes.substr(0, bytes.size() - 30));
+  auto cut = Sh(Feedrate("inspect " + dir / "cut.npz"));
+  EXPECT_EQ(cut.code, 2);
+  EXPECT_NE(cut.output.find("cut.npz"), std::string::npos) << cut.output;
+}
+
+// Writes a dataset exactly as DLIO's npz generator does (numpy seeded with 10, np.savez) and checks that
+// (1) Feedrate's generator produces the same file names and array shapes and (2) Feedrate runs on it.
+TEST(DlioCompatibility, ReadsDlioWrittenDatasetAndMatchesItsShapes) {
+  if (!HaveNumpy()) GTEST_SKIP() << "python3-numpy not installed";
+  test::TempDir dir;
+  const std::string dlio = dir / "dlio", ours = dir / "ours";
+  auto py = Sh(std::string(FEEDRATE_PYTHON3) + " " + FEEDRATE_TEST_SCRIPTS + "/dlio_npz_generator.py " + dlio +
+               " 10 2 40000 12000");
+  ASSERT_EQ(py.code, 0) << py.output;
+  std::string params = "--param dataset.num_files_train=10 --param dataset.num_samples_per_file=2"
+                       " --param dataset.record_length_bytes=40000 --param dataset.record_length_bytes_stdev=12000";
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + ours + " " + params)).code, 0);
+  for (int i = 0; i < 10; ++i) {
+    std::string name = "/train/img_" + std::string(i < 10 ? "0" : "") + std::to_string(i) + "_of_10.npz";
+    auto a = nlohmann::json::parse(Sh(Feedrate("inspect --json " + dlio + name)).output);
+    auto b = nlohmann::json::parse(Sh(Feedrate("inspect --json " + ours + name)).output);
+    EXPECT_EQ(a["arrays"][0]["shape"], b["arrays"][0]["shape"]) << name;
+    EXPECT_EQ(a["arrays"][1]["shape"], b["arrays"][1]["shape"]) << name;
+  }
+  auto run = Sh(MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + dlio + " " + params +
+                                   " --param reader.batch_size=1 --param train.epochs=2 --param train.computation_time=0.01"
+                                   " --results-dir " + dir / "r"));
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_GT(ReadJson(dir / "r/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 0u);
+}
+
+}  // namespace
+}  // namespace feedrate::it
