@@ -192,6 +192,10 @@ nlohmann::json BuildSummary(const RunRecord& r) {
     f["bytes_read_per_epoch"] = m.bytes;
     f["epoch_seconds"] = m.epoch_seconds;
     f["read_mib_per_s"] = secs > 0 ? static_cast<double>(bytes) / kMiB / secs : 0.0;
+    // Samples handed to accelerators over the epochs' wall time: no step excluded, robust to few steps.
+    double samples = static_cast<double>(r.steps_per_epoch * c.batch_size * r.accelerators_per_rank) * r.ranks *
+                     static_cast<double>(m.bytes.size());
+    f["delivered_samples_per_s"] = secs > 0 ? samples / secs : 0.0;
     json per_epoch = json::array();
     for (size_t e = 0; e < m.bytes.size(); ++e) {
       per_epoch.push_back(m.epoch_seconds[e] > 0 ? static_cast<double>(m.bytes[e]) / kMiB / m.epoch_seconds[e] : 0.0);
