@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #ifdef FEEDRATE_HAVE_MPI
 #include <mpi.h>
@@ -19,6 +21,13 @@ Comm::Comm(int* argc, char*** argv) {
     int provided = 0;
     MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
     owns_mpi_ = true;
+    if (provided < MPI_THREAD_SERIALIZED) {
+      // The step barrier calls MPI from whichever accelerator thread arrives last.
+      MPI_Finalize();
+      owns_mpi_ = false;
+      throw std::runtime_error("the MPI library provides thread level " + std::to_string(provided) +
+                               "; Feedrate needs MPI_THREAD_SERIALIZED or higher");
+    }
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
@@ -106,11 +115,6 @@ std::string Comm::Broadcast(const std::string& value, int root) const {
   return out;
 }
 
-void Comm::Abort(int code) const {
-  MPI_Abort(MPI_COMM_WORLD, code);
-  std::_Exit(code);
-}
-
 #else  // single process
 
 Comm::Comm(int*, char***) {}
@@ -123,7 +127,6 @@ double Comm::MaxDouble(double v) const { return v; }
 std::vector<std::vector<double>> Comm::GatherDoubles(const std::vector<double>& local) const { return {local}; }
 std::vector<std::string> Comm::GatherStrings(const std::string& local) const { return {local}; }
 std::string Comm::Broadcast(const std::string& value, int) const { return value; }
-void Comm::Abort(int code) const { std::_Exit(code); }
 
 #endif
 

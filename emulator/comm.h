@@ -32,8 +32,6 @@ class Comm {
   std::vector<std::string> GatherStrings(const std::string& local) const;
   // `root`'s string on every rank.
   std::string Broadcast(const std::string& value, int root) const;
-  // Ends every rank of the job at once (a rank that cannot continue and cannot agree).
-  [[noreturn]] void Abort(int code) const;
 
  private:
   int rank_ = 0;

@@ -1,9 +1,7 @@
 // Training loop implementation.
 #include "emulator/trainer.h"
 
-#include <barrier>
 #include <cmath>
-#include <mutex>
 #include <random>
 #include <thread>
 
@@ -12,24 +10,14 @@
 #include "loader/pipeline/prefetcher.h"
 
 namespace feedrate {
-namespace {
-
-struct Completion {
-  Trainer* trainer;
-  void operator()() noexcept { trainer->OnBarrier(); }
-};
-using StepBarrier = std::barrier<Completion>;
-
-std::mutex g_error_mu;  // error path only
-
-}  // namespace
+void BarrierCompletion::operator()() noexcept { trainer->OnBarrier(); }
 
 Trainer::Trainer(const WorkloadConfig& cfg, const Sampler& sampler, IoEngine& engine,
                  const std::vector<SampleExtent>& extents, const Comm& comm, TrainerOptions options)
     : cfg_(cfg), sampler_(sampler), engine_(engine), extents_(extents), comm_(comm), opt_(std::move(options)) {}
 
 void Trainer::RecordError(const Status& st) {
-  std::lock_guard<std::mutex> lock(g_error_mu);
+  std::lock_guard<std::mutex> lock(error_mu_);
   if (result_.error.ok()) result_.error = st;
   local_failed_.store(true, std::memory_order_relaxed);
 }
@@ -56,7 +44,7 @@ TrainingResult Trainer::Run() {
     log.steps.assign(cfg_.epochs * result_.steps_per_epoch, StepRecord{});
     log.block_ns.assign(cfg_.epochs, 0);
   }
-  StepBarrier barrier(static_cast<std::ptrdiff_t>(opt_.accelerators), Completion{this});
+  std::barrier<BarrierCompletion> barrier(static_cast<std::ptrdiff_t>(opt_.accelerators), BarrierCompletion{this});
   barrier_ = &barrier;
   std::vector<std::thread> threads;
   threads.reserve(opt_.accelerators);
@@ -67,7 +55,7 @@ TrainingResult Trainer::Run() {
 }
 
 void Trainer::AcceleratorMain(uint64_t local) {
-  auto& barrier = *static_cast<StepBarrier*>(barrier_);
+  auto& barrier = *barrier_;
   const uint64_t global = static_cast<uint64_t>(comm_.rank()) * opt_.accelerators + local;
   const uint64_t steps = result_.steps_per_epoch;
   AcceleratorLog& log = result_.logs[local];

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <atomic>
+#include <barrier>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,13 @@ struct TrainerOptions {
   std::function<void(uint64_t epoch, const std::vector<AcceleratorLog>& logs)> on_epoch;
 };
 
+class Trainer;
+// The step barrier's completion step (runs on the last thread to arrive, while the others wait).
+struct BarrierCompletion {
+  Trainer* trainer;
+  void operator()() noexcept;
+};
+
 class Trainer {
  public:
   Trainer(const WorkloadConfig& cfg, const Sampler& sampler, IoEngine& engine, const std::vector<SampleExtent>& extents,
@@ -60,9 +69,10 @@ class Trainer {
   TrainerOptions opt_;
   TrainingResult result_;
   std::atomic<bool> local_failed_{false};
+  std::mutex error_mu_;          // error path only: guards result_.error
   bool stop_ = false;            // written only in OnBarrier, read by threads after the barrier
   uint64_t barrier_count_ = 0;   // OnBarrier only
-  void* barrier_ = nullptr;      // std::barrier<Completion>*, typed in the .cpp
+  std::barrier<BarrierCompletion>* barrier_ = nullptr;  // lives in Run()
 };
 
 }  // namespace feedrate

@@ -62,8 +62,9 @@ TEST(Datagen, UnwritableTargetNamesTheDirectory) {
 
 TEST(Datagen, RefusesADatasetLargerThanTheFreeSpace) {
   test::TempDir dir;
-  // A 4 MB record length with the workload's 68 MB stdev draws files of many GB: far more than any disk here.
-  auto cfg = LoadWorkload("unet3d_h100", {"dataset.data_folder=" + dir.path(), "dataset.num_files_train=100000",
+  // A 4 MB record length with the workload's 68 MB stdev draws files of ~170 MB on average: 5000 of them
+  // need far more than this machine's disk holds.
+  auto cfg = LoadWorkload("unet3d_h100", {"dataset.data_folder=" + dir.path(), "dataset.num_files_train=5000",
                                           "dataset.record_length_bytes=4194304"});
   auto r = GenerateDataset(cfg, {0, 1, 1, false});
   ASSERT_FALSE(r.ok());
