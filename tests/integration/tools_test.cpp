@@ -69,7 +69,7 @@ TEST(DlioCompatibility, ReadsDlioWrittenDatasetAndMatchesItsShapes) {
   auto run = Sh(MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + dlio + " " + params +
                                    " --param reader.batch_size=1 --param train.epochs=2 --param train.computation_time=0.01"
                                    " --results-dir " + dir / "r"));
-  ASSERT_EQ(run.code, 0) << run.output;
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;  // read correctly; the verdict is timing
   EXPECT_GT(ReadJson(dir / "r/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 0u);
 }
 
