@@ -15,6 +15,9 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   auto o = std::make_shared<RunOptions>();
   auto keep_open = std::make_shared<bool>(false);
   auto order = std::make_shared<std::string>();
+  auto engine = std::make_shared<std::string>();
+  auto queue_depth = std::make_shared<uint64_t>(0);
+  auto odirect = std::make_shared<bool>(false);
   w->Register(sub, true);
   sub->add_option("--accelerators,-n", o->accelerators, "emulated accelerators per rank (threads)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{4096}));
@@ -24,12 +27,20 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   sub->add_flag("--keep-files-open", *keep_open, "open each file once instead of per sample read");
   sub->add_option("--order", *order, "dlio (DLIO v2.0 order, default) or shuffled (seeded per-epoch shuffle)")
       ->check(CLI::IsMember({"dlio", "shuffled"}));
+  sub->add_option("--engine", *engine, "auto (io_uring, else POSIX; default), uring or posix")
+      ->check(CLI::IsMember({"auto", "uring", "posix"}));
+  sub->add_option("--queue-depth", *queue_depth, "reads in flight per I/O thread (io_uring; default 8)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{4096}));
+  sub->add_flag("--odirect", *odirect, "O_DIRECT reads (same as reader.odirect: true)");
   return [=] {
     Comm comm(argc, argv);
     InstallInterruptHandlers();
     auto overrides = w->Overrides();
     if (*keep_open) overrides.push_back("feedrate.keep_files_open=true");
     if (!order->empty()) overrides.push_back("feedrate.order=" + *order);
+    if (!engine->empty()) overrides.push_back("feedrate.engine=" + *engine);
+    if (*queue_depth > 0) overrides.push_back("feedrate.queue_depth=" + std::to_string(*queue_depth));
+    if (*odirect) overrides.push_back("reader.odirect=true");
     WorkloadConfig cfg;
     try {
       cfg = LoadWorkload(w->workload, overrides);

@@ -63,46 +63,49 @@ double Comm::MaxDouble(double v) const {
   return out;
 }
 
-std::vector<std::vector<double>> Comm::GatherDoubles(const std::vector<double>& local) const {
-  int n = static_cast<int>(local.size());
-  std::vector<int> counts(rank_ == 0 ? size_ : 0), displs;
-  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::vector<double> all;
-  if (rank_ == 0) {
-    displs.resize(size_);
-    int total = 0;
-    for (int r = 0; r < size_; ++r) {
-      displs[r] = total;
-      total += counts[r];
+namespace {
+
+// Every rank's element count and displacement at rank 0, for a Gatherv of `n` local elements.
+struct GatherLayout {
+  std::vector<int> counts, displs;
+  int total = 0;
+};
+GatherLayout GatherCounts(int n, int rank, int size) {
+  GatherLayout l;
+  if (rank == 0) l.counts.resize(size);
+  MPI_Gather(&n, 1, MPI_INT, l.counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    l.displs.resize(size);
+    for (int r = 0; r < size; ++r) {
+      l.displs[r] = l.total;
+      l.total += l.counts[r];
     }
-    all.resize(static_cast<size_t>(total));
   }
-  MPI_Gatherv(local.data(), n, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return l;
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> Comm::GatherDoubles(const std::vector<double>& local) const {
+  GatherLayout l = GatherCounts(static_cast<int>(local.size()), rank_, size_);
+  std::vector<double> all(static_cast<size_t>(l.total));
+  MPI_Gatherv(local.data(), static_cast<int>(local.size()), MPI_DOUBLE, all.data(), l.counts.data(), l.displs.data(),
+              MPI_DOUBLE, 0, MPI_COMM_WORLD);
   std::vector<std::vector<double>> out;
-  if (rank_ == 0) {
-    for (int r = 0; r < size_; ++r) out.emplace_back(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
+  for (int r = 0; rank_ == 0 && r < size_; ++r) {
+    out.emplace_back(all.begin() + l.displs[r], all.begin() + l.displs[r] + l.counts[r]);
   }
   return out;
 }
 
 std::vector<std::string> Comm::GatherStrings(const std::string& local) const {
-  int n = static_cast<int>(local.size());
-  std::vector<int> counts(rank_ == 0 ? size_ : 0), displs;
-  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::string all;
-  if (rank_ == 0) {
-    displs.resize(size_);
-    int total = 0;
-    for (int r = 0; r < size_; ++r) {
-      displs[r] = total;
-      total += counts[r];
-    }
-    all.resize(static_cast<size_t>(total));
-  }
-  MPI_Gatherv(local.data(), n, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  GatherLayout l = GatherCounts(static_cast<int>(local.size()), rank_, size_);
+  std::string all(static_cast<size_t>(l.total), '\0');
+  MPI_Gatherv(local.data(), static_cast<int>(local.size()), MPI_CHAR, all.data(), l.counts.data(), l.displs.data(),
+              MPI_CHAR, 0, MPI_COMM_WORLD);
   std::vector<std::string> out;
-  if (rank_ == 0) {
-    for (int r = 0; r < size_; ++r) out.push_back(all.substr(static_cast<size_t>(displs[r]), static_cast<size_t>(counts[r])));
+  for (int r = 0; rank_ == 0 && r < size_; ++r) {
+    out.push_back(all.substr(static_cast<size_t>(l.displs[r]), static_cast<size_t>(l.counts[r])));
   }
   return out;
 }

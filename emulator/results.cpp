@@ -75,23 +75,19 @@ nlohmann::json YamlToJson(const YAML::Node& n) {
 
 }  // namespace
 
-std::string NowIso8601() {
+namespace {
+std::string UtcNow(const char* format) {
   std::time_t t = std::time(nullptr);
   std::tm tm {};
   gmtime_r(&t, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
+}  // namespace
 
-std::string NowCompact() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm {};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
+std::string NowIso8601() { return UtcNow("%Y-%m-%dT%H:%M:%SZ"); }
+std::string NowCompact() { return UtcNow("%Y%m%dT%H%M%SZ"); }
 
 Status WriteFileAtomic(const std::string& path, const std::string& content) {
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
@@ -174,6 +170,9 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   f["workload"] = c.name;
   f["workload_source"] = c.source;
   f["engine"] = r.engine;
+  f["engine_detail"] = r.engine_description;
+  f["odirect"] = c.odirect;
+  f["queue_depth"] = c.queue_depth;
   f["ranks"] = r.ranks;
   f["accelerators_per_rank"] = r.accelerators_per_rank;
   f["io_threads_per_rank"] = r.io_threads_per_rank;
@@ -209,6 +208,14 @@ nlohmann::json BuildSummary(const RunRecord& r) {
     f["au_max"] = m.au_max_pct_overall;
     f["au_min_per_epoch"] = m.au_min_pct;
     f["au_max_per_epoch"] = m.au_max_pct;
+    uint64_t device = 0, requeued = 0;
+    for (const auto& ri : r.rank_info) {
+      device += ri.device_bytes;
+      requeued += ri.requeued;
+    }
+    f["device_bytes_read"] = device;
+    f["read_amplification"] = bytes > 0 ? static_cast<double>(device) / static_cast<double>(bytes) : 0.0;
+    f["requeued_reads"] = requeued;
     f["stall_seconds"] = Percentiles(r.stall_seconds);
     f["barrier_seconds"] = Percentiles(r.barrier_seconds);
   }

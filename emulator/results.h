@@ -24,6 +24,8 @@ struct RankInfo {
   unsigned host_cpu_count = 0;
   uint64_t host_mem_bytes = 0;
   std::string processor;
+  uint64_t device_bytes = 0;  // bytes the engine read (O_DIRECT windows included)
+  uint64_t requeued = 0;      // short reads / EAGAIN resubmitted
 };
 
 struct RunRecord {
@@ -34,6 +36,7 @@ struct RunRecord {
   int ranks = 1;
   uint64_t accelerators_per_rank = 1;
   std::string engine = "posix";
+  std::string engine_description;
   uint64_t io_threads_per_rank = 1;
   bool retain_batches = false;
   uint64_t steps_per_epoch = 0;

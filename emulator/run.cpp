@@ -1,6 +1,8 @@
 // Run orchestration: setup (agreed across ranks), the training loop, gathering to rank 0, results.
 #include "emulator/run.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -15,7 +17,8 @@
 #include "emulator/trainer.h"
 #include "loader/dataset/dataset.h"
 #include "loader/format/sample_index.h"
-#include "loader/io/posix_engine.h"
+#include "loader/io/direct_io.h"
+#include "loader/io/engine_factory.h"
 #include "loader/pipeline/prefetcher.h"
 #include "loader/pipeline/sampler.h"
 
@@ -29,6 +32,8 @@ struct Setup {
   std::vector<SampleExtent> extents;
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<FileTable> table;
+  EngineOptions engine_options;
+  EngineChoice engine;
   uint64_t io_threads = 1;
   double dataset_bytes = 0;
   double buffer_bytes = 0;
@@ -108,22 +113,41 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   // Dataset size estimate for the page-cache check: this rank's files scaled to the whole dataset.
   s->dataset_bytes = which.empty() ? 0 : local_bytes / static_cast<double>(which.size()) * static_cast<double>(s->files.size());
 
+  EngineOptions& eo = s->engine_options;
+  eo.threads = s->io_threads;
+  eo.transfer_size = cfg.transfer_size;
+  eo.queue_depth = cfg.queue_depth;
+  eo.queue_capacity = opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) * cfg.batch_size + 16;
+  eo.odirect = cfg.odirect;
+  if (cfg.odirect && !to_index.empty()) {
+    auto align = DirectIoAlignment(to_index.front());
+    if (!align.ok()) return align.status();
+    eo.direct_align = *align;
+  }
+
   uint64_t max_extent = Prefetcher::MaxExtent(s->extents);
-  double engine_bytes = static_cast<double>(s->io_threads) * static_cast<double>(cfg.transfer_size);
+  double engine_bytes = static_cast<double>(EngineBufferBytes(cfg.engine, eo));
   double retain_bytes = opt.retain_batches ? static_cast<double>(opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) *
-                                                                 cfg.batch_size) * static_cast<double>(max_extent)
+                                                                 cfg.batch_size) * static_cast<double>(max_extent + 2 * eo.direct_align)
                                            : 0;
   s->buffer_bytes = engine_bytes + retain_bytes;
   HostInfo host = ReadHostInfo();
   if (s->buffer_bytes > static_cast<double>(host.mem_available_bytes) / 2) {
     return Status::InvalidArgument("read buffers would need " + Gib(s->buffer_bytes) + " per rank, more than half of " +
                                    "MemAvailable (" + Gib(static_cast<double>(host.mem_available_bytes)) +
-                                   "): lower reader.transfer_size, the I/O threads" +
+                                   "): lower reader.transfer_size, --queue-depth, the I/O threads" +
                                    (opt.retain_batches ? " or drop --retain-batches" : ""));
   }
-  auto table = FileTable::Create(s->files, cfg.keep_files_open);
+  auto table = FileTable::Create(s->files, cfg.keep_files_open, cfg.odirect ? O_DIRECT : 0);
   if (!table.ok()) return table.status();
   s->table = std::make_unique<FileTable>(std::move(*table));
+  auto engine = MakeEngine(cfg.engine, *s->table, eo);
+  if (!engine.ok()) return engine.status();
+  s->engine = std::move(*engine);
+  if (!s->engine.fallback_reason.empty()) {
+    std::fprintf(stderr, "feedrate: warning: rank %d: io_uring unavailable (%s); using the posix engine\n", comm.rank(),
+                 s->engine.fallback_reason.c_str());
+  }
   return Status::Ok();
 }
 
@@ -174,12 +198,13 @@ void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
   }
 }
 
-std::string RankInfoJson(const Comm& comm, unsigned threads) {
+std::string RankInfoJson(const Comm& comm, unsigned threads, const EngineCounters& counters = {}) {
   HostInfo h = ReadHostInfo();
   auto cpus = CpuAffinity();
   nlohmann::json j = {{"rank", comm.rank()},   {"hostname", h.hostname},   {"cpus", CpuListString(cpus)},
                       {"allowed", cpus.size()}, {"threads", threads},       {"cpu_seconds", ProcessCpuSeconds()},
-                      {"cpu_count", h.cpu_count}, {"mem", h.mem_total_bytes}, {"processor", h.processor_name}};
+                      {"cpu_count", h.cpu_count}, {"mem", h.mem_total_bytes}, {"processor", h.processor_name},
+                      {"device_bytes", counters.device_bytes}, {"requeued", counters.requeued}};
   return j.dump();
 }
 
@@ -196,6 +221,8 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
     ri.host_cpu_count = j["cpu_count"];
     ri.host_mem_bytes = j["mem"];
     ri.processor = j["processor"];
+    ri.device_bytes = j["device_bytes"];
+    ri.requeued = j["requeued"];
     r->rank_info.push_back(ri);
   }
 }
@@ -299,25 +326,26 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
                  comm.rank(), CpuListString(cpus).c_str(), cpus.size(), host.cpu_count, threads);
   }
 
-  EngineOptions eo;
-  eo.threads = setup.io_threads;
-  eo.transfer_size = cfg.transfer_size;
-  eo.queue_capacity = opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) * cfg.batch_size + 16;
   TrainingResult result;
   int64_t t0 = NowNs();
+  EngineCounters counters;
   {
-    PosixEngine engine(*setup.table, eo);
+    IoEngine& engine = *setup.engine.engine;
     rec.engine = engine.name();
+    rec.engine_description = setup.engine.description;
     TrainerOptions to;
     to.accelerators = opt.accelerators;
     to.retain_batches = opt.retain_batches;
+    to.direct_align = cfg.odirect ? setup.engine_options.direct_align : 0;
     uint64_t steps = setup.sampler->steps_per_epoch();
     to.on_epoch = [&](uint64_t epoch, const std::vector<AcceleratorLog>& logs) {
       PrintEpochLine(cfg, comm, epoch, steps, logs);
     };
     Trainer trainer(cfg, *setup.sampler, engine, setup.extents, comm, std::move(to));
     result = trainer.Run();
+    counters = engine.counters();
   }
+  setup.engine.engine.reset();  // joins the I/O threads before results are gathered
   rec.wall_seconds = static_cast<double>(NowNs() - t0) / 1e9;
   rec.steps_per_epoch = result.steps_per_epoch;
 
@@ -328,7 +356,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   }
 
   auto packed = comm.GatherDoubles(PackRank(cfg, result));
-  auto infos = comm.GatherStrings(RankInfoJson(comm, threads));
+  auto infos = comm.GatherStrings(RankInfoJson(comm, threads, counters));
   rec.end_iso = NowIso8601();
   int code = kExitError;
   if (comm.root()) {

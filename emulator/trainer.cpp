@@ -60,7 +60,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
   const uint64_t steps = result_.steps_per_epoch;
   AcceleratorLog& log = result_.logs[local];
   Prefetcher prefetcher(engine_, extents_, cfg_.num_samples_per_file, cfg_.batch_size, cfg_.prefetch_size,
-                        opt_.retain_batches);
+                        opt_.retain_batches, opt_.direct_align);
   std::vector<uint64_t> samples;
   samples.reserve(sampler_.samples_per_epoch_per_accelerator());
   std::mt19937_64 jitter_rng(0x6a177e2ULL + global);

@@ -37,6 +37,7 @@ struct TrainingResult {
 struct TrainerOptions {
   uint64_t accelerators = 1;  // per rank
   bool retain_batches = false;
+  uint64_t direct_align = 0;  // O_DIRECT alignment, 0 when buffered
   // Called on rank 0's side of every rank after each epoch (inside the epoch barrier), for live progress.
   std::function<void(uint64_t epoch, const std::vector<AcceleratorLog>& logs)> on_epoch;
 };

@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages Feedrate builds and tests with (sudo only when not root); a no-op when present.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config git
-          libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
+          liburing-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
           libopenmpi-dev openmpi-bin
           libgtest-dev libgmock-dev libbenchmark-dev
           python3-numpy)

@@ -80,7 +80,7 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"reader.sample_shuffle", K::kUsed},
       {"reader.read_type", K::kUsed},
       {"reader.transfer_size", K::kUsed},
-      {"reader.odirect", K::kNotYet},
+      {"reader.odirect", K::kUsed},
       {"reader.preprocess_time", K::kNotYet},
       {"reader.preprocess_time_stdev", K::kNotYet},
       {"reader.pin_memory", K::kNoEffect},
@@ -127,6 +127,8 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"metric.au", K::kUsed},
       {"feedrate.keep_files_open", K::kUsed},
       {"feedrate.order", K::kUsed},
+      {"feedrate.engine", K::kUsed},
+      {"feedrate.queue_depth", K::kUsed},
   };
   return kSchema;
 }

@@ -214,6 +214,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadChoice("reader.file_shuffle", &c->file_shuffle, {"off", "seed", "random"});
   x.ReadChoice("reader.sample_shuffle", &c->sample_shuffle, {"off", "seed", "random"});
   x.ReadChoice("reader.read_type", &c->read_type, {"on_demand", "memory"});
+  x.Read("reader.odirect", &c->odirect);
 
   x.ReadU64("train.epochs", &c->epochs, 1);
   YAML::Node steps = x.Get("train.total_training_steps");
@@ -242,6 +243,8 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
 
   x.Read("feedrate.keep_files_open", &c->keep_files_open);
   x.ReadChoice("feedrate.order", &c->order, {"dlio", "shuffled"});
+  x.ReadChoice("feedrate.engine", &c->engine, {"auto", "uring", "posix"});
+  x.ReadU64("feedrate.queue_depth", &c->queue_depth, 1);
 }
 
 std::string ReadFileText(const std::string& path) {

@@ -57,6 +57,7 @@ struct WorkloadConfig {
   std::string file_shuffle = "off";
   std::string sample_shuffle = "off";
   std::string read_type = "on_demand";
+  bool odirect = false;                // reader.odirect: O_DIRECT reads (aligned windows)
 
   // train
   uint64_t epochs = 1;
@@ -73,6 +74,8 @@ struct WorkloadConfig {
   // feedrate extensions (section "feedrate:")
   bool keep_files_open = false;        // default: open/close per sample, like DLIO's on_demand reader
   std::string order = "dlio";          // "dlio" (DLIO v2.0 order) or "shuffled" (seeded per-epoch shuffle)
+  std::string engine = "auto";         // auto (io_uring, else POSIX), uring, posix
+  uint64_t queue_depth = 8;            // reads in flight per I/O thread (uring)
 
   YAML::Node tree;                     // resolved tree after aliases and overrides (written to config.yaml)
   std::vector<std::string> warnings;   // keys present that Feedrate accepts but does not implement yet

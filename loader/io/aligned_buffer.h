@@ -13,10 +13,10 @@ class AlignedBuffer {
   static constexpr size_t kAlignment = 4096;  // O_DIRECT- and page-friendly
 
   AlignedBuffer() = default;
-  explicit AlignedBuffer(size_t size) : size_(size) {
+  explicit AlignedBuffer(size_t size, size_t alignment = kAlignment) : size_(size) {
     if (size == 0) return;
-    size_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
-    data_ = static_cast<char*>(std::aligned_alloc(kAlignment, rounded));
+    size_t rounded = (size + alignment - 1) / alignment * alignment;
+    data_ = static_cast<char*>(std::aligned_alloc(alignment, rounded));
     if (data_ == nullptr) throw std::bad_alloc();
   }
   ~AlignedBuffer() { std::free(data_); }

@@ -38,7 +38,9 @@ struct ReadRequest {
 // closes its file (DLIO's on_demand reader semantics).
 class FileTable {
  public:
-  static Result<FileTable> Create(std::vector<std::string> paths, bool keep_open);
+  // `open_flags` are added to O_RDONLY|O_CLOEXEC for every open (O_DIRECT).
+  static Result<FileTable> Create(std::vector<std::string> paths, bool keep_open, int open_flags = 0);
+  int open_flags() const { return open_flags_; }
   const std::string& path(uint32_t file) const { return paths_[file]; }
   size_t size() const { return paths_.size(); }
   bool keep_open() const { return keep_open_; }
@@ -48,12 +50,22 @@ class FileTable {
   std::vector<std::string> paths_;
   std::vector<UniqueFd> fds_;
   bool keep_open_ = false;
+  int open_flags_ = 0;
 };
 
 struct EngineOptions {
-  size_t threads = 1;                // I/O worker threads (posix)
+  size_t threads = 1;                // I/O threads
   uint64_t transfer_size = 1 << 20;  // bytes per read call; also the recycled buffer size
   size_t queue_capacity = 1024;      // max requests waiting (the prefetchers never exceed it)
+  size_t queue_depth = 8;            // uring: reads in flight per thread (a sample's transfers run concurrently)
+  bool odirect = false;              // O_DIRECT: aligned windows around each extent
+  uint64_t direct_align = 4096;      // O_DIRECT offset/length/memory alignment (DirectIoAlignment)
+};
+
+// Counters every engine keeps (relaxed atomics, summed at the end of a run).
+struct EngineCounters {
+  uint64_t device_bytes = 0;   // bytes the engine asked the kernel for (O_DIRECT windows included)
+  uint64_t requeued = 0;       // short reads and -EAGAIN resubmitted for the remainder
 };
 
 class IoEngine {
@@ -64,6 +76,7 @@ class IoEngine {
   virtual void Submit(const ReadRequest& request) = 0;
   // Bytes of I/O buffer memory the engine holds.
   virtual uint64_t buffer_bytes() const = 0;
+  virtual EngineCounters counters() const = 0;
 };
 
 }  // namespace feedrate

@@ -3,16 +3,19 @@
 
 #include <algorithm>
 
+#include "loader/io/direct_io.h"
+
 namespace feedrate {
 
-Result<FileTable> FileTable::Create(std::vector<std::string> paths, bool keep_open) {
+Result<FileTable> FileTable::Create(std::vector<std::string> paths, bool keep_open, int open_flags) {
   FileTable t;
   t.paths_ = std::move(paths);
   t.keep_open_ = keep_open;
+  t.open_flags_ = open_flags;
   if (keep_open) {
     t.fds_.reserve(t.paths_.size());
     for (const auto& p : t.paths_) {
-      auto fd = OpenForRead(p);
+      auto fd = OpenForRead(p, open_flags);
       if (!fd.ok()) return fd.status();
       t.fds_.push_back(std::move(*fd));
     }
@@ -23,8 +26,11 @@ Result<FileTable> FileTable::Create(std::vector<std::string> paths, bool keep_op
 PosixEngine::PosixEngine(const FileTable& files, const EngineOptions& options)
     : files_(files), options_(options), queue_(options.queue_capacity) {
   options_.threads = std::max<size_t>(1, options_.threads);
+  if (options_.odirect) options_.transfer_size = AlignUp(options_.transfer_size, options_.direct_align);
   buffers_.reserve(options_.threads);
-  for (size_t i = 0; i < options_.threads; ++i) buffers_.emplace_back(options_.transfer_size);
+  for (size_t i = 0; i < options_.threads; ++i) {
+    buffers_.emplace_back(options_.transfer_size, std::max<size_t>(AlignedBuffer::kAlignment, options_.direct_align));
+  }
   workers_.reserve(options_.threads);
   for (size_t i = 0; i < options_.threads; ++i) workers_.emplace_back([this, i] { Worker(i); });
 }
@@ -64,28 +70,34 @@ Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, uint64_t* by
   UniqueFd owned;
   int fd = files_.open_fd(r.extent.file);
   if (fd < 0) {
-    int f = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int f = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | files_.open_flags());
     if (f < 0) return Status::Errno("cannot open " + path, errno);
     owned = UniqueFd(f);
     fd = f;
   }
   const uint64_t end = r.extent.offset + r.extent.length;
-  uint64_t off = r.extent.offset;
+  // Buffered: exactly the extent. O_DIRECT: its aligned window (the extra bytes are read amplification).
+  const DirectWindow w = options_.odirect ? WindowFor(r.extent.offset, r.extent.length, options_.direct_align)
+                                          : DirectWindow{r.extent.offset, end};
+  uint64_t off = w.begin, device = 0;
   while (off < end) {
-    size_t want = static_cast<size_t>(std::min<uint64_t>(options_.transfer_size, end - off));
-    char* dst = r.dest != nullptr ? r.dest + (off - r.extent.offset) : scratch;
+    size_t want = static_cast<size_t>(std::min<uint64_t>(options_.transfer_size, w.end - off));
+    char* dst = r.dest != nullptr ? r.dest + (off - w.begin) : scratch;
     ssize_t n = ::pread(fd, dst, want, static_cast<off_t>(off));
     if (n < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR || errno == EAGAIN) continue;
       return Status::Errno(path + ": read failed at offset " + std::to_string(off), errno);
     }
-    if (n == 0) {
+    off += static_cast<uint64_t>(n);
+    device += static_cast<uint64_t>(n);
+    // EOF before the extent's end; with O_DIRECT a read that stops off alignment can only be end of file.
+    if (n == 0 || (options_.odirect && off < end && off % options_.direct_align != 0)) {
       return Status::Corruption(path + ": file is truncated: sample extent ends at offset " + std::to_string(end) +
                                 " but data ends at offset " + std::to_string(off));
     }
-    off += static_cast<uint64_t>(n);
-    *bytes += static_cast<uint64_t>(n);
   }
+  device_bytes_.fetch_add(device, std::memory_order_relaxed);
+  *bytes = r.extent.length;
   return Status::Ok();
 }
 

@@ -12,7 +12,7 @@ uint64_t Prefetcher::MaxExtent(const std::vector<SampleExtent>& extents) {
 }
 
 Prefetcher::Prefetcher(IoEngine& engine, const std::vector<SampleExtent>& extents, uint64_t samples_per_file,
-                       uint64_t batch_size, uint64_t depth, bool retain_batches)
+                       uint64_t batch_size, uint64_t depth, bool retain_batches, uint64_t direct_align)
     : engine_(engine),
       extents_(extents),
       samples_per_file_(samples_per_file),
@@ -20,9 +20,12 @@ Prefetcher::Prefetcher(IoEngine& engine, const std::vector<SampleExtent>& extent
       depth_(std::max<uint64_t>(1, depth)),
       max_extent_(MaxExtent(extents)),
       slots_(std::make_unique<Slot[]>(depth_)) {
+  stride_ = direct_align > 0 ? (max_extent_ + 2 * direct_align + direct_align - 1) / direct_align * direct_align
+                             : max_extent_;
   if (retain_batches) {
-    for (uint64_t i = 0; i < depth_; ++i) slots_[i].retained = AlignedBuffer(batch_ * max_extent_);
-    retained_bytes_ = depth_ * batch_ * max_extent_;
+    size_t align = std::max<size_t>(AlignedBuffer::kAlignment, direct_align);
+    for (uint64_t i = 0; i < depth_; ++i) slots_[i].retained = AlignedBuffer(batch_ * stride_, align);
+    retained_bytes_ = depth_ * batch_ * stride_;
   }
 }
 
@@ -45,7 +48,7 @@ void Prefetcher::SubmitBatch(uint64_t step) {
   for (uint64_t i = 0; i < batch_; ++i) {
     ReadRequest r;
     r.extent = extents_[ids[i] / samples_per_file_];
-    r.dest = slot.retained.data() != nullptr ? slot.retained.data() + i * max_extent_ : nullptr;
+    r.dest = slot.retained.data() != nullptr ? slot.retained.data() + i * stride_ : nullptr;
     r.target = this;
     r.tag = step % depth_;
     engine_.Submit(r);

@@ -22,8 +22,9 @@ class Prefetcher final : public CompletionTarget {
  public:
   // `extents[f]` is file f's sample extent; `samples_per_file` maps sample ids to files.
   // With retain_batches, each slot owns a buffer big enough for a whole batch and reads land there.
+  // `direct_align` > 0 means O_DIRECT: each retained sample gets an aligned slot large enough for its window.
   Prefetcher(IoEngine& engine, const std::vector<SampleExtent>& extents, uint64_t samples_per_file,
-             uint64_t batch_size, uint64_t depth, bool retain_batches);
+             uint64_t batch_size, uint64_t depth, bool retain_batches, uint64_t direct_align = 0);
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
   ~Prefetcher();  // waits for reads still in flight
@@ -57,6 +58,7 @@ class Prefetcher final : public CompletionTarget {
   uint64_t batch_;
   uint64_t depth_;
   uint64_t max_extent_ = 0;
+  uint64_t stride_ = 0;  // bytes between retained samples in a slot
   uint64_t retained_bytes_ = 0;
   std::unique_ptr<Slot[]> slots_;
   const std::vector<uint64_t>* samples_ = nullptr;

@@ -52,7 +52,11 @@ TEST(Run, MpiTwoRanksTwoAcceleratorsWritesDlioSummary) {
 
   const auto& f = s["feedrate"];
   EXPECT_EQ(f["status"], pass ? "success" : "fail");
-  EXPECT_EQ(f["engine"], "posix");
+  // --engine auto: io_uring where the kernel allows it, else POSIX with the reason in engine_detail.
+  const std::string engine = f["engine"];
+  EXPECT_TRUE(engine == "uring" || (engine == "posix" && f["engine_detail"].get<std::string>().find("unavailable") !=
+                                                             std::string::npos))
+      << f["engine_detail"];
   EXPECT_EQ(f["ranks"], 2);
   EXPECT_EQ(f["steps_per_epoch"], 4);  // floor(32 / 2 / 4)
   EXPECT_EQ(f["file_open_mode"], "per_sample");
@@ -119,6 +123,48 @@ TEST(Run, ShuffledOrderKeepOpenAndRetainedBatchesReadTheSameBytes) {
   EXPECT_EQ(s["feedrate"]["order"], "shuffled");
   EXPECT_TRUE(s["feedrate"]["retain_batches"].get<bool>());
   EXPECT_EQ(s["feedrate"]["bytes_read"].get<uint64_t>(), 3 * XBytes(12, 40000));
+}
+
+TEST(Run, EnginesAndODirectReadTheSameSampleBytes) {
+  test::TempDir dir;
+  const std::string ds = SmallDatasetParams(8, 30000);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + dir.path() + " " + ds)).code, 0);
+  const std::string run = "run -w unet3d_h100 --data-dir " + dir.path() + " " + ds +
+                          " --param reader.batch_size=2 --param train.epochs=2 --param train.computation_time=0.001"
+                          " --param reader.transfer_size=8192 --results-dir ";
+  for (const std::string extra : {"--engine posix", "--engine posix --odirect", "--engine auto --odirect --queue-depth 3"}) {
+    SCOPED_TRACE(extra);
+    std::string r = dir / ("r" + std::to_string(extra.size()));
+    auto out = Sh(Feedrate(run + r + " " + extra));
+    if (out.output.find("refuses O_DIRECT") != std::string::npos) GTEST_SKIP() << "no O_DIRECT on the test file system";
+    ASSERT_TRUE(out.code == 0 || out.code == 3) << out.output;
+    auto f = ReadJson(r + "/summary.json")["feedrate"];
+    EXPECT_EQ(f["bytes_read"].get<uint64_t>(), 2 * XBytes(8, 30000));
+    const bool direct = extra.find("odirect") != std::string::npos;
+    EXPECT_EQ(f["odirect"].get<bool>(), direct);
+    if (direct) {
+      EXPECT_GT(f["device_bytes_read"].get<uint64_t>(), f["bytes_read"].get<uint64_t>());  // aligned windows
+    } else {
+      EXPECT_EQ(f["device_bytes_read"].get<uint64_t>(), f["bytes_read"].get<uint64_t>());
+    }
+  }
+}
+
+TEST(Run, UringSetupFailureFallsBackToPosixAndSaysSo) {
+  test::TempDir dir;
+  const std::string ds = SmallDatasetParams(8, 16384);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + dir.path() + " " + ds)).code, 0);
+  const std::string run = "run -w unet3d_h100 --data-dir " + dir.path() + " " + ds +
+                          " --param reader.batch_size=2 --param train.computation_time=0.001 --param train.epochs=1";
+  auto fallback = Sh("FEEDRATE_TEST_URING_SETUP_ERRNO=1 " + Feedrate(run + " --results-dir " + dir / "a"));
+  ASSERT_TRUE(fallback.code == 0 || fallback.code == 3) << fallback.output;
+  EXPECT_NE(fallback.output.find("io_uring unavailable"), std::string::npos) << fallback.output;
+  auto f = ReadJson(dir / "a/summary.json")["feedrate"];
+  EXPECT_EQ(f["engine"], "posix");
+  EXPECT_NE(f["engine_detail"].get<std::string>().find("Operation not permitted"), std::string::npos);
+  auto strict = Sh("FEEDRATE_TEST_URING_SETUP_ERRNO=38 " + Feedrate(run + " --engine uring --results-dir " + dir / "b"));
+  EXPECT_EQ(strict.code, 2) << strict.output;
+  EXPECT_NE(strict.output.find("--engine uring: io_uring is unavailable"), std::string::npos) << strict.output;
 }
 
 TEST(Run, InterruptStopsCleanlyAndSaysSo) {

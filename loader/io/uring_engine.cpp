@@ -1,0 +1,340 @@
+// UringEngine implementation (liburing).
+#include "loader/io/uring_engine.h"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "loader/io/aligned_buffer.h"
+#include "loader/io/direct_io.h"
+
+namespace feedrate {
+namespace {
+
+struct FlagStep {
+  unsigned flags;
+  const char* name;
+};
+constexpr FlagStep kLadder[] = {
+    {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, "SINGLE_ISSUER|DEFER_TASKRUN"},
+    {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN, "SINGLE_ISSUER|COOP_TASKRUN"},
+    {IORING_SETUP_COOP_TASKRUN, "COOP_TASKRUN"},
+    {0, "no setup flags"},
+};
+
+}  // namespace
+
+// One sample being read by a worker.
+struct SampleState {
+  ReadRequest req;
+  int fd = -1;
+  bool owns_fd = false;
+  uint64_t next = 0;      // next window offset to issue
+  uint64_t wend = 0;      // window end (extent end, or aligned up with O_DIRECT)
+  uint64_t end = 0;       // extent end
+  uint32_t inflight = 0;  // transfers in flight
+  uint64_t eof_at = UINT64_MAX;  // lowest end of data seen (transfers run concurrently, so take the minimum)
+  Status error;
+  bool active = false;
+};
+
+// One transfer buffer and the read it is serving.
+struct Transfer {
+  uint32_t sample = 0;
+  uint64_t off = 0;
+  uint32_t len = 0;
+  uint32_t done = 0;
+};
+
+struct UringEngine::Worker {
+  UringEngine* engine = nullptr;
+  io_uring ring {};
+  bool ring_ready = false;
+  bool fixed_buffers = false;
+  AlignedBuffer memory;
+  std::vector<char*> buffers;
+  std::vector<Transfer> transfers;
+  std::vector<uint32_t> free_buffers;
+  std::vector<SampleState> samples;
+  std::vector<uint32_t> free_samples;
+  std::vector<uint32_t> order;  // active samples, oldest first
+  std::atomic<uint64_t> device_bytes{0};
+  std::atomic<uint64_t> requeued{0};
+  uint32_t inflight = 0;
+  Status setup_status;
+  std::string setup_description;
+
+  ~Worker() {
+    if (ring_ready) io_uring_queue_exit(&ring);
+  }
+
+  Result<std::string> Setup(size_t depth, uint64_t transfer_size, uint64_t align) {
+    if (const char* e = std::getenv("FEEDRATE_TEST_URING_SETUP_ERRNO")) {  // test hook: injected setup failure
+      return Status::Errno("io_uring_queue_init failed (injected)", std::atoi(e));
+    }
+    std::string how;
+    int ret = -EINVAL;
+    for (const auto& step : kLadder) {
+      io_uring_params p {};
+      p.flags = step.flags;
+      ret = io_uring_queue_init_params(static_cast<unsigned>(std::max<size_t>(depth, 2)), &ring, &p);
+      if (ret == 0) {
+        how = step.name;
+        break;
+      }
+      if (ret != -EINVAL) break;  // only an unknown flag is worth another step
+    }
+    if (ret < 0) return Status::Errno("io_uring_queue_init failed", -ret);
+    ring_ready = true;
+    memory = AlignedBuffer(depth * transfer_size, std::max<size_t>(AlignedBuffer::kAlignment, align));
+    std::vector<iovec> iov(depth);
+    for (size_t i = 0; i < depth; ++i) {
+      buffers.push_back(memory.data() + i * transfer_size);
+      iov[i] = {buffers.back(), transfer_size};
+      free_buffers.push_back(static_cast<uint32_t>(depth - 1 - i));
+      free_samples.push_back(static_cast<uint32_t>(depth - 1 - i));
+    }
+    transfers.resize(depth);
+    samples.resize(depth);
+    order.reserve(depth);
+    // Registered buffers spare the kernel a page walk per read; without them (RLIMIT_MEMLOCK) plain reads work.
+    fixed_buffers = io_uring_register_buffers(&ring, iov.data(), static_cast<unsigned>(depth)) == 0;
+    return how + (fixed_buffers ? ", registered buffers" : ", unregistered buffers");
+  }
+
+  // Queues the read for transfer `b`'s remaining bytes.
+  void Prep(uint32_t b) {
+    Transfer& t = transfers[b];
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring);  // never null: at most `depth` reads are outstanding
+    char* dst = (samples[t.sample].req.dest != nullptr ? samples[t.sample].req.dest + (t.off - Window(t.sample)) : buffers[b]) + t.done;
+    if (fixed_buffers && samples[t.sample].req.dest == nullptr) {
+      io_uring_prep_read_fixed(sqe, samples[t.sample].fd, dst, t.len - t.done, t.off + t.done, static_cast<int>(b));
+    } else {
+      io_uring_prep_read(sqe, samples[t.sample].fd, dst, t.len - t.done, t.off + t.done);
+    }
+    io_uring_sqe_set_data64(sqe, b);
+  }
+
+  uint64_t Window(uint32_t s) const {
+    const auto& o = engine->options_;
+    return o.odirect ? AlignDown(samples[s].req.extent.offset, o.direct_align) : samples[s].req.extent.offset;
+  }
+
+  // Starts reading a new sample (opening its file unless kept open).
+  void Admit(const ReadRequest& r) {
+    const FileTable& files = engine->files_;
+    const auto& o = engine->options_;
+    uint32_t s = free_samples.back();
+    free_samples.pop_back();
+    SampleState& st = samples[s];
+    st = SampleState{};
+    st.req = r;
+    st.active = true;
+    st.end = r.extent.offset + r.extent.length;
+    st.next = Window(s);
+    st.wend = o.odirect ? AlignUp(st.end, o.direct_align) : st.end;
+    st.fd = files.open_fd(r.extent.file);
+    if (st.fd < 0) {
+      st.fd = ::open(files.path(r.extent.file).c_str(), O_RDONLY | O_CLOEXEC | files.open_flags());
+      if (st.fd < 0) {
+        st.error = Status::Errno("cannot open " + files.path(r.extent.file), errno);
+        st.next = st.wend;
+      } else {
+        st.owns_fd = true;
+      }
+    }
+    order.push_back(s);
+  }
+
+  // Issues transfers for active samples, oldest first, while buffers are free.
+  void Issue() {
+    const uint64_t ts = engine->options_.transfer_size;
+    for (uint32_t s : order) {
+      SampleState& st = samples[s];
+      while (st.next < st.wend && !free_buffers.empty()) {
+        uint32_t b = free_buffers.back();
+        free_buffers.pop_back();
+        transfers[b] = {s, st.next, static_cast<uint32_t>(std::min<uint64_t>(ts, st.wend - st.next)), 0};
+        st.next += transfers[b].len;
+        ++st.inflight;
+        ++inflight;
+        Prep(b);
+      }
+      if (free_buffers.empty()) break;
+    }
+  }
+
+  // Completes samples that have nothing left in flight, in any order.
+  void Retire() {
+    for (size_t i = 0; i < order.size();) {
+      SampleState& st = samples[order[i]];
+      if (st.inflight == 0 && st.next >= st.wend) {
+        if (st.owns_fd) ::close(st.fd);
+        if (st.eof_at != UINT64_MAX && st.error.ok()) {
+          st.error = Status::Corruption(engine->files_.path(st.req.extent.file) + ": file is truncated: sample extent ends at offset " +
+                                        std::to_string(st.end) + " but data ends at offset " + std::to_string(st.eof_at));
+        }
+        uint64_t bytes = st.error.ok() ? st.req.extent.length : 0;  // a sample counts once all of it was read
+        st.active = false;
+        ReadRequest req = st.req;
+        Status err = std::move(st.error);
+        free_samples.push_back(order[i]);
+        order.erase(order.begin() + static_cast<std::ptrdiff_t>(i));
+        req.target->OnComplete(req.tag, bytes, err);
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  void OnCqe(uint32_t b, int res) {
+    Transfer& t = transfers[b];
+    SampleState& st = samples[t.sample];
+    const auto& o = engine->options_;
+    const std::string& path = engine->files_.path(st.req.extent.file);
+    if (res == -EAGAIN || res == -EINTR) {
+      requeued.fetch_add(1, std::memory_order_relaxed);
+      Prep(b);
+      return;
+    }
+    bool finished = true;
+    if (res < 0) {
+      if (st.error.ok()) st.error = Status::Errno(path + ": read failed at offset " + std::to_string(t.off + t.done), -res);
+    } else {
+      t.done += static_cast<uint32_t>(res);
+      device_bytes.fetch_add(static_cast<uint64_t>(res), std::memory_order_relaxed);
+      uint64_t pos = t.off + t.done;
+      bool eof = res == 0 || (o.odirect && pos % o.direct_align != 0);
+      if (t.done < t.len && pos < st.end) {
+        if (eof) {
+          st.eof_at = std::min(st.eof_at, pos);
+          st.next = st.wend;  // stop issuing; the message is built at retirement from the lowest EOF seen
+        } else {
+          requeued.fetch_add(1, std::memory_order_relaxed);  // short read: the remainder goes again
+          Prep(b);
+          finished = false;
+        }
+      }
+    }
+    if (!finished) return;
+    if (!st.error.ok()) st.next = st.wend;  // stop issuing more of a failed sample
+    free_buffers.push_back(b);
+    --st.inflight;
+    --inflight;
+  }
+
+  void Run() {
+    UringEngine& e = *engine;
+    for (;;) {
+      Issue();
+      // Take new samples while a buffer is free: block only when there is nothing else to do.
+      while (!free_buffers.empty() && !free_samples.empty()) {
+        bool idle = inflight == 0 && order.empty();
+        if (idle) {
+          e.ready_.acquire();
+        } else if (!e.ready_.try_acquire()) {
+          break;
+        }
+        ReadRequest r;
+        bool got = false;
+        while (!(got = e.queue_.TryPop(&r))) {
+          if (e.stopping_.load(std::memory_order_acquire)) break;
+          std::this_thread::yield();
+        }
+        if (!got) return;  // stopping
+        Admit(r);
+        Issue();
+      }
+      Retire();
+      if (inflight == 0) continue;
+      int ret = io_uring_submit_and_wait(&ring, 1);
+      if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+        // The ring itself failed: fail every sample in flight rather than hang.
+        for (uint32_t s : order) {
+          if (samples[s].error.ok()) samples[s].error = Status::Errno("io_uring_submit_and_wait failed", -ret);
+        }
+      }
+      io_uring_cqe* cqe;
+      unsigned head, seen = 0;
+      io_uring_for_each_cqe(&ring, head, cqe) {
+        OnCqe(static_cast<uint32_t>(io_uring_cqe_get_data64(cqe)), cqe->res);
+        ++seen;
+      }
+      io_uring_cq_advance(&ring, seen);
+      Retire();
+    }
+  }
+};
+
+UringEngine::UringEngine(const FileTable& files, const EngineOptions& options)
+    : files_(files), options_(options), queue_(options.queue_capacity) {}
+
+Result<std::unique_ptr<UringEngine>> UringEngine::Create(const FileTable& files, const EngineOptions& options) {
+  std::unique_ptr<UringEngine> e(new UringEngine(files, options));
+  EngineOptions& o = e->options_;
+  o.threads = std::max<size_t>(1, o.threads);
+  o.queue_depth = std::max<size_t>(1, o.queue_depth);
+  if (o.odirect) o.transfer_size = AlignUp(o.transfer_size, o.direct_align);
+  // Each ring is created by the thread that will submit to it (SINGLE_ISSUER).
+  e->setup_done_ = std::make_unique<std::latch>(static_cast<std::ptrdiff_t>(o.threads));
+  for (size_t i = 0; i < o.threads; ++i) {
+    e->workers_.push_back(std::make_unique<Worker>());
+    e->workers_.back()->engine = e.get();
+  }
+  for (size_t i = 0; i < o.threads; ++i) {
+    e->threads_.emplace_back([eng = e.get(), w = e->workers_[i].get()] {
+      const EngineOptions& opt = eng->options_;
+      auto setup = w->Setup(opt.queue_depth, opt.transfer_size, opt.direct_align);
+      if (setup.ok()) w->setup_description = *setup; else w->setup_status = setup.status();
+      bool ok = setup.ok();
+      eng->setup_done_->count_down();
+      if (!ok) return;
+      eng->gate_.wait(0);
+      if (eng->gate_.load() == 1) w->Run();
+    });
+  }
+  e->setup_done_->wait();
+  Status failure;
+  for (const auto& w : e->workers_) {
+    if (!w->setup_status.ok() && failure.ok()) failure = w->setup_status;
+  }
+  e->setup_ = e->workers_.front()->setup_description;
+  e->gate_.store(failure.ok() ? 1 : 2);
+  e->gate_.notify_all();
+  if (!failure.ok()) {
+    for (auto& t : e->threads_) t.join();
+    e->threads_.clear();
+    return failure;
+  }
+  return e;
+}
+
+UringEngine::~UringEngine() {
+  stopping_.store(true, std::memory_order_release);
+  ready_.release(static_cast<std::ptrdiff_t>(threads_.size()));
+  for (auto& t : threads_) t.join();
+}
+
+void UringEngine::Submit(const ReadRequest& request) {
+  while (!queue_.TryPush(request)) std::this_thread::yield();
+  ready_.release();
+}
+
+uint64_t UringEngine::buffer_bytes() const {
+  return static_cast<uint64_t>(options_.threads) * options_.queue_depth * options_.transfer_size;
+}
+
+EngineCounters UringEngine::counters() const {
+  EngineCounters c;
+  for (const auto& w : workers_) {
+    c.device_bytes += w->device_bytes.load(std::memory_order_relaxed);
+    c.requeued += w->requeued.load(std::memory_order_relaxed);
+  }
+  return c;
+}
+
+}  // namespace feedrate

@@ -1,0 +1,138 @@
+// I/O engines: random unaligned extents read by the POSIX and io_uring engines, buffered and O_DIRECT, must be
+// byte-identical to the file; truncation is reported with path and offset; ring-setup failure falls back.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <random>
+
+#include "loader/io/aligned_buffer.h"
+#include "loader/io/direct_io.h"
+#include "loader/io/engine_factory.h"
+#include "test_util.h"
+
+namespace feedrate {
+namespace {
+
+// Records completions by tag; Wait() blocks until `n` have arrived.
+class Collector final : public CompletionTarget {
+ public:
+  explicit Collector(size_t n) : status_(n), bytes_(n) {}
+  void OnComplete(uint64_t tag, uint64_t bytes, const Status& st) override {
+    status_[tag] = st;
+    bytes_[tag] = bytes;
+    if (done_.fetch_add(1) + 1 == status_.size()) done_.notify_all();
+  }
+  void Wait() {
+    for (size_t d; (d = done_.load()) < status_.size();) done_.wait(d);
+  }
+  std::vector<Status> status_;
+  std::vector<uint64_t> bytes_;
+  std::atomic<size_t> done_{0};
+};
+
+struct Case {
+  const char* engine;
+  bool odirect;
+};
+
+class EngineBytes : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EngineBytes, RandomExtentsMatchTheFile) {
+  const Case c = GetParam();
+  test::TempDir dir;
+  std::mt19937_64 rng(42);
+  std::string content(3 * 1048576 + 12345, '\0');
+  for (auto& ch : content) ch = static_cast<char>(rng());
+  std::string path = dir / "data.bin";
+  test::WriteFile(path, content);
+  if (c.odirect && !DirectIoAlignment(path).ok()) GTEST_SKIP() << "O_DIRECT refused on " << dir.path();
+  auto table = FileTable::Create({path}, false, c.odirect ? O_DIRECT : 0);
+  ASSERT_TRUE(table.ok());
+  EngineOptions o;
+  o.threads = 2;
+  o.transfer_size = 65536;  // many transfers per extent, so a sample is read with depth
+  o.queue_depth = 4;
+  o.queue_capacity = 256;
+  o.odirect = c.odirect;
+  o.direct_align = c.odirect ? *DirectIoAlignment(path) : 4096;
+  auto engine = MakeEngine(c.engine, *table, o);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  ASSERT_TRUE(engine->fallback_reason.empty()) << engine->fallback_reason;
+
+  const size_t n = 64;
+  std::vector<SampleExtent> extents;
+  std::vector<AlignedBuffer> dest;
+  std::uniform_int_distribution<uint64_t> off_d(0, content.size() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t off = off_d(rng), len = std::uniform_int_distribution<uint64_t>(1, std::min<uint64_t>(400000, content.size() - off))(rng);
+    if (i == 0) off = content.size() - 777, len = 777;  // ends at EOF, unaligned
+    extents.push_back({0, off, len});
+    dest.emplace_back(AlignUp(len + 2 * o.direct_align, o.direct_align), o.direct_align);
+  }
+  Collector done(n);
+  for (size_t i = 0; i < n; ++i) engine->engine->Submit({extents[i], dest[i].data(), &done, i});
+  done.Wait();
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(done.status_[i].ok()) << done.status_[i].ToString();
+    EXPECT_EQ(done.bytes_[i], extents[i].length);
+    uint64_t shift = c.odirect ? extents[i].offset % o.direct_align : 0;  // the window starts aligned
+    ASSERT_EQ(std::string(dest[i].data() + shift, extents[i].length), content.substr(extents[i].offset, extents[i].length))
+        << "extent " << i << " offset " << extents[i].offset << " length " << extents[i].length;
+  }
+  EngineCounters k = engine->engine->counters();
+  uint64_t want = 0;
+  for (const auto& e : extents) want += e.length;
+  if (c.odirect) {
+    EXPECT_GT(k.device_bytes, want);  // aligned windows read more than the samples
+  } else {
+    EXPECT_EQ(k.device_bytes, want);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, EngineBytes,
+                         ::testing::Values(Case{"posix", false}, Case{"uring", false}, Case{"posix", true},
+                                           Case{"uring", true}),
+                         [](const auto& p) {
+                           return std::string(p.param.engine) + (p.param.odirect ? "_direct" : "_buffered");
+                         });
+
+TEST(Engines, TruncatedFileNamesPathAndOffset) {
+  for (const char* kind : {"posix", "uring"}) {
+    test::TempDir dir;
+    std::string path = dir / "short.bin";
+    test::WriteFile(path, std::string(100000, 'x'));
+    auto table = FileTable::Create({path}, true);
+    EngineOptions o;
+    o.transfer_size = 16384;
+    auto engine = MakeEngine(kind, *table, o);
+    ASSERT_TRUE(engine.ok());
+    Collector done(1);
+    engine->engine->Submit({{0, 50000, 80000}, nullptr, &done, 0});
+    done.Wait();
+    ASSERT_FALSE(done.status_[0].ok()) << kind;
+    EXPECT_NE(done.status_[0].message().find(path), std::string::npos) << done.status_[0].ToString();
+    EXPECT_NE(done.status_[0].message().find("offset 100000"), std::string::npos) << done.status_[0].ToString();
+  }
+}
+
+TEST(Engines, RingSetupFailureFallsBackOrFails) {
+  test::TempDir dir;
+  test::WriteFile(dir / "f", "x");
+  auto table = FileTable::Create({dir / "f"}, false);
+  ::setenv("FEEDRATE_TEST_URING_SETUP_ERRNO", "1", 1);  // EPERM, as under a seccomp filter
+  auto fallback = MakeEngine("auto", *table, {});
+  auto strict = MakeEngine("uring", *table, {});
+  ::unsetenv("FEEDRATE_TEST_URING_SETUP_ERRNO");
+  ASSERT_TRUE(fallback.ok());
+  EXPECT_STREQ(fallback->engine->name(), "posix");
+  EXPECT_NE(fallback->fallback_reason.find("Operation not permitted"), std::string::npos);
+  EXPECT_NE(fallback->description.find("io_uring unavailable"), std::string::npos);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.status().message().find("--engine uring"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace feedrate
