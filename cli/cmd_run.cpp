@@ -29,7 +29,7 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
       ->check(CLI::IsMember({"dlio", "shuffled"}));
   sub->add_option("--engine", *engine, "auto (io_uring, else POSIX; default), uring or posix")
       ->check(CLI::IsMember({"auto", "uring", "posix"}));
-  sub->add_option("--queue-depth", *queue_depth, "reads in flight per I/O thread (io_uring; default 8)")
+  sub->add_option("--queue-depth", *queue_depth, "reads in flight per I/O thread (io_uring; default 1 buffered, 16 with O_DIRECT)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{4096}));
   sub->add_flag("--odirect", *odirect, "O_DIRECT reads (same as reader.odirect: true)");
   return [=] {

@@ -172,7 +172,7 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   f["engine"] = r.engine;
   f["engine_detail"] = r.engine_description;
   f["odirect"] = c.odirect;
-  f["queue_depth"] = c.queue_depth;
+  f["queue_depth"] = r.queue_depth;
   f["ranks"] = r.ranks;
   f["accelerators_per_rank"] = r.accelerators_per_rank;
   f["io_threads_per_rank"] = r.io_threads_per_rank;

@@ -37,6 +37,7 @@ struct RunRecord {
   uint64_t accelerators_per_rank = 1;
   std::string engine = "posix";
   std::string engine_description;
+  uint64_t queue_depth = 0;  // effective reads in flight per I/O thread
   uint64_t io_threads_per_rank = 1;
   bool retain_batches = false;
   uint64_t steps_per_epoch = 0;

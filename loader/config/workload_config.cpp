@@ -244,7 +244,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("feedrate.keep_files_open", &c->keep_files_open);
   x.ReadChoice("feedrate.order", &c->order, {"dlio", "shuffled"});
   x.ReadChoice("feedrate.engine", &c->engine, {"auto", "uring", "posix"});
-  x.ReadU64("feedrate.queue_depth", &c->queue_depth, 1);
+  x.ReadU64("feedrate.queue_depth", &c->queue_depth, 0);
 }
 
 std::string ReadFileText(const std::string& path) {

@@ -75,7 +75,7 @@ struct WorkloadConfig {
   bool keep_files_open = false;        // default: open/close per sample, like DLIO's on_demand reader
   std::string order = "dlio";          // "dlio" (DLIO v2.0 order) or "shuffled" (seeded per-epoch shuffle)
   std::string engine = "auto";         // auto (io_uring, else POSIX), uring, posix
-  uint64_t queue_depth = 8;            // reads in flight per I/O thread (uring)
+  uint64_t queue_depth = 0;            // reads in flight per I/O thread (uring); 0 = 1 buffered, 16 O_DIRECT
 
   YAML::Node tree;                     // resolved tree after aliases and overrides (written to config.yaml)
   std::vector<std::string> warnings;   // keys present that Feedrate accepts but does not implement yet
