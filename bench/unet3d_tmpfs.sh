@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: how fast `feedrate run` reads full-size Unet3D files with computation_time=0 (pure loader speed),
 # against fio reading the same files with the same block size and thread count, in the same run.
-# Usage: bench/unet3d_tmpfs.sh [OUT.json]   (env: FILES=56 DIR=/dev/shm/feedrate-unet3d ACCS="1 2 4" EPOCHS=3)
+# Usage: bench/unet3d_tmpfs.sh [OUT.json]   (env: FILES=56 DIR=/dev/shm/feedrate-unet3d ACCS="1 2 4" EPOCHS=3 REPEATS=3 ENGINE=auto)
+# Feedrate and fio run alternately (A B A B A B) for each accelerator count; the table reports medians.
 # Writes OUT.json (default results/<date>_unet3d_tmpfs.json) and prints a table. Needs fio (apt-get install fio).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,59 +19,66 @@ trap 'rm -rf "$work"' EXIT
 
 ds=(--param "dataset.num_files_train=$files")
 "$feedrate" datagen -w unet3d_h100 --data-dir "$dir" "${ds[@]}" --skip-existing --threads 2
+repeats=${REPEATS:-3}
 runs=()
 for n in $accs; do
-  /usr/bin/time -f '%e %U %S' -o "$work/time_$n" "$feedrate" run -w unet3d_h100 --data-dir "$dir" "${ds[@]}" -n "$n" \
-    --param train.computation_time=0 --param "train.epochs=$epochs" --results-dir "$work/run_$n" > "$work/out_$n" 2>&1 || \
-    [ $? -eq 3 ]  # AU 0 with no compute is the expected verdict
+  for ((k = 1; k <= repeats; k++)); do
+    /usr/bin/time -f '%e %U %S' -o "$work/time_${n}_$k" "$feedrate" run -w unet3d_h100 --data-dir "$dir" "${ds[@]}" \
+      -n "$n" --engine "${ENGINE:-auto}" --param train.computation_time=0 --param "train.epochs=$epochs" \
+      --results-dir "$work/run_${n}_$k" \
+      > "$work/out_${n}_$k" 2>&1 || [ $? -eq 3 ]  # AU 0 with no compute is the expected verdict
+    # fio gets exactly as many threads as Feedrate used (read_threads x accelerators, capped at 4 per CPU).
+    threads=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['feedrate']['io_threads_per_rank'])" \
+              "$work/run_${n}_$k/summary.json")
+    /usr/bin/time -f '%e %U %S' -o "$work/fiotime_${n}_$k" fio --name=unet3d --opendir="$dir/train" --rw=read --bs=1M \
+      --ioengine=psync --numjobs="$threads" --mem=mmap --iomem_align=4096 --file_service_type=sequential \
+      --invalidate=0 --group_reporting --output-format=json --output="$work/fio_${n}_$k.json" >/dev/null
+  done
   runs+=("$n")
-  threads=$((4 * n))
-  /usr/bin/time -f '%e %U %S' -o "$work/fiotime_$n" fio --name=unet3d --opendir="$dir/train" --rw=read --bs=1M --ioengine=psync --numjobs="$threads" \
-      --mem=mmap --iomem_align=4096 --file_service_type=sequential --invalidate=0 \
-      --group_reporting --output-format=json --output="$work/fio_$n.json" >/dev/null
 done
 
-/usr/bin/python3 - "$work" "$out" "$dir" "$files" "$epochs" "${runs[@]}" <<'PY'
-import json, os, platform, subprocess, sys, datetime
-work, out, data_dir, files, epochs, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6:]
+/usr/bin/python3 - "$work" "$out" "$dir" "$files" "$epochs" "$repeats" "${runs[@]}" <<'PY'
+import json, os, platform, statistics, subprocess, sys, datetime
+work, out, data_dir, files, epochs, repeats, runs = (sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]),
+                                                     int(sys.argv[5]), int(sys.argv[6]), sys.argv[7:])
 GiB, MiB = 1 << 30, 1 << 20
 def cpu_model():
     for line in open("/proc/cpuinfo"):
         if line.startswith("model name"):
             return line.split(":", 1)[1].strip()
 fs = subprocess.run(["df", "-T", data_dir], capture_output=True, text=True).stdout.splitlines()[-1].split()[1]
-rows = []
-for n in runs:
-    s = json.load(open(f"{work}/run_{n}/summary.json"))
+def one(n, k):
+    s = json.load(open(f"{work}/run_{n}_{k}/summary.json"))
     f = s["feedrate"]
     # The last line of /usr/bin/time's output (a first line notes a non-zero exit status).
-    wall, usr, sys_ = map(float, open(f"{work}/time_{n}").read().splitlines()[-1].split())
-    _, fusr, fsys = map(float, open(f"{work}/fiotime_{n}").read().splitlines()[-1].split())
-    fj = json.load(open(f"{work}/fio_{n}.json"))
-    job = fj["jobs"][0]
-    fio_bytes = job["read"]["io_bytes"]
-    fio_secs = job["read"]["runtime"] / 1000.0
-    fio_mib = fio_bytes / MiB / fio_secs
-    fio_cpu_s = fusr + fsys  # all of fio's processes, from wait4's rusage
-    rows.append({
-        "accelerators": int(n), "io_threads": f["io_threads_per_rank"],
-        "feedrate_delivered_samples_per_s": f["delivered_samples_per_s"],
-        "feedrate_dlio_samples_per_s": s["metric"]["train_throughput_mean_samples_per_second"],
-        "feedrate_read_mib_per_s": f["read_mib_per_s"],
-        "feedrate_bytes_read": f["bytes_read"],
-        "feedrate_cpu_seconds": usr + sys_,
-        "feedrate_cpu_seconds_per_gib": (usr + sys_) / (f["bytes_read"] / GiB),
-        "feedrate_wall_seconds": wall,
-        "fio_read_mib_per_s": fio_mib,
-        "fio_cpu_seconds_per_gib": fio_cpu_s / (fio_bytes / GiB),
-        "ratio_feedrate_to_fio": f["read_mib_per_s"] / fio_mib,
-    })
+    wall, usr, sys_ = map(float, open(f"{work}/time_{n}_{k}").read().splitlines()[-1].split())
+    _, fusr, fsys = map(float, open(f"{work}/fiotime_{n}_{k}").read().splitlines()[-1].split())
+    job = json.load(open(f"{work}/fio_{n}_{k}.json"))["jobs"][0]
+    fio_bytes, fio_secs = job["read"]["io_bytes"], job["read"]["runtime"] / 1000.0
+    return {"io_threads": f["io_threads_per_rank"], "engine": f["engine_detail"],
+            "feedrate_delivered_samples_per_s": f["delivered_samples_per_s"],
+            "feedrate_read_mib_per_s": f["read_mib_per_s"],
+            "feedrate_cpu_seconds_per_gib": (usr + sys_) / (f["bytes_read"] / GiB),
+            "fio_read_mib_per_s": fio_bytes / MiB / fio_secs,
+            "fio_cpu_seconds_per_gib": (fusr + fsys) / (fio_bytes / GiB)}
+rows = []
+for n in runs:
+    reps = [one(n, k) for k in range(1, repeats + 1)]
+    med = lambda key: statistics.median(r[key] for r in reps)
+    row = {"accelerators": int(n), "io_threads": reps[0]["io_threads"], "engine": reps[0]["engine"], "repeats": repeats}
+    for key in ("feedrate_delivered_samples_per_s", "feedrate_read_mib_per_s", "feedrate_cpu_seconds_per_gib",
+                "fio_read_mib_per_s", "fio_cpu_seconds_per_gib"):
+        row[key] = med(key)
+    row["ratio_feedrate_to_fio"] = row["feedrate_read_mib_per_s"] / row["fio_read_mib_per_s"]
+    row["ratio_cpu_per_gib"] = row["feedrate_cpu_seconds_per_gib"] / row["fio_cpu_seconds_per_gib"]
+    row["all"] = reps
+    rows.append(row)
 result = {
     "benchmark": "unet3d_tmpfs",
     "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
     "command": "bench/unet3d_tmpfs.sh " + out,
-    "what": "feedrate run -w unet3d_h100 --param train.computation_time=0 (posix engine, pread of 1 MiB transfers, "
-            "file opened per sample) vs fio --rw=read --bs=1M --ioengine=psync --numjobs=<same threads> --mem=mmap "
+    "what": "medians of A/B-alternated runs: feedrate run -w unet3d_h100 --param train.computation_time=0 (default "
+            "engine, 1 MiB transfers, file opened per sample) vs fio --rw=read --bs=1M --ioengine=psync --numjobs=<same threads> --mem=mmap "
             "--iomem_align=4096 --file_service_type=sequential --invalidate=0 on the same files (page-aligned buffers "
             "like Feedrate's; fio's default malloc buffers copy from tmpfs at about 0.6x the speed)",
     "machine": {"host": platform.node(), "cpu": cpu_model(), "cpus": os.cpu_count(),

@@ -101,9 +101,12 @@ struct UringEngine::Worker {
     transfers.resize(depth);
     samples.resize(depth);
     order.reserve(depth);
-    // Registered buffers spare the kernel a page walk per read; without them (RLIMIT_MEMLOCK) plain reads work.
+    // Registered buffers spare O_DIRECT a page pinning per read. Buffered reads copy out of the page cache, and
+    // into a registered (bvec) buffer that copy is slower than into plain user memory, so they stay unregistered.
+    // Without registration (RLIMIT_MEMLOCK) plain reads work.
+    if (!engine->options_.odirect) return how + ", plain buffers (buffered reads)";
     fixed_buffers = io_uring_register_buffers(&ring, iov.data(), static_cast<unsigned>(depth)) == 0;
-    return how + (fixed_buffers ? ", registered buffers" : ", unregistered buffers");
+    return how + (fixed_buffers ? ", registered buffers" : ", unregistered buffers (registration refused)");
   }
 
   // Queues the read for transfer `b`'s remaining bytes.
