@@ -1,13 +1,21 @@
 // Engine selection with the io_uring -> POSIX fallback.
 #include "loader/io/engine_factory.h"
 
+#include <cstdlib>
+
 #include "loader/io/posix_engine.h"
 #include "loader/io/uring_engine.h"
 
 namespace feedrate {
 
-Result<EngineChoice> MakeEngine(const std::string& kind, const FileTable& files, const EngineOptions& options) {
+Result<EngineChoice> MakeEngine(const std::string& kind, const FileTable& files, const EngineOptions& requested) {
   EngineChoice c;
+  EngineOptions options = requested;
+  if (const char* spec = std::getenv("FEEDRATE_TEST_FAULTS")) {  // test hook: see FaultPlan
+    auto plan = ParseFaultPlan(spec);
+    if (!plan.ok()) return plan.status();
+    options.faults = *plan;
+  }
   if (kind == "uring" || kind == "auto") {
     auto u = UringEngine::Create(files, options);
     if (u.ok()) {

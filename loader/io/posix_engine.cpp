@@ -2,10 +2,30 @@
 #include "loader/io/posix_engine.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "loader/io/direct_io.h"
 
 namespace feedrate {
+
+Result<FaultPlan> ParseFaultPlan(const std::string& text) {
+  FaultPlan plan;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? text.size() : comma + 1;
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) return Status::InvalidArgument("fault plan: expected key=N in '" + item + "'");
+    std::string key = item.substr(0, eq);
+    uint32_t v = static_cast<uint32_t>(std::strtoul(item.c_str() + eq + 1, nullptr, 10));
+    if (key == "short") plan.short_every = v;
+    else if (key == "eagain") plan.eagain_every = v;
+    else if (key == "eio") plan.eio_every = v;
+    else return Status::InvalidArgument("fault plan: unknown fault '" + key + "' (short, eagain, eio)");
+  }
+  return plan;
+}
 
 Result<FileTable> FileTable::Create(std::vector<std::string> paths, bool keep_open, int open_flags) {
   FileTable t;
@@ -48,6 +68,7 @@ void PosixEngine::Submit(const ReadRequest& request) {
 
 void PosixEngine::Worker(size_t index) {
   char* scratch = buffers_[index].data();
+  FaultInjector faults(options_.faults, options_.odirect ? options_.direct_align : 1);
   for (;;) {
     ready_.acquire();
     ReadRequest r;
@@ -60,12 +81,12 @@ void PosixEngine::Worker(size_t index) {
     }
     if (!got) return;
     uint64_t bytes = 0;
-    Status st = ReadExtent(r, scratch, &bytes);
+    Status st = ReadExtent(r, scratch, &faults, &bytes);
     r.target->OnComplete(r.tag, bytes, st);
   }
 }
 
-Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, uint64_t* bytes) {
+Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjector* faults, uint64_t* bytes) {
   const std::string& path = files_.path(r.extent.file);
   UniqueFd owned;
   int fd = files_.open_fd(r.extent.file);
@@ -83,10 +104,11 @@ Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, uint64_t* by
   while (off < end) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(options_.transfer_size, w.end - off));
     char* dst = r.dest != nullptr ? r.dest + (off - w.begin) : scratch;
-    ssize_t n = ::pread(fd, dst, want, static_cast<off_t>(off));
+    ssize_t got = ::pread(fd, dst, want, static_cast<off_t>(off));
+    int64_t n = faults->Apply(got < 0 ? -errno : got);
     if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return Status::Errno(path + ": read failed at offset " + std::to_string(off), errno);
+      if (n == -EINTR || n == -EAGAIN) continue;
+      return Status::Errno(path + ": read failed at offset " + std::to_string(off), static_cast<int>(-n));
     }
     off += static_cast<uint64_t>(n);
     device += static_cast<uint64_t>(n);

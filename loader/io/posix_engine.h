@@ -30,7 +30,7 @@ class PosixEngine final : public IoEngine {
 
  private:
   void Worker(size_t index);
-  Status ReadExtent(const ReadRequest& r, char* scratch, uint64_t* bytes);
+  Status ReadExtent(const ReadRequest& r, char* scratch, FaultInjector* faults, uint64_t* bytes);
 
   const FileTable& files_;
   EngineOptions options_;

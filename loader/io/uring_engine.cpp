@@ -67,6 +67,7 @@ struct UringEngine::Worker {
   uint32_t inflight = 0;
   Status setup_status;
   std::string setup_description;
+  FaultInjector faults{FaultPlan{}};
 
   ~Worker() {
     if (ring_ready) io_uring_queue_exit(&ring);
@@ -194,7 +195,8 @@ struct UringEngine::Worker {
     }
   }
 
-  void OnCqe(uint32_t b, int res) {
+  void OnCqe(uint32_t b, int cqe_res) {
+    const int res = static_cast<int>(faults.Apply(cqe_res));
     Transfer& t = transfers[b];
     SampleState& st = samples[t.sample];
     const auto& o = engine->options_;
@@ -291,6 +293,7 @@ Result<std::unique_ptr<UringEngine>> UringEngine::Create(const FileTable& files,
   for (size_t i = 0; i < o.threads; ++i) {
     e->threads_.emplace_back([eng = e.get(), w = e->workers_[i].get()] {
       const EngineOptions& opt = eng->options_;
+      w->faults = FaultInjector(opt.faults, opt.odirect ? opt.direct_align : 1);
       auto setup = w->Setup(opt.queue_depth, opt.transfer_size, opt.direct_align);
       if (setup.ok()) w->setup_description = *setup; else w->setup_status = setup.status();
       bool ok = setup.ok();

@@ -36,6 +36,7 @@ class Collector final : public CompletionTarget {
 struct Case {
   const char* engine;
   bool odirect;
+  FaultPlan faults = {};
 };
 
 class EngineBytes : public ::testing::TestWithParam<Case> {};
@@ -58,6 +59,7 @@ TEST_P(EngineBytes, RandomExtentsMatchTheFile) {
   o.queue_capacity = 256;
   o.odirect = c.odirect;
   o.direct_align = c.odirect ? *DirectIoAlignment(path) : 4096;
+  o.faults = c.faults;
   auto engine = MakeEngine(c.engine, *table, o);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   ASSERT_TRUE(engine->fallback_reason.empty()) << engine->fallback_reason;
@@ -85,7 +87,9 @@ TEST_P(EngineBytes, RandomExtentsMatchTheFile) {
   EngineCounters k = engine->engine->counters();
   uint64_t want = 0;
   for (const auto& e : extents) want += e.length;
-  if (c.odirect) {
+  if (c.faults.any()) {
+    if (std::string(c.engine) == "uring") EXPECT_GT(k.requeued, 0u);  // the injected faults were resubmitted
+  } else if (c.odirect) {
     EXPECT_GT(k.device_bytes, want);  // aligned windows read more than the samples
   } else {
     EXPECT_EQ(k.device_bytes, want);
@@ -94,9 +98,13 @@ TEST_P(EngineBytes, RandomExtentsMatchTheFile) {
 
 INSTANTIATE_TEST_SUITE_P(Engines, EngineBytes,
                          ::testing::Values(Case{"posix", false}, Case{"uring", false}, Case{"posix", true},
-                                           Case{"uring", true}),
+                                           Case{"uring", true},
+                                           // Short reads every 3rd read and EAGAIN every 4th: same bytes in the end.
+                                           Case{"posix", false, {3, 4, 0}}, Case{"uring", false, {3, 4, 0}},
+                                           Case{"posix", true, {3, 4, 0}}, Case{"uring", true, {3, 4, 0}}),
                          [](const auto& p) {
-                           return std::string(p.param.engine) + (p.param.odirect ? "_direct" : "_buffered");
+                           return std::string(p.param.engine) + (p.param.odirect ? "_direct" : "_buffered") +
+                                  (p.param.faults.any() ? "_faults" : "");
                          });
 
 TEST(Engines, TruncatedFileNamesPathAndOffset) {
@@ -116,6 +124,42 @@ TEST(Engines, TruncatedFileNamesPathAndOffset) {
     EXPECT_NE(done.status_[0].message().find(path), std::string::npos) << done.status_[0].ToString();
     EXPECT_NE(done.status_[0].message().find("offset 100000"), std::string::npos) << done.status_[0].ToString();
   }
+}
+
+TEST(Engines, InjectedEioFailsTheSampleWithPathOffsetAndErrno) {
+  for (const char* kind : {"posix", "uring"}) {
+    test::TempDir dir;
+    std::string path = dir / "data.bin";
+    test::WriteFile(path, std::string(1 << 20, 'y'));
+    auto table = FileTable::Create({path}, false);
+    EngineOptions o;
+    o.transfer_size = 65536;
+    o.faults.eio_every = 5;
+    auto engine = MakeEngine(kind, *table, o);
+    ASSERT_TRUE(engine.ok());
+    const size_t n = 8;
+    Collector done(n);
+    for (size_t i = 0; i < n; ++i) engine->engine->Submit({{0, 0, 1 << 20}, nullptr, &done, i});
+    done.Wait();  // completes (no hang) even though reads fail
+    size_t failed = 0;
+    for (const auto& st : done.status_) {
+      if (st.ok()) continue;
+      ++failed;
+      EXPECT_NE(st.message().find(path), std::string::npos) << st.ToString();
+      EXPECT_NE(st.message().find("offset"), std::string::npos) << st.ToString();
+      EXPECT_NE(st.message().find("Input/output error"), std::string::npos) << st.ToString();
+    }
+    EXPECT_GT(failed, 0u) << kind;
+  }
+}
+
+TEST(Engines, FaultPlanParsing) {
+  auto p = ParseFaultPlan("short=3,eagain=5,eio=7");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->short_every, 3u);
+  EXPECT_EQ(p->eagain_every, 5u);
+  EXPECT_EQ(p->eio_every, 7u);
+  EXPECT_FALSE(ParseFaultPlan("bogus=1").ok());
 }
 
 TEST(Engines, RingSetupFailureFallsBackOrFails) {

@@ -11,6 +11,14 @@
 namespace feedrate {
 namespace {
 
+EngineOptions Opts(size_t threads, uint64_t transfer_size, size_t queue_capacity) {
+  EngineOptions o;
+  o.threads = threads;
+  o.transfer_size = transfer_size;
+  o.queue_capacity = queue_capacity;
+  return o;
+}
+
 struct Files {
   test::TempDir dir;
   std::vector<std::string> paths;
@@ -30,7 +38,7 @@ TEST(Prefetcher, ReadsEveryByteOfEveryBatchInOrder) {
   Files f(8, 300000);
   auto table = FileTable::Create(f.paths, false);
   ASSERT_TRUE(table.ok());
-  PosixEngine engine(*table, {3, 65536, 64});
+  PosixEngine engine(*table, Opts(3, 65536, 64));
   Prefetcher p(engine, f.extents, 1, 2, 3, false);
   std::vector<uint64_t> ids(8);
   std::iota(ids.begin(), ids.end(), 0);
@@ -48,7 +56,7 @@ TEST(Prefetcher, RetainedBatchesHoldTheFileBytes) {
   Files f(4, 5000);
   auto table = FileTable::Create(f.paths, true);
   ASSERT_TRUE(table.ok());
-  PosixEngine engine(*table, {2, 4096, 64});
+  PosixEngine engine(*table, Opts(2, 4096, 64));
   Prefetcher p(engine, f.extents, 1, 2, 1, true);
   EXPECT_EQ(p.retained_bytes(), 10000u);
   std::vector<uint64_t> ids{3, 1, 0, 2};
@@ -61,7 +69,7 @@ TEST(Prefetcher, TruncatedFileReportsPathAndOffset) {
   Files f(4, 200000);
   ASSERT_EQ(::truncate(f.paths[2].c_str(), 150000), 0);
   auto table = FileTable::Create(f.paths, false);
-  PosixEngine engine(*table, {2, 65536, 64});
+  PosixEngine engine(*table, Opts(2, 65536, 64));
   Prefetcher p(engine, f.extents, 1, 1, 2, false);
   std::vector<uint64_t> ids{0, 1, 2, 3};
   p.StartEpoch(&ids, 4);
@@ -80,7 +88,7 @@ TEST(Prefetcher, MissingFileIsAnError) {
   std::vector<std::string> paths = f.paths;
   paths[1] += ".gone";
   auto table = FileTable::Create(paths, false);
-  PosixEngine engine(*table, {1, 4096, 16});
+  PosixEngine engine(*table, Opts(1, 4096, 16));
   Prefetcher p(engine, f.extents, 1, 1, 1, false);
   std::vector<uint64_t> ids{0, 1};
   p.StartEpoch(&ids, 2);
@@ -93,7 +101,7 @@ TEST(Prefetcher, MissingFileIsAnError) {
 TEST(Prefetcher, ManyAcceleratorsShareOneEngine) {
   Files f(16, 20000);
   auto table = FileTable::Create(f.paths, false);
-  PosixEngine engine(*table, {4, 8192, 256});
+  PosixEngine engine(*table, Opts(4, 8192, 256));
   std::vector<std::thread> threads;
   std::atomic<uint64_t> total{0};
   for (int a = 0; a < 4; ++a) {
