@@ -88,7 +88,9 @@ TEST_P(EngineBytes, RandomExtentsMatchTheFile) {
   uint64_t want = 0;
   for (const auto& e : extents) want += e.length;
   if (c.faults.any()) {
-    if (std::string(c.engine) == "uring") EXPECT_GT(k.requeued, 0u);  // the injected faults were resubmitted
+    if (std::string(c.engine) == "uring") {
+      EXPECT_GT(k.requeued, 0u);  // the injected faults were resubmitted
+    }
   } else if (c.odirect) {
     EXPECT_GT(k.device_bytes, want);  // aligned windows read more than the samples
   } else {
