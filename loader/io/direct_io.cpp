@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 
 #include "loader/io/unique_fd.h"
 
@@ -13,6 +15,12 @@ namespace feedrate {
 
 Result<uint64_t> DirectIoAlignment(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+  // Test hook: behave like a file system that refuses O_DIRECT (some FUSE ones, older tmpfs).
+  if (fd >= 0 && std::getenv("FEEDRATE_TEST_REFUSE_ODIRECT") != nullptr) {
+    ::close(fd);
+    fd = -1;
+    errno = EINVAL;
+  }
   if (fd < 0) {
     int err = errno;
     if (err == EINVAL) {

@@ -111,6 +111,16 @@ TEST(BadInput, ReadErrorStopsEveryRankWithFileOffsetAndErrno) {
   c.ExpectCleanFailure(r, {c.data() + "/train/img_", "read failed at offset", "Input/output error"});
 }
 
+TEST(BadInput, FileSystemRefusingODirectIsNamed) {
+  ErrorCase c;
+  c.Generate(8);
+  auto r = Sh("FEEDRATE_TEST_REFUSE_ODIRECT=1 " + Feedrate("run -w unet3d_h100 --data-dir " + c.data() + " " +
+                                                           SmallDatasetParams(8, 20000) +
+                                                           " --param reader.batch_size=1 --odirect --results-dir " +
+                                                           c.results()));
+  c.ExpectCleanFailure(r, {"refuses O_DIRECT", c.data() + "/train/"});
+}
+
 TEST(BadInput, FileTruncatedMidRunStopsEveryRank) {
   ErrorCase c;
   c.Generate(8);

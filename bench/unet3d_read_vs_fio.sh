@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Benchmark: how fast `feedrate run` reads full-size Unet3D files with computation_time=0 (pure loader speed),
 # against fio reading the same files with the same block size and thread count, in the same run.
-# Usage: bench/unet3d_tmpfs.sh [OUT.json]   (env: FILES=56 DIR=/dev/shm/feedrate-unet3d ACCS="1 2 4" EPOCHS=3 REPEATS=3 ENGINE=auto)
+# Buffered (default; e.g. from tmpfs): fio --ioengine=psync. ODIRECT=1: feedrate --odirect against
+# fio --direct=1 --ioengine=io_uring --fixedbufs with feedrate's queue depth.
+# Usage: bench/unet3d_read_vs_fio.sh [OUT.json]
+#   env: FILES=56 DIR=/dev/shm/feedrate-unet3d ACCS="1 2 4" EPOCHS=3 REPEATS=3 ENGINE=auto ODIRECT=0
 # Feedrate and fio run alternately (A B A B A B) for each accelerator count; the table reports medians.
-# Writes OUT.json (default results/<date>_unet3d_tmpfs.json) and prints a table. Needs fio (apt-get install fio).
+# Writes OUT.json and prints a table. Needs fio (apt-get install fio).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=${FILES:-56}
 dir=${DIR:-/dev/shm/feedrate-unet3d}
 accs=${ACCS:-"1 2 4"}
 epochs=${EPOCHS:-3}
-out=${1:-results/$(date -u +%Y-%m-%d)_unet3d_tmpfs.json}
+odirect=${ODIRECT:-0}
+out=${1:-results/$(date -u +%Y-%m-%d)_unet3d_$([ "$odirect" = 1 ] && echo odirect || echo buffered).json}
 feedrate=build/release/cli/feedrate
 command -v fio >/dev/null || { echo "fio is required: apt-get install fio" >&2; exit 2; }
 [ -x "$feedrate" ] || scripts/build.sh release
@@ -24,23 +28,39 @@ runs=()
 for n in $accs; do
   for ((k = 1; k <= repeats; k++)); do
     /usr/bin/time -f '%e %U %S' -o "$work/time_${n}_$k" "$feedrate" run -w unet3d_h100 --data-dir "$dir" "${ds[@]}" \
-      -n "$n" --engine "${ENGINE:-auto}" --param train.computation_time=0 --param "train.epochs=$epochs" \
+      -n "$n" --engine "${ENGINE:-auto}" $([ "$odirect" = 1 ] && echo --odirect) --param train.computation_time=0 \
+      --param "train.epochs=$epochs" \
       --results-dir "$work/run_${n}_$k" \
       > "$work/out_${n}_$k" 2>&1 || [ $? -eq 3 ]  # AU 0 with no compute is the expected verdict
-    # fio gets exactly as many threads as Feedrate used (read_threads x accelerators, capped at 4 per CPU).
-    threads=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['feedrate']['io_threads_per_rank'])" \
-              "$work/run_${n}_$k/summary.json")
-    /usr/bin/time -f '%e %U %S' -o "$work/fiotime_${n}_$k" fio --name=unet3d --opendir="$dir/train" --rw=read --bs=1M \
-      --ioengine=psync --numjobs="$threads" --mem=mmap --iomem_align=4096 --file_service_type=sequential \
-      --invalidate=0 --group_reporting --output-format=json --output="$work/fio_${n}_$k.json" >/dev/null
+    # fio gets exactly as many threads (and, with O_DIRECT, reads in flight per thread) as Feedrate used.
+    read -r threads qd < <(/usr/bin/python3 -c "import json,sys; f=json.load(open(sys.argv[1]))['feedrate']; \
+print(f['io_threads_per_rank'], f['queue_depth'])" "$work/run_${n}_$k/summary.json")
+    if [ "$odirect" = 1 ]; then
+      fio_io=(--ioengine=io_uring --iodepth="$qd" --direct=1 --fixedbufs)
+    else
+      fio_io=(--ioengine=psync --invalidate=0)
+    fi
+    # Like Feedrate's threads, fio's jobs split the files between them (round-robin), so both read every byte of
+    # the dataset once; with --opendir every job would read every file.
+    jobfile="$work/fio_${n}_$k.fio"
+    printf '[global]\nrw=read\nbs=1M\nmem=mmap\niomem_align=4096\nfile_service_type=sequential\nruntime=60\n' > "$jobfile"
+    mapfile -t all_files < <(ls "$dir/train"/*.npz)
+    for ((j = 0; j < threads; j++)); do
+      list=()
+      for ((f = j; f < ${#all_files[@]}; f += threads)); do list+=("${all_files[f]}"); done
+      [ ${#list[@]} -gt 0 ] && printf '[job%d]\nfilename=%s\n' "$j" "$(IFS=:; echo "${list[*]}")" >> "$jobfile"
+    done
+    /usr/bin/time -f '%e %U %S' -o "$work/fiotime_${n}_$k" fio "${fio_io[@]}" --group_reporting --output-format=json \
+      --output="$work/fio_${n}_$k.json" "$jobfile" >/dev/null
   done
   runs+=("$n")
 done
 
-/usr/bin/python3 - "$work" "$out" "$dir" "$files" "$epochs" "$repeats" "${runs[@]}" <<'PY'
+/usr/bin/python3 - "$work" "$out" "$dir" "$files" "$epochs" "$repeats" "$odirect" "${runs[@]}" <<'PY'
 import json, os, platform, statistics, subprocess, sys, datetime
-work, out, data_dir, files, epochs, repeats, runs = (sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]),
-                                                     int(sys.argv[5]), int(sys.argv[6]), sys.argv[7:])
+work, out, data_dir, files, epochs, repeats, odirect, runs = (sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]),
+                                                              int(sys.argv[5]), int(sys.argv[6]), sys.argv[7] == "1",
+                                                              sys.argv[8:])
 GiB, MiB = 1 << 30, 1 << 20
 def cpu_model():
     for line in open("/proc/cpuinfo"):
@@ -74,19 +94,24 @@ for n in runs:
     row["all"] = reps
     rows.append(row)
 result = {
-    "benchmark": "unet3d_tmpfs",
+    "benchmark": "unet3d_read_vs_fio",
+    "odirect": odirect,
     "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
-    "command": "bench/unet3d_tmpfs.sh " + out,
+    "command": ("ODIRECT=1 " if odirect else "") + f"FILES={files} DIR={data_dir} EPOCHS={epochs} bench/unet3d_read_vs_fio.sh " + out,
     "what": "medians of A/B-alternated runs: feedrate run -w unet3d_h100 --param train.computation_time=0 (default "
-            "engine, 1 MiB transfers, file opened per sample) vs fio --rw=read --bs=1M --ioengine=psync --numjobs=<same threads> --mem=mmap "
-            "--iomem_align=4096 --file_service_type=sequential --invalidate=0 on the same files (page-aligned buffers "
-            "like Feedrate's; fio's default malloc buffers copy from tmpfs at about 0.6x the speed)",
+            "engine, 1 MiB transfers, file opened per sample" + (", --odirect" if odirect else "") + ") vs fio --rw=read "
+            "--bs=1M with <same threads> jobs splitting the files round-robin (each byte read once, like Feedrate), "
+            "mem=mmap iomem_align=4096 file_service_type=sequential " +
+            ("--ioengine=io_uring --iodepth=<same queue depth> --direct=1 --fixedbufs" if odirect else
+             "--ioengine=psync --invalidate=0 (page-aligned buffers like Feedrate's; fio's default malloc buffers copy "
+             "from tmpfs at about 0.6x the speed)") + " on the same files",
     "machine": {"host": platform.node(), "cpu": cpu_model(), "cpus": os.cpu_count(),
                 "mem_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GiB, 1),
                 "kernel": platform.release(), "data_fs": fs},
     "dataset": {"dir": data_dir, "files": files, "epochs": epochs,
                 "bytes": sum(os.path.getsize(os.path.join(data_dir, "train", x)) for x in os.listdir(os.path.join(data_dir, "train")))},
-    "page_cache": "tmpfs: every byte is served from memory (this measures the client, not a device)",
+    "page_cache": ("O_DIRECT on both sides: the page cache is bypassed" if odirect else
+                   "buffered reads: on tmpfs every byte is served from memory (this measures the client, not a device)"),
     "runs": rows,
 }
 os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
