@@ -24,5 +24,6 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv);
 Runner AddRun(CLI::App& app, int* argc, char*** argv);
 Runner AddDatasize(CLI::App& app);
 Runner AddInspect(CLI::App& app);
+Runner AddIobench(CLI::App& app, int* argc, char*** argv);
 
 }  // namespace feedrate::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add(feedrate::cli::AddRun(app, &argc, &argv));
   add(feedrate::cli::AddDatasize(app));
   add(feedrate::cli::AddInspect(app));
+  add(feedrate::cli::AddIobench(app, &argc, &argv));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

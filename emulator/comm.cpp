@@ -57,6 +57,10 @@ double Comm::SumDouble(double v) const {
   return out;
 }
 
+void Comm::SumInPlace(std::vector<double>* v) const {
+  MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(v->size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
 double Comm::MaxDouble(double v) const {
   double out = 0;
   MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -127,6 +131,7 @@ bool Comm::AnyTrue(bool local) const { return local; }
 int Comm::LowestTrue(bool local) const { return local ? 0 : -1; }
 double Comm::SumDouble(double v) const { return v; }
 double Comm::MaxDouble(double v) const { return v; }
+void Comm::SumInPlace(std::vector<double>*) const {}
 std::vector<std::vector<double>> Comm::GatherDoubles(const std::vector<double>& local) const { return {local}; }
 std::vector<std::string> Comm::GatherStrings(const std::string& local) const { return {local}; }
 std::string Comm::Broadcast(const std::string& value, int) const { return value; }

@@ -26,6 +26,8 @@ class Comm {
   // Lowest rank whose flag is true, or -1.
   int LowestTrue(bool local) const;
   double SumDouble(double v) const;
+  // Element-wise sum over ranks, in place, on every rank.
+  void SumInPlace(std::vector<double>* v) const;
   double MaxDouble(double v) const;
   // Rank 0 receives every rank's vector (others get an empty result).
   std::vector<std::vector<double>> GatherDoubles(const std::vector<double>& local) const;

@@ -1,0 +1,47 @@
+// `feedrate iobench` cells: raw reads/writes of one block size at one queue depth from N threads against one file,
+// timed (with ramp), with per-I/O latency histograms, like a fio/gdsio grid cell. No MPI here (the CLI reduces).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "loader/iobench/latency_histogram.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+struct IoBenchCell {
+  std::string rw;  // read | randread | write | randwrite | randrw
+  uint64_t bs = 4096;
+  uint32_t qd = 1;
+  uint32_t threads = 1;
+};
+
+struct IoBenchOptions {
+  std::string path;           // the file (created/extended for writes)
+  uint64_t size = 0;          // bytes of the file used
+  double runtime_s = 5;       // measured time per cell
+  double ramp_s = 0;          // time before measuring starts
+  int rwmixread = 50;         // randrw: percent reads
+  std::string engine = "auto";
+  bool direct = false;
+  bool verify = false;        // writes lay down a pattern derived from (seed, offset); reads check it
+  uint64_t seed = 1;
+};
+
+struct IoBenchResult {
+  std::string engine;  // engine really used
+  uint64_t read_bytes = 0, write_bytes = 0, ios = 0;
+  double seconds = 0;  // measured window
+  double cpu_seconds = 0;
+  double first_done_seconds = 0;
+  uint64_t first_done_bytes = 0;
+  LatencyHistogram latency;
+};
+
+// Makes sure `o.path` can serve the cell: reads need an existing file of at least `size` bytes; writes create it
+// (and extend it to `size`). Returns the size to use when `o.size` is 0 (the file's size, or 1 GiB for a new file).
+Result<uint64_t> PrepareIoBenchFile(const IoBenchOptions& o, bool writes);
+Result<IoBenchResult> RunIoBenchCell(const IoBenchOptions& o, const IoBenchCell& cell);
+
+}  // namespace feedrate
