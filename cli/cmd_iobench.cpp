@@ -56,9 +56,8 @@ Cell Reduce(const Comm& comm, const IoBenchCell& cell, IoBenchResult r) {
   v[k + 4] = static_cast<double>(r.latency.total());
   v[k + 5] = static_cast<double>(r.first_done_bytes);
   comm.SumInPlace(&v);
-  Cell out{cell, r, comm.MaxDouble(r.seconds)};
   for (size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<uint64_t>(v[i]);
-  out.r = r;
+  Cell out{cell, r, comm.MaxDouble(r.seconds)};
   out.r.latency.set_total_and_max(static_cast<uint64_t>(v[k + 4]), static_cast<uint64_t>(comm.MaxDouble(static_cast<double>(r.latency.max()))));
   out.r.read_bytes = static_cast<uint64_t>(v[k]);
   out.r.write_bytes = static_cast<uint64_t>(v[k + 1]);

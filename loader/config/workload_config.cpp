@@ -102,10 +102,12 @@ class Extractor {
   Extractor(const YAML::Node& root, const std::string& source) : root_(root), source_(source) {}
 
   YAML::Node Get(const std::string& dotted) const {
-    YAML::Node cur = YAML::Clone(root_);
+    // reset() rebinds the handle; plain assignment would write into the tree (yaml-cpp's Node semantics).
+    YAML::Node cur;
+    cur.reset(root_);
     for (const auto& p : SplitDots(dotted)) {
       if (!cur.IsMap() || !cur[p]) return YAML::Node();
-      cur = cur[p];
+      cur.reset(cur[p]);
     }
     return cur;
   }

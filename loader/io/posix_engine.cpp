@@ -107,8 +107,14 @@ Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjecto
     ssize_t got = ::pread(fd, dst, want, static_cast<off_t>(off));
     int64_t n = faults->Apply(got < 0 ? -errno : got);
     if (n < 0) {
-      if (n == -EINTR || n == -EAGAIN) continue;
+      if (n == -EINTR || n == -EAGAIN) {
+        requeued_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
       return Status::Errno(path + ": read failed at offset " + std::to_string(off), static_cast<int>(-n));
+    }
+    if (n > 0 && static_cast<size_t>(n) < want && off + static_cast<uint64_t>(n) < end) {
+      requeued_.fetch_add(1, std::memory_order_relaxed);  // short read: the loop reads the remainder
     }
     off += static_cast<uint64_t>(n);
     device += static_cast<uint64_t>(n);

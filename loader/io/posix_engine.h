@@ -25,7 +25,7 @@ class PosixEngine final : public IoEngine {
   void Submit(const ReadRequest& request) override;
   uint64_t buffer_bytes() const override { return static_cast<uint64_t>(options_.threads) * options_.transfer_size; }
   EngineCounters counters() const override {
-    return {device_bytes_.load(std::memory_order_relaxed), 0};
+    return {device_bytes_.load(std::memory_order_relaxed), requeued_.load(std::memory_order_relaxed)};
   }
 
  private:
@@ -38,6 +38,7 @@ class PosixEngine final : public IoEngine {
   std::counting_semaphore<> ready_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> device_bytes_{0};
+  std::atomic<uint64_t> requeued_{0};  // reads retried after EINTR/EAGAIN or continued after a short read
   std::vector<AlignedBuffer> buffers_;
   std::vector<std::thread> workers_;
 };

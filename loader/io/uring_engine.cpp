@@ -39,7 +39,6 @@ struct SampleState {
   uint32_t inflight = 0;  // transfers in flight
   uint64_t eof_at = UINT64_MAX;  // lowest end of data seen (transfers run concurrently, so take the minimum)
   Status error;
-  bool active = false;
 };
 
 // One transfer buffer and the read it is serving.
@@ -137,7 +136,6 @@ struct UringEngine::Worker {
     SampleState& st = samples[s];
     st = SampleState{};
     st.req = r;
-    st.active = true;
     st.end = r.extent.offset + r.extent.length;
     st.next = Window(s);
     st.wend = o.odirect ? AlignUp(st.end, o.direct_align) : st.end;
@@ -183,7 +181,6 @@ struct UringEngine::Worker {
                                         std::to_string(st.end) + " but data ends at offset " + std::to_string(st.eof_at));
         }
         uint64_t bytes = st.error.ok() ? st.req.extent.length : 0;  // a sample counts once all of it was read
-        st.active = false;
         ReadRequest req = st.req;
         Status err = std::move(st.error);
         free_samples.push_back(order[i]);

@@ -48,7 +48,6 @@ class UringEngine final : public IoEngine {
   // Start-up handshake: every thread sets up its ring and counts down; then gate_ says run (1) or quit (2).
   std::unique_ptr<std::latch> setup_done_;
   std::atomic<int> gate_{0};
-  friend struct Worker;
 };
 
 }  // namespace feedrate
