@@ -19,6 +19,7 @@ struct IobenchArgs {
   std::vector<std::string> rw{"read"}, bs{"4k", "128k", "1m"};
   std::vector<uint32_t> qd{1, 8, 32}, threads{1};
   double runtime = 5, ramp = 0;
+  uint32_t submit_batch = 1;
   int rwmixread = 50;
   bool direct = false, verify = false;
   uint64_t seed = 1;
@@ -109,6 +110,9 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
   sub->add_flag("--direct", a->direct, "O_DIRECT");
   sub->add_option("--size", a->size_text, "bytes of the file to use (default: the file's size, 1g for a new file)");
   sub->add_option("--runtime", a->runtime, "measured seconds per cell")->check(CLI::PositiveNumber);
+  sub->add_option("--submit-batch", a->submit_batch,
+                  "I/Os prepared per submission (like fio's iodepth_batch_submit; 1 submits each at once)")
+      ->check(CLI::Range(1u, 4096u));
   sub->add_option("--ramp-time", a->ramp, "seconds per cell before measuring")->check(CLI::NonNegativeNumber);
   sub->add_flag("--verify", a->verify, "writes lay down a seeded pattern, reads check it");
   sub->add_option("--seed", a->seed, "pattern seed for --verify");
@@ -124,6 +128,7 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
     o.size = a->size_text.empty() ? 0 : ParseBytes(a->size_text);
     o.runtime_s = a->runtime;
     o.ramp_s = a->ramp;
+    o.submit_batch = a->submit_batch;
     o.rwmixread = a->rwmixread;
     o.engine = a->engine;
     o.direct = a->direct;
@@ -192,7 +197,7 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
     }
     if (!comm.root()) return 0;
     nlohmann::json doc = {{"path", o.path},        {"size", o.size},     {"ranks", comm.size()},
-                          {"runtime_s", o.runtime_s}, {"ramp_s", o.ramp_s}, {"direct", o.direct},
+                          {"runtime_s", o.runtime_s}, {"ramp_s", o.ramp_s}, {"submit_batch", o.submit_batch}, {"direct", o.direct},
                           {"verify", o.verify},    {"version", FEEDRATE_VERSION}, {"cells", cells}};
     Status w = WriteFileAtomic(dir + "/iobench.json", doc.dump(2) + "\n");
     if (w.ok()) w = WriteFileAtomic(dir + "/iobench.csv", csv.str());

@@ -11,22 +11,9 @@
 
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/direct_io.h"
+#include "loader/io/uring_setup.h"
 
 namespace feedrate {
-namespace {
-
-struct FlagStep {
-  unsigned flags;
-  const char* name;
-};
-constexpr FlagStep kLadder[] = {
-    {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, "SINGLE_ISSUER|DEFER_TASKRUN"},
-    {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN, "SINGLE_ISSUER|COOP_TASKRUN"},
-    {IORING_SETUP_COOP_TASKRUN, "COOP_TASKRUN"},
-    {0, "no setup flags"},
-};
-
-}  // namespace
 
 // One sample being read by a worker.
 struct SampleState {
@@ -76,19 +63,9 @@ struct UringEngine::Worker {
     if (const char* e = std::getenv("FEEDRATE_TEST_URING_SETUP_ERRNO")) {  // test hook: injected setup failure
       return Status::Errno("io_uring_queue_init failed (injected)", std::atoi(e));
     }
-    std::string how;
-    int ret = -EINVAL;
-    for (const auto& step : kLadder) {
-      io_uring_params p {};
-      p.flags = step.flags;
-      ret = io_uring_queue_init_params(static_cast<unsigned>(std::max<size_t>(depth, 2)), &ring, &p);
-      if (ret == 0) {
-        how = step.name;
-        break;
-      }
-      if (ret != -EINVAL) break;  // only an unknown flag is worth another step
-    }
-    if (ret < 0) return Status::Errno("io_uring_queue_init failed", -ret);
+    auto how_or = InitRingWithLadder(ring, static_cast<unsigned>(depth));
+    if (!how_or.ok()) return how_or.status();
+    std::string how = *how_or;
     ring_ready = true;
     memory = AlignedBuffer(depth * transfer_size, std::max<size_t>(AlignedBuffer::kAlignment, align));
     std::vector<iovec> iov(depth);

@@ -17,6 +17,7 @@
 
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/unique_fd.h"
+#include "loader/io/uring_setup.h"
 
 namespace feedrate {
 namespace {
@@ -146,7 +147,8 @@ Status UringStream(Shared& s, io_uring& ring, int fd, Offsets& off, ThreadStats&
   std::vector<Slot> slots(bufs.size());
   std::vector<uint32_t> free_slots;
   for (uint32_t i = 0; i < bufs.size(); ++i) free_slots.push_back(i);
-  uint32_t inflight = 0;
+  uint32_t inflight = 0, unsubmitted = 0;
+  const uint32_t batch = std::max<uint32_t>(1, s.o.submit_batch);
   Status st;
   for (;;) {
     int64_t now = Now();
@@ -164,8 +166,15 @@ Status UringStream(Shared& s, io_uring& ring, int fd, Offsets& off, ThreadStats&
       }
       io_uring_sqe_set_data64(sqe, b);
       ++inflight;
+      // Hand the device work as soon as there is a batch of it; the last one prepared goes with the wait below.
+      if (++unsubmitted >= batch && !free_slots.empty()) {
+        int ret = io_uring_submit(&ring);
+        if (ret < 0 && ret != -EINTR) return Status::Errno("io_uring_submit", -ret);
+        unsubmitted = 0;
+      }
     }
     if (inflight == 0) break;
+    unsubmitted = 0;  // submitted (if any were left) by the call below
     int ret = io_uring_submit_and_wait(&ring, 1);
     if (ret < 0 && ret != -EINTR) return Status::Errno("io_uring_submit_and_wait", -ret);
     io_uring_cqe* cqe;
@@ -267,9 +276,9 @@ Result<IoBenchResult> RunIoBenchCell(const IoBenchOptions& o, const IoBenchCell&
           st = PosixStream(s, fd, off, t, bufs[0], mix);
         } else {
           io_uring ring;
-          int ret = io_uring_queue_init(std::max<unsigned>(c.qd, 2), &ring, 0);
-          if (ret < 0) {
-            st = Status::Errno("io_uring_queue_init", -ret);
+          auto how = InitRingWithLadder(ring, c.qd);
+          if (!how.ok()) {
+            st = how.status();
           } else {
             st = UringStream(s, ring, fd, off, t, bufs, mix);
             io_uring_queue_exit(&ring);

@@ -27,6 +27,9 @@ struct IoBenchOptions {
   bool direct = false;
   bool verify = false;        // writes lay down a pattern derived from (seed, offset); reads check it
   uint64_t seed = 1;
+  // I/Os prepared before one submission (fio's iodepth_batch_submit, default 1 there too): on a virtio disk
+  // submitting each I/O as soon as a slot frees measured ~20% more 4 KiB IOPS than batching a whole refill.
+  uint32_t submit_batch = 1;
 };
 
 struct IoBenchResult {
