@@ -1,4 +1,5 @@
-// `feedrate inspect`: arrays of .npy/.npz files (format from content) with offsets and sha256 of stored data.
+// `feedrate inspect`: arrays of .npy/.npz files with offsets and sha256 of stored data; TFRecord records with
+// offsets, lengths, CRCs and payload features. The format comes from the content.
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -38,6 +39,51 @@ nlohmann::json ToJson(const FileReport& r) {
   return {{"file", r.path}, {"format", r.kind}, {"size_bytes", r.size}, {"arrays", arrays}};
 }
 
+nlohmann::json FeaturesJson(const std::vector<FeatureSummary>& fs) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& f : fs) j[f.key] = {{"kind", f.kind}, {"count", f.count}};
+  return j;
+}
+
+nlohmann::json ToJson(const TfRecordReport& r) {
+  nlohmann::json records = nlohmann::json::array();
+  for (const auto& rec : r.records) {
+    nlohmann::json j = {{"offset", rec.entry.offset},
+                        {"length", rec.entry.length},
+                        {"payload_crc", rec.payload_crc},
+                        {"payload_sha256", rec.payload_sha256},
+                        {"type", rec.payload.type}};
+    if (rec.payload.type == "Example") j["features"] = FeaturesJson(rec.payload.features);
+    if (rec.payload.type == "SequenceExample") {
+      j["context"] = FeaturesJson(rec.payload.features);
+      nlohmann::json lists = nlohmann::json::object();
+      for (const auto& l : rec.payload.feature_lists) lists[l.key] = {{"num_steps", l.num_steps}, {"kind", l.kind}};
+      j["feature_lists"] = lists;
+    }
+    records.push_back(std::move(j));
+  }
+  return {{"file", r.path},
+          {"format", "tfrecord"},
+          {"size_bytes", r.size},
+          {"num_records", r.records.size()},
+          {"crc", "ok"},
+          {"payload_type", r.payload_type},
+          {"records", records}};
+}
+
+void PrintText(const TfRecordReport& r) {
+  std::printf("%s: tfrecord, %llu bytes, %zu record(s), all CRCs ok, payload %s\n", r.path.c_str(),
+              static_cast<unsigned long long>(r.size), r.records.size(), r.payload_type.c_str());
+  for (size_t k = 0; k < r.records.size(); ++k) {
+    const auto& rec = r.records[k];
+    std::string what = rec.payload.type;
+    for (const auto& f : rec.payload.features) what += " " + f.key + ":" + f.kind + "[" + std::to_string(f.count) + "]";
+    for (const auto& l : rec.payload.feature_lists) what += " " + l.key + ":" + std::to_string(l.num_steps) + " steps";
+    std::printf("  #%-6zu offset=%-10llu length=%-9llu %s\n", k, static_cast<unsigned long long>(rec.entry.offset),
+                static_cast<unsigned long long>(rec.entry.length), what.c_str());
+  }
+}
+
 std::string Shape(const std::vector<uint64_t>& s) {
   std::string o = "(";
   for (size_t i = 0; i < s.size(); ++i) o += std::to_string(s[i]) + (s.size() == 1 || i + 1 < s.size() ? "," : "");
@@ -47,7 +93,7 @@ std::string Shape(const std::vector<uint64_t>& s) {
 }  // namespace
 
 Runner AddInspect(CLI::App& app) {
-  auto* sub = app.add_subcommand("inspect", "describe the arrays in .npy/.npz files");
+  auto* sub = app.add_subcommand("inspect", "describe .npy/.npz arrays and TFRecord records (format from content)");
   auto files = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
   sub->add_option("files", *files, "files to inspect")->required();
@@ -56,6 +102,24 @@ Runner AddInspect(CLI::App& app) {
     nlohmann::json out = nlohmann::json::array();
     int rc = 0;
     for (const auto& f : *files) {
+      auto format = DetectFileFormat(f);
+      if (format.ok() && *format == FileFormat::kTfRecord) {
+        auto r = InspectTfRecordFile(f);
+        if (!r.ok()) {
+          std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
+          rc = 2;
+        } else if (*json) {
+          out.push_back(ToJson(*r));
+        } else {
+          PrintText(*r);
+        }
+        continue;
+      }
+      if (format.ok() && *format == FileFormat::kHdf5) {
+        std::fprintf(stderr, "feedrate: error: %s: HDF5 inspection is not implemented yet\n", f.c_str());
+        rc = 2;
+        continue;
+      }
       auto r = InspectNumpyFile(f);
       if (!r.ok()) {
         std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());

@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "datagen/npz_writer.h"
+#include "datagen/temp_file.h"
+#include "datagen/tfrecord_writer.h"
 #include "loader/dataset/dataset.h"
 #include "loader/pipeline/numpy_random.h"
 
@@ -41,9 +43,23 @@ namespace {
 
 struct Job {
   std::string path;
-  NpzFileSpec spec;
+  std::string index_path;  // TFRecord: the .idx file written beside the dataset
+  uint64_t d1, d2, samples;
   uint64_t index;
 };
+
+uint64_t PlannedSize(const std::string& format, const Job& j) {
+  if (format == "tfrecord") return DlioTfRecordFileSize({j.d1, j.d2, j.samples});
+  return DlioNpzFileSize({j.d1, j.d2, j.samples});
+}
+
+Status WriteOne(const std::string& format, const Job& j, AlignedBuffer* scratch) {
+  const uint64_t seed = 0x5eed0000ULL + j.index;
+  if (format != "tfrecord") return WriteDlioNpz(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
+  auto entries = WriteDlioTfRecord(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
+  if (!entries.ok()) return entries.status();
+  return WriteFileAtomically(j.index_path, FormatTfRecordIndex(*entries));
+}
 
 Status MakeDirs(const std::string& dir) {
   std::error_code ec;
@@ -55,12 +71,12 @@ Status MakeDirs(const std::string& dir) {
 }  // namespace
 
 Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOptions& opt) {
-  if (cfg.format != "npz") {
+  if (cfg.format != "npz" && cfg.format != "tfrecord") {
     throw ConfigError(cfg.source + ": key dataset.format: generating '" + cfg.format +
-                      "' datasets is not supported yet (npz is)");
+                      "' datasets is not supported yet (npz and tfrecord are)");
   }
   if (cfg.compression != "none") {
-    throw ConfigError(cfg.source + ": key dataset.compression: only 'none' is supported for npz generation");
+    throw ConfigError(cfg.source + ": key dataset.compression: only 'none' is supported for generation");
   }
   const uint64_t total = cfg.num_files_train + cfg.num_files_eval;
   const auto dims = DlioDimensions(cfg.record_length, cfg.record_length_stdev, total);
@@ -71,19 +87,21 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
     uint64_t k = train ? i : i - cfg.num_files_train;
     uint64_t n = train ? cfg.num_files_train : cfg.num_files_eval;
     uint64_t nsub = train ? cfg.num_subfolders_train : cfg.num_subfolders_eval;
-    std::string path = DlioFilePath(cfg.data_folder, train ? "train" : "valid", cfg.file_prefix, k, n, nsub, "npz");
-    jobs.push_back({path, {dims[i].first, dims[i].second, cfg.num_samples_per_file}, i});
+    const char* split = train ? "train" : "valid";
+    std::string path = DlioFilePath(cfg.data_folder, split, cfg.file_prefix, k, n, nsub, cfg.format);
+    std::string idx = cfg.format == "tfrecord" ? TfRecordIndexPath(cfg.data_folder, split, path) : std::string();
+    jobs.push_back({path, idx, dims[i].first, dims[i].second, cfg.num_samples_per_file, i});
   }
   // Every rank creates the directories it writes into (idempotent, so no barrier is needed).
   for (const auto& j : jobs) {
-    std::string dir = fs::path(j.path).parent_path().string();
-    FEEDRATE_RETURN_IF_ERROR(MakeDirs(dir));
+    FEEDRATE_RETURN_IF_ERROR(MakeDirs(fs::path(j.path).parent_path().string()));
+    if (!j.index_path.empty()) FEEDRATE_RETURN_IF_ERROR(MakeDirs(fs::path(j.index_path).parent_path().string()));
   }
 
   // Refuse up front when this rank's share cannot fit, rather than filling the file system.
   uint64_t need = 0;
   for (const auto& j : jobs) {
-    uint64_t size = DlioNpzFileSize(j.spec);
+    uint64_t size = PlannedSize(cfg.format, j);
     struct stat st {};
     if (opt.skip_existing && ::stat(j.path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == size) continue;
     need += size;
@@ -108,15 +126,16 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
     AlignedBuffer scratch(4 << 20);
     for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < jobs.size();) {
       const Job& j = jobs[i];
-      uint64_t expect = DlioNpzFileSize(j.spec);
+      uint64_t expect = PlannedSize(cfg.format, j);
       if (opt.skip_existing) {
         struct stat st {};
-        if (::stat(j.path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == expect) {
+        if (::stat(j.path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == expect &&
+            (j.index_path.empty() || ::stat(j.index_path.c_str(), &st) == 0)) {
           skipped.fetch_add(1);
           continue;
         }
       }
-      Status s = WriteDlioNpz(j.path, j.spec, 0x5eed0000ULL + j.index, &scratch);
+      Status s = WriteOne(cfg.format, j, &scratch);
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(err_mu);
         if (first_error.ok()) first_error = s;

@@ -180,6 +180,8 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   f["file_open_mode"] = c.keep_files_open ? "keep_open" : "per_sample";
   f["order"] = c.order == "shuffled" ? "shuffled" : "dlio_v2.0_" + c.data_loader;
   f["retain_batches"] = r.retain_batches;
+  f["sample_check"] = r.sample_check;
+  f["coalesce_reads_bytes"] = r.coalesce_bytes;
   f["transfer_size"] = c.transfer_size;
   f["buffer_bytes_per_rank"] = r.buffer_bytes_per_rank;
   f["dataset_bytes"] = r.dataset_bytes;

@@ -40,6 +40,8 @@ struct RunRecord {
   uint64_t queue_depth = 0;  // effective reads in flight per I/O thread
   uint64_t io_threads_per_rank = 1;
   bool retain_batches = false;
+  std::string sample_check = "none";  // what each sample is checked for once read
+  uint64_t coalesce_bytes = 0;        // back-to-back samples read together up to this many bytes (0: off)
   uint64_t steps_per_epoch = 0;
   double dataset_bytes = 0;        // sum of the extents the run reads from (whole dataset)
   double buffer_bytes_per_rank = 0;

@@ -29,12 +29,13 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct Setup {
   std::vector<std::string> files;
-  std::vector<SampleExtent> extents;
+  SampleTable table;
   std::unique_ptr<Sampler> sampler;
-  std::unique_ptr<FileTable> table;
+  std::unique_ptr<FileTable> file_table;
   EngineOptions engine_options;
   EngineChoice engine;
   uint64_t io_threads = 1;
+  bool retain = false;  // batches land in per-slot memory (asked for, or needed by the sample check)
   double dataset_bytes = 0;
   double buffer_bytes = 0;
   std::vector<std::string> warnings;
@@ -52,7 +53,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   if (!cfg.do_train) return Status::InvalidArgument(cfg.source + ": key workflow.train is False: nothing to run");
   if (!TrainingFormatSupported(cfg.format)) {
     return Status::Unsupported(cfg.source + ": key dataset.format: '" + cfg.format +
-                               "' training reads are not supported yet (npz and npy are)");
+                               "' training reads are not supported yet (npz, npy and tfrecord are)");
   }
   auto files = DiscoverFiles(cfg.data_folder, "train", cfg.format, cfg.num_files_train, cfg.num_subfolders_train);
   if (!files.ok()) return files.status();
@@ -112,15 +113,15 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     s->warnings.push_back("I/O threads per rank: " + std::to_string(cap) + " (reader.read_threads x accelerators = " +
                           std::to_string(dlio_threads) + ", capped at 4 per CPU; --io-threads sets it)");
   }
-  auto idx = IndexTrainingFiles(to_index, cfg.format, cfg.num_samples_per_file, std::min<size_t>(s->io_threads, 16));
-  if (!idx.ok()) return idx.status();
-  s->extents.assign(s->files.size(), SampleExtent{});
+  IndexOptions io;
+  io.format = cfg.format;
+  io.samples_per_file = cfg.num_samples_per_file;
+  io.data_folder = cfg.data_folder;
+  s->table = SampleTable(s->files.size(), cfg.num_samples_per_file);
+  FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, which, io, std::min<size_t>(s->io_threads, 16), &s->table));
+  if (cfg.format == "tfrecord") s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
   double local_bytes = 0;
-  for (size_t k = 0; k < which.size(); ++k) {
-    s->extents[which[k]] = (*idx)[k];
-    s->extents[which[k]].file = static_cast<uint32_t>(which[k]);
-    local_bytes += static_cast<double>((*idx)[k].length);
-  }
+  for (size_t f : which) local_bytes += static_cast<double>(s->table.FileDataBytes(static_cast<uint32_t>(f)));
   // Dataset size estimate for the page-cache check: this rank's files scaled to the whole dataset.
   s->dataset_bytes = which.empty() ? 0 : local_bytes / static_cast<double>(which.size()) * static_cast<double>(s->files.size());
 
@@ -139,9 +140,13 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     eo.direct_align = *align;
   }
 
-  uint64_t max_extent = Prefetcher::MaxExtent(s->extents);
+  uint64_t max_extent = s->table.MaxLength();
+  // Checking a record needs all of it in one buffer: the engine hands over samples that fit one transfer in
+  // place; larger ones are checked in retained batch memory.
+  s->retain = opt.retain_batches ||
+              (s->table.check != SampleCheck::kNone && max_extent + 2 * eo.direct_align > eo.transfer_size);
   double engine_bytes = static_cast<double>(EngineBufferBytes(cfg.engine, eo));
-  double retain_bytes = opt.retain_batches ? static_cast<double>(opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) *
+  double retain_bytes = s->retain ? static_cast<double>(opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) *
                                                                  cfg.batch_size) * static_cast<double>(max_extent + 2 * eo.direct_align)
                                            : 0;
   s->buffer_bytes = engine_bytes + retain_bytes;
@@ -150,12 +155,13 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     return Status::InvalidArgument("read buffers would need " + Gib(s->buffer_bytes) + " per rank, more than half of " +
                                    "MemAvailable (" + Gib(static_cast<double>(host.mem_available_bytes)) +
                                    "): lower reader.transfer_size, --queue-depth, the I/O threads" +
-                                   (opt.retain_batches ? " or drop --retain-batches" : ""));
+                                   (opt.retain_batches ? " or drop --retain-batches" : "") +
+                                   (s->table.check != SampleCheck::kNone ? " or lower reader.batch_size" : ""));
   }
   auto table = FileTable::Create(s->files, cfg.keep_files_open, cfg.odirect ? O_DIRECT : 0);
   if (!table.ok()) return table.status();
-  s->table = std::make_unique<FileTable>(std::move(*table));
-  auto engine = MakeEngine(cfg.engine, *s->table, eo);
+  s->file_table = std::make_unique<FileTable>(std::move(*table));
+  auto engine = MakeEngine(cfg.engine, *s->file_table, eo);
   if (!engine.ok()) return engine.status();
   s->engine = std::move(*engine);
   if (!s->engine.fallback_reason.empty()) {
@@ -275,7 +281,6 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   rec.version = opt.version;
   rec.ranks = comm.size();
   rec.accelerators_per_rank = opt.accelerators;
-  rec.retain_batches = opt.retain_batches;
   rec.start_iso = NowIso8601();
   if (!cfg.warnings.empty()) {
     std::string keys;
@@ -294,6 +299,10 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   Setup setup;
   if (st.ok()) st = PrepareRank(cfg, opt, comm, &setup);
   rec.io_threads_per_rank = setup.io_threads;
+  rec.retain_batches = setup.retain;
+  rec.sample_check = setup.table.check == SampleCheck::kTfRecordCrc     ? "tfrecord: length and payload CRC-32C"
+                     : setup.table.check == SampleCheck::kTfRecordFrame ? "tfrecord: length field and its CRC (feedrate.verify_crc off)"
+                                                                        : "none";
   rec.dataset_bytes = setup.dataset_bytes;
   rec.buffer_bytes_per_rank = setup.buffer_bytes;
   for (const auto& w : setup.warnings) rec.warnings.push_back(w);
@@ -350,13 +359,16 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
     rec.queue_depth = setup.engine_options.queue_depth;
     TrainerOptions to;
     to.accelerators = opt.accelerators;
-    to.retain_batches = opt.retain_batches;
+    to.retain_batches = setup.retain;
     to.direct_align = cfg.odirect ? setup.engine_options.direct_align : 0;
     uint64_t steps = setup.sampler->steps_per_epoch();
     to.on_epoch = [&](uint64_t epoch, const std::vector<AcceleratorLog>& logs) {
       PrintEpochLine(cfg, comm, epoch, steps, logs);
     };
-    Trainer trainer(cfg, *setup.sampler, engine, setup.extents, comm, std::move(to));
+    to.files = setup.file_table.get();
+    to.coalesce_bytes = cfg.coalesce_reads ? setup.engine_options.transfer_size : 0;
+    rec.coalesce_bytes = to.coalesce_bytes;
+    Trainer trainer(cfg, *setup.sampler, engine, setup.table, comm, std::move(to));
     result = trainer.Run();
     counters = engine.counters();
   }

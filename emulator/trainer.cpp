@@ -13,8 +13,8 @@ namespace feedrate {
 void BarrierCompletion::operator()() noexcept { trainer->OnBarrier(); }
 
 Trainer::Trainer(const WorkloadConfig& cfg, const Sampler& sampler, IoEngine& engine,
-                 const std::vector<SampleExtent>& extents, const Comm& comm, TrainerOptions options)
-    : cfg_(cfg), sampler_(sampler), engine_(engine), extents_(extents), comm_(comm), opt_(std::move(options)) {}
+                 const SampleTable& table, const Comm& comm, TrainerOptions options)
+    : cfg_(cfg), sampler_(sampler), engine_(engine), table_(table), comm_(comm), opt_(std::move(options)) {}
 
 void Trainer::RecordError(const Status& st) {
   std::lock_guard<std::mutex> lock(error_mu_);
@@ -59,8 +59,8 @@ void Trainer::AcceleratorMain(uint64_t local) {
   const uint64_t global = static_cast<uint64_t>(comm_.rank()) * opt_.accelerators + local;
   const uint64_t steps = result_.steps_per_epoch;
   AcceleratorLog& log = result_.logs[local];
-  Prefetcher prefetcher(engine_, extents_, cfg_.num_samples_per_file, cfg_.batch_size, cfg_.prefetch_size,
-                        opt_.retain_batches, opt_.direct_align);
+  Prefetcher prefetcher(engine_, table_, cfg_.batch_size, cfg_.prefetch_size, opt_.retain_batches, opt_.direct_align,
+                        opt_.files, opt_.coalesce_bytes);
   std::vector<uint64_t> samples;
   samples.reserve(sampler_.samples_per_epoch_per_accelerator());
   std::mt19937_64 jitter_rng(0x6a177e2ULL + global);

@@ -14,6 +14,7 @@
 #include "emulator/comm.h"
 #include "emulator/metrics.h"
 #include "loader/config/workload_config.h"
+#include "loader/format/sample_table.h"
 #include "loader/io/io_engine.h"
 #include "loader/pipeline/sampler.h"
 #include "loader/status.h"
@@ -38,6 +39,8 @@ struct TrainerOptions {
   uint64_t accelerators = 1;  // per rank
   bool retain_batches = false;
   uint64_t direct_align = 0;  // O_DIRECT alignment, 0 when buffered
+  const FileTable* files = nullptr;  // names files in sample-check errors
+  uint64_t coalesce_bytes = 0;       // read back-to-back samples of a batch together, up to this many bytes
   // Called on rank 0's side of every rank after each epoch (inside the epoch barrier), for live progress.
   std::function<void(uint64_t epoch, const std::vector<AcceleratorLog>& logs)> on_epoch;
 };
@@ -51,7 +54,7 @@ struct BarrierCompletion {
 
 class Trainer {
  public:
-  Trainer(const WorkloadConfig& cfg, const Sampler& sampler, IoEngine& engine, const std::vector<SampleExtent>& extents,
+  Trainer(const WorkloadConfig& cfg, const Sampler& sampler, IoEngine& engine, const SampleTable& table,
           const Comm& comm, TrainerOptions options);
   TrainingResult Run();
 
@@ -65,7 +68,7 @@ class Trainer {
   const WorkloadConfig& cfg_;
   const Sampler& sampler_;
   IoEngine& engine_;
-  const std::vector<SampleExtent>& extents_;
+  const SampleTable& table_;
   const Comm& comm_;
   TrainerOptions opt_;
   TrainingResult result_;

@@ -129,6 +129,8 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"feedrate.order", K::kUsed},
       {"feedrate.engine", K::kUsed},
       {"feedrate.queue_depth", K::kUsed},
+      {"feedrate.verify_crc", K::kUsed},
+      {"feedrate.coalesce_reads", K::kUsed},
   };
   return kSchema;
 }

@@ -247,6 +247,8 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadChoice("feedrate.order", &c->order, {"dlio", "shuffled"});
   x.ReadChoice("feedrate.engine", &c->engine, {"auto", "uring", "posix"});
   x.ReadU64("feedrate.queue_depth", &c->queue_depth, 0);
+  x.Read("feedrate.verify_crc", &c->verify_crc);
+  x.Read("feedrate.coalesce_reads", &c->coalesce_reads);
 }
 
 std::string ReadFileText(const std::string& path) {

@@ -76,6 +76,8 @@ struct WorkloadConfig {
   std::string order = "dlio";          // "dlio" (DLIO v2.0 order) or "shuffled" (seeded per-epoch shuffle)
   std::string engine = "auto";         // auto (io_uring, else POSIX), uring, posix
   uint64_t queue_depth = 0;            // reads in flight per I/O thread (uring); 0 = 1 buffered, 16 O_DIRECT
+  bool verify_crc = true;              // TFRecord: check each record's payload CRC-32C (TensorFlow's reader does)
+  bool coalesce_reads = true;          // read back-to-back samples (TFRecord records) in reader.transfer_size reads
 
   YAML::Node tree;                     // resolved tree after aliases and overrides (written to config.yaml)
   std::vector<std::string> warnings;   // keys present that Feedrate accepts but does not implement yet

@@ -1,42 +1,25 @@
-// Inspection of .npy/.npz files (format detected from content), hashing array data with OpenSSL.
+// Inspection of .npy/.npz files (format detected from content), hashing array data.
 #include "loader/format/inspect.h"
 
-#include <openssl/evp.h>
-
-#include <memory>
-
+#include "loader/format/sha256.h"
 #include "loader/io/unique_fd.h"
 
 namespace feedrate {
 namespace {
 
-struct MdCtxDeleter {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-
 Result<std::string> Sha256OfArray(int fd, const NpArray& a, const std::string& path) {
-  std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> ctx(EVP_MD_CTX_new());
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return Status::IoError("OpenSSL sha256 init failed");
+  Sha256 h;
   uint64_t seen = 0;
   Status st = StreamArrayData(fd, a, path, [&](const char* d, size_t n) {
     seen += n;
-    return EVP_DigestUpdate(ctx.get(), d, n) == 1 ? Status::Ok() : Status::IoError("OpenSSL sha256 update failed");
+    return h.Update(d, n);
   });
   if (!st.ok()) return st;
   if (seen != a.header.nbytes) {
     return Status::Corruption(path + ": array '" + a.name + "' has " + std::to_string(seen) + " data bytes, expected " +
                               std::to_string(a.header.nbytes));
   }
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), md, &len) != 1) return Status::IoError("OpenSSL sha256 final failed");
-  static const char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned i = 0; i < len; ++i) {
-    hex.push_back(kHex[md[i] >> 4]);
-    hex.push_back(kHex[md[i] & 15]);
-  }
-  return hex;
+  return h.FinishHex();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // `feedrate inspect` model: everything about the arrays in an .npy/.npz file, including a sha256 of each
-// array's data bytes exactly as stored (F order for Fortran arrays, the file's byte order).
+// array's data bytes exactly as stored (F order for Fortran arrays, the file's byte order); every record of a
+// TFRecord file (offsets, lengths, CRCs, payload type and features). The format is decided from the content.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,8 @@
 #include <vector>
 
 #include "loader/format/npz.h"
+#include "loader/format/tf_example.h"
+#include "loader/format/tfrecord.h"
 #include "loader/status.h"
 
 namespace feedrate {
@@ -26,5 +29,27 @@ struct FileReport {
 
 // Decides the format from the content; errors name the file and the cause.
 Result<FileReport> InspectNumpyFile(const std::string& path);
+
+struct TfRecordRecordReport {
+  TfRecordEntry entry;
+  uint32_t payload_crc = 0;    // as stored (masked), verified
+  std::string payload_sha256;  // hex
+  PayloadSummary payload;
+};
+
+struct TfRecordReport {
+  std::string path;
+  uint64_t size = 0;
+  std::vector<TfRecordRecordReport> records;
+  std::string payload_type;  // the records' common type, or "mixed"; "none" for an empty file
+};
+
+// Walks every record and checks both CRCs of each; a framing or CRC error is Corruption naming the record.
+Result<TfRecordReport> InspectTfRecordFile(const std::string& path);
+
+enum class FileFormat { kNpy, kNpz, kTfRecord, kHdf5, kUnknown };
+// By content: npy magic, zip signature, HDF5 superblock signature, or a first TFRecord header whose length CRC
+// verifies. An empty file is kUnknown.
+Result<FileFormat> DetectFileFormat(const std::string& path);
 
 }  // namespace feedrate

@@ -5,20 +5,67 @@
 #include <mutex>
 #include <thread>
 
+#include <filesystem>
+
 #include "loader/format/npz.h"
+#include "loader/format/tfrecord.h"
 #include "loader/io/unique_fd.h"
 
 namespace feedrate {
 
-bool TrainingFormatSupported(const std::string& format) { return format == "npz" || format == "npy"; }
+namespace {
 
-Result<SampleExtent> IndexTrainingFile(const std::string& path, const std::string& format, uint64_t samples_per_file) {
+Result<FileSamples> IndexTfRecord(int fd, uint64_t size, const std::string& path, const IndexOptions& o,
+                                  std::vector<SampleExtent>* listed) {
+  std::vector<TfRecordEntry> entries;
+  std::string idx = o.data_folder.empty() ? std::string() : TfRecordIndexPath(o.data_folder, o.split, path);
+  std::error_code ec;
+  if (!idx.empty() && std::filesystem::exists(idx, ec)) {
+    auto r = ReadTfRecordIndex(idx, size);
+    if (!r.ok()) return r.status();
+    entries = std::move(*r);
+  } else {
+    auto r = ProbeUniformTfRecordFile(fd, size, path);
+    if (!r.ok()) return r.status();
+    entries = std::move(*r);
+    if (entries.empty()) {
+      auto scanned = ScanTfRecordFile(fd, size, path);
+      if (!scanned.ok()) return scanned.status();
+      entries = std::move(*scanned);
+    }
+  }
+  if (entries.size() < o.samples_per_file) {
+    return Status::Corruption(path + ": " + std::to_string(entries.size()) + " records, fewer than dataset.num_samples_per_file=" +
+                              std::to_string(o.samples_per_file));
+  }
+  bool uniform = true;
+  for (uint64_t k = 1; k < o.samples_per_file && uniform; ++k) {
+    uniform = entries[k].length == entries[0].length && entries[k].offset == entries[0].offset + k * entries[0].framed();
+  }
+  if (uniform) return FileSamples{entries[0].offset, entries[0].framed(), entries[0].framed(), -1};
+  listed->clear();
+  for (uint64_t k = 0; k < o.samples_per_file; ++k) listed->push_back({0, entries[k].offset, entries[k].framed()});
+  FileSamples fs;
+  fs.listed_begin = 0;  // SampleTable::SetListed places the list
+  return fs;
+}
+
+}  // namespace
+
+bool TrainingFormatSupported(const std::string& format) {
+  return format == "npz" || format == "npy" || format == "tfrecord";
+}
+
+Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed) {
   auto fd = OpenForRead(path);
   if (!fd.ok()) return fd.status();
   auto size = FileSize(fd->get(), path);
   if (!size.ok()) return size.status();
+  if (o.format == "tfrecord") return IndexTfRecord(fd->get(), *size, path, o, listed);
+  const std::string& format = o.format;
+  const uint64_t samples_per_file = o.samples_per_file;
   const NpyHeader* header = nullptr;
-  SampleExtent e;
+  FileSamples e;
   NpArray array;
   if (format == "npz") {
     auto arrays = ReadNpzArrays(fd->get(), *size, path);
@@ -32,13 +79,13 @@ Result<SampleExtent> IndexTrainingFile(const std::string& path, const std::strin
       }
     }
     if (!found) return Status::Corruption(path + ": npz has no 'x' array (DLIO's npz reader reads f['x'])");
-    e.offset = array.member->data_offset;
+    e.first_offset = array.member->data_offset;
     e.length = array.member->compressed_size;
   } else if (format == "npy") {
     auto a = ReadNpyFile(fd->get(), *size, path);
     if (!a.ok()) return a.status();
     array = std::move(*a);
-    e.offset = 0;
+    e.first_offset = 0;
     e.length = array.header.data_offset + array.header.nbytes;
   } else {
     return Status::Unsupported(path + ": format '" + format + "' is not supported for training reads yet");
@@ -53,17 +100,18 @@ Result<SampleExtent> IndexTrainingFile(const std::string& path, const std::strin
   return e;
 }
 
-Result<std::vector<SampleExtent>> IndexTrainingFiles(const std::vector<std::string>& paths, const std::string& format,
-                                                     uint64_t samples_per_file, size_t threads) {
-  std::vector<SampleExtent> out(paths.size());
+Status IndexTrainingFiles(const std::vector<std::string>& files, const std::vector<size_t>& which, const IndexOptions& o,
+                          size_t threads, SampleTable* table) {
+  std::vector<FileSamples> out(which.size());
+  std::vector<std::vector<SampleExtent>> listed(which.size());
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex err_mu;  // setup path only: guards the first error
   Status first_error;
-  size_t first_index = paths.size();
+  size_t first_index = which.size();
   auto work = [&] {
-    for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < paths.size();) {
-      auto e = IndexTrainingFile(paths[i], format, samples_per_file);
+    for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < which.size();) {
+      auto e = IndexTrainingFile(files[which[i]], o, &listed[i]);
       if (!e.ok()) {
         std::lock_guard<std::mutex> lock(err_mu);
         if (i < first_index) {
@@ -74,16 +122,23 @@ Result<std::vector<SampleExtent>> IndexTrainingFiles(const std::vector<std::stri
         return;
       }
       out[i] = *e;
-      out[i].file = static_cast<uint32_t>(i);
     }
   };
   std::vector<std::thread> pool;
-  size_t n = std::max<size_t>(1, std::min(threads, paths.size()));
+  size_t n = std::max<size_t>(1, std::min(threads, which.size()));
   for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
   if (failed.load()) return first_error;
-  return out;
+  for (size_t i = 0; i < which.size(); ++i) {
+    auto f = static_cast<uint32_t>(which[i]);
+    if (out[i].listed_begin >= 0) {
+      table->SetListed(f, listed[i]);
+    } else {
+      table->SetFile(f, out[i]);
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace feedrate

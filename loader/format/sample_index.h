@@ -1,24 +1,33 @@
-// Turns a dataset file into the byte extent that reading one of its samples covers, per format,
-// from the file's headers only (built once per file before the run).
+// Turns dataset files into the extents that reading their samples covers, per format, from the files' headers
+// only (built once per file before the run).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "loader/io/io_engine.h"
+#include "loader/format/sample_table.h"
 #include "loader/status.h"
 
 namespace feedrate {
 
-// The extent (offset, length) of a sample read for file `path`. For npz this is the whole `x.npy`
-// member, as DLIO's reader loads the full array (np.load(f)['x']) and slices sample k from its last axis;
-// for npy, the whole array. Checks the array holds at least `samples_per_file` samples.
-Result<SampleExtent> IndexTrainingFile(const std::string& path, const std::string& format, uint64_t samples_per_file);
+struct IndexOptions {
+  std::string format;             // dataset.format
+  uint64_t samples_per_file = 1;
+  std::string data_folder;        // for TFRecord .idx files: <data_folder>/index/<split>/<file>.idx
+  std::string split = "train";
+};
 
-// Indexes every file (file i gets extent.file = i), using `threads` threads. Returns the first error.
-Result<std::vector<SampleExtent>> IndexTrainingFiles(const std::vector<std::string>& paths, const std::string& format,
-                                                     uint64_t samples_per_file, size_t threads);
+// The samples of file `path`. npz: every sample reads the whole `x.npy` member, as DLIO's reader loads the full
+// array (np.load(f)['x']) and slices sample k from its last axis; npy: the whole array. TFRecord: record k,
+// header and footer included (from the DLIO/DALI .idx file when present, else from the headers); the file must
+// hold at least samples_per_file records, the first ones are used.
+Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed);
+
+// Indexes files[which[k]] for every k into `table` (sized for all files), using `threads` threads. Returns the
+// first error (by file order).
+Status IndexTrainingFiles(const std::vector<std::string>& files, const std::vector<size_t>& which, const IndexOptions& o,
+                          size_t threads, SampleTable* table);
 
 // Formats whose training reads Feedrate implements so far.
 bool TrainingFormatSupported(const std::string& format);

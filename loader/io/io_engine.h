@@ -22,7 +22,10 @@ struct SampleExtent {
 // Receives completions; called on an engine thread, so it must be cheap and thread-safe.
 class CompletionTarget {
  public:
-  virtual void OnComplete(uint64_t tag, uint64_t bytes, const Status& status) = 0;
+  // `data` points at the sample's first byte when all of it sits in one buffer during this call (a destination
+  // buffer, or a single transfer buffer the engine recycles afterwards), so it can be checked without a copy;
+  // nullptr when the sample was spread over several recycled transfers or failed.
+  virtual void OnComplete(uint64_t tag, uint64_t bytes, const Status& status, const char* data) = 0;
 
  protected:
   ~CompletionTarget() = default;

@@ -81,12 +81,14 @@ void PosixEngine::Worker(size_t index) {
     }
     if (!got) return;
     uint64_t bytes = 0;
-    Status st = ReadExtent(r, scratch, &faults, &bytes);
-    r.target->OnComplete(r.tag, bytes, st);
+    const char* data = nullptr;
+    Status st = ReadExtent(r, scratch, &faults, &bytes, &data);
+    r.target->OnComplete(r.tag, bytes, st, st.ok() ? data : nullptr);
   }
 }
 
-Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjector* faults, uint64_t* bytes) {
+Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjector* faults, uint64_t* bytes,
+                               const char** data) {
   const std::string& path = files_.path(r.extent.file);
   UniqueFd owned;
   int fd = files_.open_fd(r.extent.file);
@@ -101,9 +103,13 @@ Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjecto
   const DirectWindow w = options_.odirect ? WindowFor(r.extent.offset, r.extent.length, options_.direct_align)
                                           : DirectWindow{r.extent.offset, end};
   uint64_t off = w.begin, device = 0;
+  // A window that fits the scratch buffer is read into it in place (short reads continue after what came), so
+  // the sample ends up whole there; larger ones without a destination cycle through it.
+  const bool fits = w.end - w.begin <= options_.transfer_size;
+  char* base = r.dest != nullptr ? r.dest : (fits ? scratch : nullptr);
   while (off < end) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(options_.transfer_size, w.end - off));
-    char* dst = r.dest != nullptr ? r.dest + (off - w.begin) : scratch;
+    char* dst = base != nullptr ? base + (off - w.begin) : scratch;
     ssize_t got = ::pread(fd, dst, want, static_cast<off_t>(off));
     int64_t n = faults->Apply(got < 0 ? -errno : got);
     if (n < 0) {
@@ -126,6 +132,8 @@ Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjecto
   }
   device_bytes_.fetch_add(device, std::memory_order_relaxed);
   *bytes = r.extent.length;
+  // The sample is whole in the destination, or in the scratch buffer when one transfer covered its window.
+  if (base != nullptr) *data = base + (r.extent.offset - w.begin);
   return Status::Ok();
 }
 

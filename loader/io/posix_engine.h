@@ -30,7 +30,8 @@ class PosixEngine final : public IoEngine {
 
  private:
   void Worker(size_t index);
-  Status ReadExtent(const ReadRequest& r, char* scratch, FaultInjector* faults, uint64_t* bytes);
+  // Reads r's extent; `*data` gets the sample's first byte when it is whole in one buffer (see OnComplete).
+  Status ReadExtent(const ReadRequest& r, char* scratch, FaultInjector* faults, uint64_t* bytes, const char** data);
 
   const FileTable& files_;
   EngineOptions options_;

@@ -25,6 +25,7 @@ struct SampleState {
   uint64_t end = 0;       // extent end
   uint32_t inflight = 0;  // transfers in flight
   uint64_t eof_at = UINT64_MAX;  // lowest end of data seen (transfers run concurrently, so take the minimum)
+  int64_t held_buffer = -1;      // the one transfer buffer holding the whole sample, kept until it is retired
   Status error;
 };
 
@@ -160,9 +161,16 @@ struct UringEngine::Worker {
         uint64_t bytes = st.error.ok() ? st.req.extent.length : 0;  // a sample counts once all of it was read
         ReadRequest req = st.req;
         Status err = std::move(st.error);
+        const uint64_t shift = req.extent.offset - Window(order[i]);
+        const char* data = !err.ok()                ? nullptr
+                           : req.dest != nullptr    ? req.dest + shift
+                           : st.held_buffer >= 0    ? buffers[static_cast<size_t>(st.held_buffer)] + shift
+                                                    : nullptr;
+        const int64_t held = st.held_buffer;
         free_samples.push_back(order[i]);
         order.erase(order.begin() + static_cast<std::ptrdiff_t>(i));
-        req.target->OnComplete(req.tag, bytes, err);
+        req.target->OnComplete(req.tag, bytes, err, data);
+        if (held >= 0) free_buffers.push_back(static_cast<uint32_t>(held));
       } else {
         ++i;
       }
@@ -201,7 +209,12 @@ struct UringEngine::Worker {
     }
     if (!finished) return;
     if (!st.error.ok()) st.next = st.wend;  // stop issuing more of a failed sample
-    free_buffers.push_back(b);
+    // A sample read by this one transfer stays in its buffer until retired, so the target can check it in place.
+    if (st.error.ok() && st.req.dest == nullptr && t.off == Window(t.sample) && t.off + t.len >= st.wend) {
+      st.held_buffer = b;
+    } else {
+      free_buffers.push_back(b);
+    }
     --st.inflight;
     --inflight;
   }

@@ -3,25 +3,24 @@
 
 #include <algorithm>
 
+#include "loader/format/tfrecord.h"
+
 namespace feedrate {
 
-uint64_t Prefetcher::MaxExtent(const std::vector<SampleExtent>& extents) {
-  uint64_t m = 0;
-  for (const auto& e : extents) m = std::max(m, e.length);
-  return m;
-}
-
-Prefetcher::Prefetcher(IoEngine& engine, const std::vector<SampleExtent>& extents, uint64_t samples_per_file,
-                       uint64_t batch_size, uint64_t depth, bool retain_batches, uint64_t direct_align)
+Prefetcher::Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batch_size, uint64_t depth,
+                       bool retain_batches, uint64_t direct_align, const FileTable* files, uint64_t coalesce_bytes)
     : engine_(engine),
-      extents_(extents),
-      samples_per_file_(samples_per_file),
+      table_(table),
+      files_(files),
       batch_(batch_size),
+      direct_align_(direct_align),
+      coalesce_bytes_(coalesce_bytes),
       depth_(std::max<uint64_t>(1, depth)),
-      max_extent_(MaxExtent(extents)),
+      max_extent_(table.MaxLength()),
       slots_(std::make_unique<Slot[]>(depth_)) {
   stride_ = direct_align > 0 ? (max_extent_ + 2 * direct_align + direct_align - 1) / direct_align * direct_align
                              : max_extent_;
+  for (uint64_t i = 0; i < depth_; ++i) slots_[i].group = std::make_unique<uint32_t[]>(batch_);
   if (retain_batches) {
     size_t align = std::max<size_t>(AlignedBuffer::kAlignment, direct_align);
     for (uint64_t i = 0; i < depth_; ++i) slots_[i].retained = AlignedBuffer(batch_ * stride_, align);
@@ -43,23 +42,67 @@ void Prefetcher::SubmitBatch(uint64_t step) {
   slot.bytes.store(0, std::memory_order_relaxed);
   slot.failed.store(false, std::memory_order_relaxed);
   slot.error = Status::Ok();
+  slot.step = step;
   slot.pending.store(static_cast<uint32_t>(batch_), std::memory_order_release);
   const uint64_t* ids = samples_->data() + step * batch_;
-  for (uint64_t i = 0; i < batch_; ++i) {
+  for (uint64_t i = 0; i < batch_;) {
     ReadRequest r;
-    r.extent = extents_[ids[i] / samples_per_file_];
+    r.extent = table_.At(ids[i]);
+    uint64_t n = 1;
+    for (; i + n < batch_ && coalesce_bytes_ > 0; ++n) {
+      const SampleExtent next = table_.At(ids[i + n]);
+      if (next.file != r.extent.file || next.offset != r.extent.offset + r.extent.length ||
+          r.extent.length + next.length + 2 * direct_align_ > coalesce_bytes_) {  // the window fits one transfer
+        break;
+      }
+      r.extent.length += next.length;
+    }
+    slot.group[i] = static_cast<uint32_t>(n);
+    // Retained slots give each sample `stride_` >= its window, so a group's window fits n strides.
     r.dest = slot.retained.data() != nullptr ? slot.retained.data() + i * stride_ : nullptr;
     r.target = this;
-    r.tag = step % depth_;
+    r.tag = (step % depth_) * batch_ + i;
     engine_.Submit(r);
+    i += n;
   }
 }
 
-void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status) {
-  Slot& slot = slots_[tag];
+// Runs on the engine thread that completed the sample, so checks (CRC) spread over the I/O threads.
+Status Prefetcher::CheckSample(const Slot& slot, uint64_t index, const char* data) const {
+  const uint64_t id = (*samples_)[slot.step * batch_ + index];
+  const SampleExtent e = table_.At(id);
+  static const std::string kUnnamed = "(file)";
+  const std::string& path = files_ != nullptr ? files_->path(e.file) : kUnnamed;
+  if (data == nullptr) {  // the caller sized transfers or retained batches so that this cannot happen
+    return Status::IoError(path + ": sample at offset " + std::to_string(e.offset) +
+                           " was not in one buffer, so it could not be checked (raise reader.transfer_size or retain batches)");
+  }
+  switch (table_.check) {
+    case SampleCheck::kTfRecordFrame:
+    case SampleCheck::kTfRecordCrc:
+      return CheckTfRecord(data, e.length - kTfRecordOverhead, table_.check == SampleCheck::kTfRecordCrc, path,
+                           id % table_.samples_per_file(), e.offset);
+    case SampleCheck::kNone:
+      break;
+  }
+  return Status::Ok();
+}
+
+void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status, const char* data) {
+  Slot& slot = slots_[tag / batch_];
+  const uint64_t first = tag % batch_;
+  const uint32_t n = slot.group[first];
   slot.bytes.fetch_add(bytes, std::memory_order_relaxed);
-  if (!status.ok() && !slot.failed.exchange(true, std::memory_order_relaxed)) slot.error = status;
-  if (slot.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) slot.pending.notify_all();
+  Status st = status;
+  if (st.ok() && table_.check != SampleCheck::kNone) {
+    const uint64_t base = table_.At((*samples_)[slot.step * batch_ + first]).offset;
+    for (uint32_t k = 0; k < n && st.ok(); ++k) {
+      const uint64_t off = table_.At((*samples_)[slot.step * batch_ + first + k]).offset;
+      st = CheckSample(slot, first + k, data == nullptr ? nullptr : data + (off - base));
+    }
+  }
+  if (!st.ok() && !slot.failed.exchange(true, std::memory_order_relaxed)) slot.error = st;
+  if (slot.pending.fetch_sub(n, std::memory_order_acq_rel) == n) slot.pending.notify_all();
 }
 
 BatchResult Prefetcher::WaitBatch(uint64_t step) {

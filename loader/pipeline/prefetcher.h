@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "loader/format/sample_table.h"
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/io_engine.h"
 #include "loader/status.h"
@@ -20,11 +21,15 @@ struct BatchResult {
 
 class Prefetcher final : public CompletionTarget {
  public:
-  // `extents[f]` is file f's sample extent; `samples_per_file` maps sample ids to files.
-  // With retain_batches, each slot owns a buffer big enough for a whole batch and reads land there.
-  // `direct_align` > 0 means O_DIRECT: each retained sample gets an aligned slot large enough for its window.
-  Prefetcher(IoEngine& engine, const std::vector<SampleExtent>& extents, uint64_t samples_per_file,
-             uint64_t batch_size, uint64_t depth, bool retain_batches, uint64_t direct_align = 0);
+  // `table` maps sample ids to extents. With retain_batches, each slot owns a buffer big enough for a whole batch
+  // and reads land there. `direct_align` > 0 means O_DIRECT: each retained sample gets an aligned slot large
+  // enough for its window. table.check runs on each sample as it completes, on the engine thread, where the
+  // engine hands over the sample in one piece (retain when samples can exceed one transfer); `files` names the
+  // file in errors. With `coalesce_bytes` > 0, consecutive samples of a batch that lie back to back in one file
+  // (TFRecord records in file order) are read as one request of up to that many bytes, the way TensorFlow's
+  // reader fills a buffer of DLIO's reader.transfer_size: small records then cost one read per buffer, not each.
+  Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batch_size, uint64_t depth, bool retain_batches,
+             uint64_t direct_align = 0, const FileTable* files = nullptr, uint64_t coalesce_bytes = 0);
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
   ~Prefetcher();  // waits for reads still in flight
@@ -37,10 +42,8 @@ class Prefetcher final : public CompletionTarget {
   void Drain();
   // Memory the slots hold (retain mode).
   uint64_t retained_bytes() const { return retained_bytes_; }
-  // Largest sample extent, for memory planning.
-  static uint64_t MaxExtent(const std::vector<SampleExtent>& extents);
 
-  void OnComplete(uint64_t tag, uint64_t bytes, const Status& status) override;
+  void OnComplete(uint64_t tag, uint64_t bytes, const Status& status, const char* data) override;
 
  private:
   struct Slot {
@@ -49,13 +52,18 @@ class Prefetcher final : public CompletionTarget {
     std::atomic<bool> failed{false};
     Status error;  // written once, by the completion that set `failed`, before its pending decrement
     AlignedBuffer retained;
+    uint64_t step = 0;  // the batch the slot holds (written before its reads are submitted)
+    std::unique_ptr<uint32_t[]> group;  // group[i]: samples read by the request starting at batch index i
   };
+  Status CheckSample(const Slot& slot, uint64_t index, const char* data) const;
   void SubmitBatch(uint64_t step);
 
   IoEngine& engine_;
-  const std::vector<SampleExtent>& extents_;
-  uint64_t samples_per_file_;
+  const SampleTable& table_;
+  const FileTable* files_;
   uint64_t batch_;
+  uint64_t direct_align_;
+  uint64_t coalesce_bytes_;
   uint64_t depth_;
   uint64_t max_extent_ = 0;
   uint64_t stride_ = 0;  // bytes between retained samples in a slot

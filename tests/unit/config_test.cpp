@@ -32,10 +32,41 @@ TEST(Config, BuiltinUnet3dH100) {
   EXPECT_DOUBLE_EQ(c.au, 0.90);
   EXPECT_EQ(c.data_loader, "pytorch");
   EXPECT_EQ(c.sample_shuffle, "seed");
-  EXPECT_EQ(BuiltinWorkloads().size(), 4u);
+  EXPECT_EQ(BuiltinWorkloads().size(), 11u);
   EXPECT_EQ(LoadWorkload("unet3d_b200", {}).num_files_train, 7200u);
   EXPECT_DOUBLE_EQ(LoadWorkload("unet3d_v100", {}).computation_time.mean, 1.3604);
   EXPECT_EQ(LoadWorkload("unet3d_a100", {}).batch_size, 7u);
+}
+
+// The TensorFlow-path workloads: numbers from the MLPerf Storage v2.0 / DLIO tables (reference spec 1.1).
+TEST(Config, BuiltinTfRecordWorkloads) {
+  auto r = LoadWorkload("resnet50_h100", {});
+  EXPECT_EQ(r.format, "tfrecord");
+  EXPECT_EQ(r.data_loader, "tensorflow");
+  EXPECT_EQ(r.num_files_train, 1024u);
+  EXPECT_EQ(r.num_samples_per_file, 1251u);
+  EXPECT_DOUBLE_EQ(r.record_length, 114660.07);
+  EXPECT_EQ(r.batch_size, 400u);
+  EXPECT_DOUBLE_EQ(r.computation_time.mean, 0.224);
+  EXPECT_EQ(r.read_threads, 8u);
+  EXPECT_DOUBLE_EQ(LoadWorkload("resnet50_a100", {}).computation_time.mean, 0.435);
+  EXPECT_EQ(LoadWorkload("resnet50_v100", {}).batch_size, 64u);
+  auto c = LoadWorkload("cosmoflow_h100", {});
+  EXPECT_EQ(c.num_files_train, 524288u);
+  EXPECT_DOUBLE_EQ(c.record_length, 2828486);
+  EXPECT_DOUBLE_EQ(c.record_length_stdev, 71311);
+  EXPECT_DOUBLE_EQ(c.computation_time.mean, 0.0035);
+  EXPECT_DOUBLE_EQ(c.au, 0.70);
+  EXPECT_DOUBLE_EQ(LoadWorkload("cosmoflow_a100", {}).computation_time.mean, 0.00551);
+  EXPECT_DOUBLE_EQ(LoadWorkload("cosmoflow_v100", {}).computation_time.mean, 0.00936);
+  auto b = LoadWorkload("bert_v100", {});
+  EXPECT_EQ(b.file_prefix, "part");
+  EXPECT_EQ(b.num_samples_per_file, 313532u);
+  EXPECT_DOUBLE_EQ(b.record_length, 2500);
+  EXPECT_EQ(b.batch_size, 48u);
+  EXPECT_EQ(b.total_training_steps, 1000);
+  EXPECT_EQ(b.transfer_size, 262144u);
+  EXPECT_TRUE(b.verify_crc);
 }
 
 TEST(Config, OverrideSpellingsAllSetTheSameKey) {

@@ -22,14 +22,14 @@ EngineOptions Opts(size_t threads, uint64_t transfer_size, size_t queue_capacity
 struct Files {
   test::TempDir dir;
   std::vector<std::string> paths;
-  std::vector<SampleExtent> extents;
-  Files(int n, uint64_t size) {
+  SampleTable extents;
+  Files(int n, uint64_t size) : extents(static_cast<size_t>(n), 1) {
     for (int i = 0; i < n; ++i) {
       std::string content(size + 100, '\0');
       for (size_t k = 0; k < content.size(); ++k) content[k] = static_cast<char>((k * 7 + static_cast<size_t>(i)) & 0xff);
       paths.push_back(dir / ("f" + std::to_string(i)));
       test::WriteFile(paths.back(), content);
-      extents.push_back({static_cast<uint32_t>(i), 100, size});
+      extents.SetFile(static_cast<uint32_t>(i), FileSamples{100, 0, size, -1});
     }
   }
 };
@@ -39,7 +39,7 @@ TEST(Prefetcher, ReadsEveryByteOfEveryBatchInOrder) {
   auto table = FileTable::Create(f.paths, false);
   ASSERT_TRUE(table.ok());
   PosixEngine engine(*table, Opts(3, 65536, 64));
-  Prefetcher p(engine, f.extents, 1, 2, 3, false);
+  Prefetcher p(engine, f.extents, 2, 3, false);
   std::vector<uint64_t> ids(8);
   std::iota(ids.begin(), ids.end(), 0);
   for (int epoch = 0; epoch < 3; ++epoch) {
@@ -58,7 +58,7 @@ TEST(Prefetcher, RetainedBatchesReadWholeSamplesIntoSlotMemory) {
   auto table = FileTable::Create(f.paths, true);
   ASSERT_TRUE(table.ok());
   PosixEngine engine(*table, Opts(2, 4096, 64));
-  Prefetcher p(engine, f.extents, 1, 2, 1, true);
+  Prefetcher p(engine, f.extents, 2, 1, true);
   EXPECT_EQ(p.retained_bytes(), 10000u);
   std::vector<uint64_t> ids{3, 1, 0, 2};
   p.StartEpoch(&ids, 2);
@@ -74,7 +74,7 @@ TEST(Prefetcher, TruncatedFileReportsPathAndOffset) {
   ASSERT_EQ(::truncate(f.paths[2].c_str(), 150000), 0);
   auto table = FileTable::Create(f.paths, false);
   PosixEngine engine(*table, Opts(2, 65536, 64));
-  Prefetcher p(engine, f.extents, 1, 1, 2, false);
+  Prefetcher p(engine, f.extents, 1, 2, false);
   std::vector<uint64_t> ids{0, 1, 2, 3};
   p.StartEpoch(&ids, 4);
   EXPECT_TRUE(p.WaitBatch(0).status.ok());
@@ -93,7 +93,7 @@ TEST(Prefetcher, MissingFileIsAnError) {
   paths[1] += ".gone";
   auto table = FileTable::Create(paths, false);
   PosixEngine engine(*table, Opts(1, 4096, 16));
-  Prefetcher p(engine, f.extents, 1, 1, 1, false);
+  Prefetcher p(engine, f.extents, 1, 1, false);
   std::vector<uint64_t> ids{0, 1};
   p.StartEpoch(&ids, 2);
   EXPECT_TRUE(p.WaitBatch(0).status.ok());
@@ -110,7 +110,7 @@ TEST(Prefetcher, ManyAcceleratorsShareOneEngine) {
   std::atomic<uint64_t> total{0};
   for (int a = 0; a < 4; ++a) {
     threads.emplace_back([&, a] {
-      Prefetcher p(engine, f.extents, 1, 2, 2, false);
+      Prefetcher p(engine, f.extents, 2, 2, false);
       std::vector<uint64_t> ids;
       for (int k = 0; k < 4; ++k) ids.push_back(static_cast<uint64_t>(a * 4 + k));
       for (int epoch = 0; epoch < 20; ++epoch) {

@@ -13,6 +13,14 @@
 namespace feedrate {
 namespace {
 
+Result<FileSamples> IndexTrainingFile(const std::string& path, const std::string& format, uint64_t spf) {
+  IndexOptions o;
+  o.format = format;
+  o.samples_per_file = spf;
+  std::vector<SampleExtent> listed;
+  return feedrate::IndexTrainingFile(path, o, &listed);
+}
+
 Result<std::vector<ZipMember>> Dir(const std::string& path) {
   auto fd = OpenForRead(path);
   if (!fd.ok()) return fd.status();
@@ -115,7 +123,8 @@ TEST(SampleIndex, ExtentCoversTheXMember) {
   ASSERT_TRUE(WriteDlioNpz(dir / "s.npz", {100, 50, 4}, 1, &scratch).ok());
   auto e = IndexTrainingFile(dir / "s.npz", "npz", 4);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
-  EXPECT_EQ(e->offset, 55u);
+  EXPECT_EQ(e->first_offset, 55u);
+  EXPECT_EQ(e->stride, 0u);  // every sample of the file reads the whole member
   EXPECT_EQ(e->length, 128u + 100 * 50 * 4);
   auto too_many = IndexTrainingFile(dir / "s.npz", "npz", 5);
   ASSERT_FALSE(too_many.ok());

@@ -1,0 +1,59 @@
+// TempFile: write beside the target, rename when complete.
+#include "datagen/temp_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+
+namespace feedrate {
+
+Result<TempFile> TempFile::Create(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  std::filesystem::path target(path);
+  std::string tmp = (target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) +
+                                             "-" + std::to_string(counter.fetch_add(1))))
+                        .string();
+  int raw = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (raw < 0) return Status::Errno("cannot create " + tmp, errno);
+  return TempFile(path, tmp, UniqueFd(raw));
+}
+
+TempFile::~TempFile() {
+  if (!committed_ && !tmp_.empty()) {
+    fd_.reset();
+    ::unlink(tmp_.c_str());
+  }
+}
+
+Status TempFile::WriteAt(const void* data, size_t n, uint64_t off) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::pwrite(fd_.get(), p, n, static_cast<off_t>(off));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return Status::Errno(path_ + ": write failed at offset " + std::to_string(off), errno);
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    off += static_cast<uint64_t>(w);
+  }
+  return Status::Ok();
+}
+
+Status TempFile::Commit() {
+  if (::close(fd_.release()) != 0) return Status::Errno(path_ + ": close failed", errno);
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) return Status::Errno("cannot rename " + tmp_ + " to " + path_, errno);
+  committed_ = true;
+  return Status::Ok();
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  auto f = TempFile::Create(path);
+  if (!f.ok()) return f.status();
+  FEEDRATE_RETURN_IF_ERROR(f->WriteAt(text.data(), text.size(), 0));
+  return f->Commit();
+}
+
+}  // namespace feedrate

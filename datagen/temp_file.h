@@ -1,0 +1,76 @@
+// Shared by the dataset writers: a file written under a hidden temporary name and renamed into place only when
+// complete (removed on failure or when dropped), and fast incompressible bytes for file contents.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "loader/io/unique_fd.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+class TempFile {
+ public:
+  // Creates `.<name>.tmp-<pid>-<n>` beside `path`.
+  static Result<TempFile> Create(const std::string& path);
+  TempFile(TempFile&&) = default;
+  TempFile& operator=(TempFile&&) = default;
+  ~TempFile();  // unlinks the temporary file unless committed
+
+  Status WriteAt(const void* data, size_t n, uint64_t offset);
+  // close() (which reports delayed write errors: NFS, quotas) and rename over `path`.
+  Status Commit();
+  const std::string& temp_path() const { return tmp_; }
+
+ private:
+  TempFile(std::string path, std::string tmp, UniqueFd fd) : path_(std::move(path)), tmp_(std::move(tmp)), fd_(std::move(fd)) {}
+  std::string path_, tmp_;
+  UniqueFd fd_;
+  bool committed_ = false;
+};
+
+// Writes `text` to `path` through a TempFile.
+Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+// xoshiro256** seeded through splitmix64: fast bytes, no statistical claims needed beyond "not compressible".
+class FastBytes {
+ public:
+  explicit FastBytes(uint64_t seed) {
+    for (auto& w : s_) {
+      seed += 0x9e3779b97f4a7c15ULL;
+      uint64_t z = seed;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      w = z ^ (z >> 31);
+    }
+  }
+  void Fill(char* p, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t v = Next();
+      std::memcpy(p + i, &v, 8);
+    }
+    if (i < n) {
+      uint64_t v = Next();
+      std::memcpy(p + i, &v, n - i);
+    }
+  }
+
+ private:
+  static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t Next() {
+    uint64_t r = Rotl(s_[1] * 5, 7) * 9, t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = Rotl(s_[3], 45);
+    return r;
+  }
+  uint64_t s_[4];
+};
+
+}  // namespace feedrate

@@ -1,0 +1,76 @@
+// Where every sample of the dataset lives: per file, either one extent shared by all its samples (npz/npy, which
+// DLIO loads whole), a uniform run (fixed-size records: DLIO's TFRecord files, HDF5 rows), or listed extents.
+// Lookups are arithmetic, so the hot path neither allocates nor locks.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "loader/io/io_engine.h"
+
+namespace feedrate {
+
+// What to check on a sample once it is in memory.
+enum class SampleCheck : uint8_t {
+  kNone,
+  kTfRecordFrame,  // the record's length field and its CRC
+  kTfRecordCrc,    // and the payload CRC
+};
+
+struct FileSamples {
+  uint64_t first_offset = 0;
+  uint64_t stride = 0;  // bytes between consecutive samples; 0: every sample reads the same extent
+  uint64_t length = 0;  // bytes per sample read
+  int64_t listed_begin = -1;  // >= 0: the file's extents are listed from here in SampleTable's list
+};
+
+class SampleTable {
+ public:
+  SampleTable() = default;
+  SampleTable(size_t num_files, uint64_t samples_per_file) : files_(num_files), spf_(samples_per_file) {}
+
+  void SetFile(uint32_t file, const FileSamples& fs) { files_[file] = fs; }
+  // `extents` holds the file's samples_per_file extents (their .file is set here).
+  void SetListed(uint32_t file, const std::vector<SampleExtent>& extents) {
+    files_[file] = FileSamples{0, 0, 0, static_cast<int64_t>(listed_.size())};
+    for (SampleExtent e : extents) {
+      e.file = file;
+      listed_.push_back(e);
+    }
+  }
+
+  SampleExtent At(uint64_t sample) const {
+    const uint64_t f = sample / spf_, k = sample % spf_;
+    const FileSamples& fs = files_[f];
+    if (fs.listed_begin >= 0) return listed_[static_cast<uint64_t>(fs.listed_begin) + k];
+    return {static_cast<uint32_t>(f), fs.first_offset + k * fs.stride, fs.length};
+  }
+  // Bytes one pass over file f's samples reads from distinct places (the shared extent once).
+  uint64_t FileDataBytes(uint32_t f) const {
+    const FileSamples& fs = files_[f];
+    if (fs.listed_begin >= 0) {
+      uint64_t sum = 0;
+      for (uint64_t k = 0; k < spf_; ++k) sum += listed_[static_cast<uint64_t>(fs.listed_begin) + k].length;
+      return sum;
+    }
+    return fs.stride == 0 ? fs.length : fs.length * spf_;
+  }
+  uint64_t MaxLength() const {
+    uint64_t m = 0;
+    for (const auto& fs : files_) m = std::max(m, fs.length);
+    for (const auto& e : listed_) m = std::max(m, e.length);
+    return m;
+  }
+  uint64_t samples_per_file() const { return spf_; }
+  size_t num_files() const { return files_.size(); }
+
+  SampleCheck check = SampleCheck::kNone;
+
+ private:
+  std::vector<FileSamples> files_;
+  std::vector<SampleExtent> listed_;
+  uint64_t spf_ = 1;
+};
+
+}  // namespace feedrate

@@ -1,0 +1,173 @@
+// TFRecord framing, indexing and checks.
+#include "loader/format/tfrecord.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "loader/format/crc32c.h"
+#include "loader/io/unique_fd.h"
+
+namespace feedrate {
+namespace {
+
+uint64_t LoadU64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);  // little-endian host (x86-64, aarch64)
+  return v;
+}
+uint32_t LoadU32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+std::string Hex(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08x", v);
+  return b;
+}
+std::string Where(const std::string& path, uint64_t record, uint64_t offset) {
+  return path + ": record " + std::to_string(record) + " at offset " + std::to_string(offset);
+}
+
+// Decodes and checks a header; returns the payload length.
+Result<uint64_t> ParseHeader(const char* h, const std::string& path, uint64_t record, uint64_t offset) {
+  uint64_t length = LoadU64(h);
+  uint32_t stored = LoadU32(h + 8);
+  uint32_t computed = MaskCrc(Crc32c(h, 8));
+  if (stored != computed) {
+    return Status::Corruption(Where(path, record, offset) + ": length CRC mismatch (stored " + Hex(stored) +
+                              ", computed " + Hex(computed) + "): not a TFRecord file, or corrupt");
+  }
+  return length;
+}
+
+}  // namespace
+
+void EncodeTfRecordHeader(uint64_t length, char out[kTfRecordHeaderBytes]) {
+  std::memcpy(out, &length, 8);
+  uint32_t crc = MaskCrc(Crc32c(out, 8));
+  std::memcpy(out + 8, &crc, 4);
+}
+
+uint32_t TfRecordPayloadCrc(const void* payload, uint64_t n) { return MaskCrc(Crc32c(payload, n)); }
+
+Status CheckTfRecord(const char* rec, uint64_t expected_length, bool verify_payload, const std::string& path,
+                     uint64_t record_index, uint64_t offset) {
+  auto length = ParseHeader(rec, path, record_index, offset);
+  if (!length.ok()) return length.status();
+  if (*length != expected_length) {
+    return Status::Corruption(Where(path, record_index, offset) + ": length field " + std::to_string(*length) +
+                              ", index says " + std::to_string(expected_length) + " (file changed since indexing?)");
+  }
+  if (verify_payload) {
+    uint32_t stored = LoadU32(rec + kTfRecordHeaderBytes + expected_length);
+    uint32_t computed = TfRecordPayloadCrc(rec + kTfRecordHeaderBytes, expected_length);
+    if (stored != computed) {
+      return Status::Corruption(Where(path, record_index, offset) + ": payload CRC mismatch (stored " + Hex(stored) +
+                                ", computed " + Hex(computed) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<TfRecordEntry>> ScanTfRecordFile(int fd, uint64_t file_size, const std::string& path) {
+  constexpr uint64_t kWindow = 256 * 1024;
+  std::vector<char> window(kWindow);
+  uint64_t win_off = 0, win_len = 0;  // bytes of the file held in `window`
+  std::vector<TfRecordEntry> out;
+  for (uint64_t off = 0; off < file_size;) {
+    uint64_t record = out.size();
+    if (file_size - off < kTfRecordHeaderBytes) {
+      return Status::Corruption(Where(path, record, off) + ": truncated header (" + std::to_string(file_size - off) +
+                                " trailing bytes)");
+    }
+    if (off < win_off || off + kTfRecordHeaderBytes > win_off + win_len) {
+      win_off = off;
+      win_len = std::min(kWindow, file_size - off);
+      FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, window.data(), win_len, win_off, path));
+    }
+    auto length = ParseHeader(window.data() + (off - win_off), path, record, off);
+    if (!length.ok()) return length.status();
+    if (*length > file_size - off - kTfRecordHeaderBytes ||
+        file_size - off - kTfRecordHeaderBytes - *length < kTfRecordFooterBytes) {
+      return Status::Corruption(Where(path, record, off) + ": length " + std::to_string(*length) +
+                                " runs past the end of the file (" + std::to_string(file_size) + " bytes)");
+    }
+    out.push_back({off, *length});
+    off += *length + kTfRecordOverhead;
+  }
+  return out;
+}
+
+Result<std::vector<TfRecordEntry>> ProbeUniformTfRecordFile(int fd, uint64_t file_size, const std::string& path) {
+  std::vector<TfRecordEntry> out;
+  if (file_size < kTfRecordOverhead) return out;
+  char h[kTfRecordHeaderBytes];
+  FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, h, sizeof h, 0, path));
+  auto first = ParseHeader(h, path, 0, 0);
+  if (!first.ok()) return first.status();
+  const uint64_t stride = *first + kTfRecordOverhead;
+  if (*first > file_size || file_size % stride != 0) return out;
+  const uint64_t n = file_size / stride;
+  for (uint64_t k : {n / 2, n - 1}) {
+    if (k == 0) continue;
+    FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, h, sizeof h, k * stride, path));
+    auto len = ParseHeader(h, path, k, k * stride);
+    if (!len.ok() || *len != *first) return out;  // not uniform: let the full scan find what is wrong
+  }
+  out.reserve(n);
+  for (uint64_t k = 0; k < n; ++k) out.push_back({k * stride, *first});
+  return out;
+}
+
+Result<std::vector<TfRecordEntry>> ReadTfRecordIndex(const std::string& idx_path, uint64_t data_file_size) {
+  std::ifstream in(idx_path);
+  if (!in) return Status::Errno("cannot open TFRecord index " + idx_path, errno);
+  std::vector<TfRecordEntry> out;
+  std::string line;
+  uint64_t expect = 0, line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    std::istringstream ls(line);
+    uint64_t off = 0, size = 0;
+    std::string extra;
+    if (!(ls >> off >> size) || (ls >> extra)) {
+      return Status::Corruption(idx_path + ": line " + std::to_string(line_no) + ": expected \"<offset> <size>\", got \"" +
+                                line + "\"");
+    }
+    if (off != expect || size < kTfRecordOverhead || size > data_file_size - off) {
+      return Status::Corruption(idx_path + ": line " + std::to_string(line_no) + ": record at " + std::to_string(off) +
+                                " of " + std::to_string(size) + " bytes does not follow the previous record (expected offset " +
+                                std::to_string(expect) + ") within the " + std::to_string(data_file_size) + "-byte data file");
+    }
+    out.push_back({off, size - kTfRecordOverhead});
+    expect = off + size;
+  }
+  if (expect != data_file_size) {
+    return Status::Corruption(idx_path + ": records cover " + std::to_string(expect) + " bytes, the data file has " +
+                              std::to_string(data_file_size) + " (stale index?)");
+  }
+  return out;
+}
+
+std::string FormatTfRecordIndex(const std::vector<TfRecordEntry>& entries) {
+  std::string s;
+  s.reserve(entries.size() * 16);
+  for (const auto& e : entries) {
+    s += std::to_string(e.offset);
+    s += ' ';
+    s += std::to_string(e.framed());
+    s += '\n';
+  }
+  return s;
+}
+
+std::string TfRecordIndexPath(const std::string& data_folder, const std::string& split, const std::string& data_path) {
+  return (std::filesystem::path(data_folder) / "index" / split /
+          (std::filesystem::path(data_path).filename().string() + ".idx")).string();
+}
+
+}  // namespace feedrate
