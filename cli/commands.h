@@ -25,5 +25,6 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv);
 Runner AddDatasize(CLI::App& app);
 Runner AddInspect(CLI::App& app);
 Runner AddIobench(CLI::App& app, int* argc, char*** argv);
+Runner AddWorkloads(CLI::App& app);
 
 }  // namespace feedrate::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   add(feedrate::cli::AddDatasize(app));
   add(feedrate::cli::AddInspect(app));
   add(feedrate::cli::AddIobench(app, &argc, &argv));
+  add(feedrate::cli::AddWorkloads(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

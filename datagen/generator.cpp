@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "datagen/npy_writer.h"
 #include "datagen/npz_writer.h"
 #include "datagen/temp_file.h"
 #include "datagen/tfrecord_writer.h"
@@ -50,12 +51,14 @@ struct Job {
 
 uint64_t PlannedSize(const std::string& format, const Job& j) {
   if (format == "tfrecord") return DlioTfRecordFileSize({j.d1, j.d2, j.samples});
+  if (format == "npy") return DlioNpyFileSize({j.d1, j.d2, j.samples});
   return DlioNpzFileSize({j.d1, j.d2, j.samples});
 }
 
 Status WriteOne(const std::string& format, const Job& j, AlignedBuffer* scratch) {
   const uint64_t seed = 0x5eed0000ULL + j.index;
-  if (format != "tfrecord") return WriteDlioNpz(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
+  if (format == "npz") return WriteDlioNpz(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
+  if (format == "npy") return WriteDlioNpy(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
   auto entries = WriteDlioTfRecord(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
   if (!entries.ok()) return entries.status();
   return WriteFileAtomically(j.index_path, FormatTfRecordIndex(*entries));
@@ -71,9 +74,9 @@ Status MakeDirs(const std::string& dir) {
 }  // namespace
 
 Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOptions& opt) {
-  if (cfg.format != "npz" && cfg.format != "tfrecord") {
+  if (cfg.format != "npz" && cfg.format != "npy" && cfg.format != "tfrecord") {
     throw ConfigError(cfg.source + ": key dataset.format: generating '" + cfg.format +
-                      "' datasets is not supported yet (npz and tfrecord are)");
+                      "' datasets is not supported yet (npz, npy and tfrecord are)");
   }
   if (cfg.compression != "none") {
     throw ConfigError(cfg.source + ": key dataset.compression: only 'none' is supported for generation");

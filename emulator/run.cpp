@@ -68,6 +68,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   sc.order = cfg.order;
   sc.file_shuffle = cfg.file_shuffle != "off";
   sc.sample_shuffle = cfg.sample_shuffle != "off";
+  sc.shuffle_size = cfg.shuffle_size;
   sc.seed = static_cast<uint32_t>(cfg.seed);
   sc.seed_change_epoch = cfg.seed_change_epoch;
   sc.total_training_steps = cfg.total_training_steps;
@@ -86,7 +87,9 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   // Index only the files this rank's accelerators read (the same files every epoch in DLIO order).
   std::vector<char> needed(s->files.size(), 0);
   std::vector<uint64_t> ids;
-  uint64_t epochs_to_scan = cfg.order == "shuffled" ? cfg.epochs : 1;
+  // Orders that change between epochs (Feedrate's shuffle, tf.data's shuffle buffer) may touch other files later.
+  const bool varies = cfg.order == "shuffled" || (cfg.data_loader == "tensorflow" && cfg.sample_shuffle != "off");
+  uint64_t epochs_to_scan = varies ? cfg.epochs : 1;
   for (uint64_t a = 0; a < opt.accelerators; ++a) {
     for (uint64_t e = 1; e <= epochs_to_scan; ++e) {
       s->sampler->EpochSamples(e, static_cast<uint64_t>(comm.rank()) * opt.accelerators + a, &ids);

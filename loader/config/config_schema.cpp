@@ -76,7 +76,7 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"reader.prefetch_size", K::kUsed},
       {"reader.file_shuffle", K::kUsed},
       {"reader.file_access", K::kNotYet},
-      {"reader.shuffle_size", K::kNotYet},
+      {"reader.shuffle_size", K::kUsed},
       {"reader.sample_shuffle", K::kUsed},
       {"reader.read_type", K::kUsed},
       {"reader.transfer_size", K::kUsed},

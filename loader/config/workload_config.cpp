@@ -215,6 +215,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadU64("reader.transfer_size", &c->transfer_size, 512);
   x.ReadChoice("reader.file_shuffle", &c->file_shuffle, {"off", "seed", "random"});
   x.ReadChoice("reader.sample_shuffle", &c->sample_shuffle, {"off", "seed", "random"});
+  x.ReadU64("reader.shuffle_size", &c->shuffle_size, 1);
   x.ReadChoice("reader.read_type", &c->read_type, {"on_demand", "memory"});
   x.Read("reader.odirect", &c->odirect);
 

@@ -56,6 +56,7 @@ struct WorkloadConfig {
   uint64_t transfer_size = 1 << 20;    // DLIO default is None; Feedrate reads in 1 MiB transfers
   std::string file_shuffle = "off";
   std::string sample_shuffle = "off";
+  uint64_t shuffle_size = 1024;        // reader.shuffle_size: TensorFlow path record shuffle buffer
   std::string read_type = "on_demand";
   bool odirect = false;                // reader.odirect: O_DIRECT reads (aligned windows)
 

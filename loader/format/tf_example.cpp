@@ -12,23 +12,32 @@
 namespace feedrate {
 namespace {
 
-using google::protobuf::FieldDescriptor;
-using google::protobuf::Message;
+// True when `m` carries fields the schema does not know. Walked through the generated accessors (not
+// reflection: reflecting over map fields re-syncs their repeated view, which breaks under ThreadSanitizer with
+// Debian's uninstrumented libprotobuf).
+bool Unknown(const google::protobuf::Message& m) { return !m.GetReflection()->GetUnknownFields(m).empty(); }
 
-// True when `m` or any message inside it carries fields the schema does not know.
-bool HasUnknownFields(const Message& m) {
-  const auto* refl = m.GetReflection();
-  if (!refl->GetUnknownFields(m).empty()) return true;
-  std::vector<const FieldDescriptor*> fields;
-  refl->ListFields(m, &fields);
-  for (const auto* f : fields) {
-    if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
-    if (f->is_repeated()) {
-      for (int i = 0; i < refl->FieldSize(m, f); ++i) {
-        if (HasUnknownFields(refl->GetRepeatedMessage(m, f, i))) return true;
-      }
-    } else if (HasUnknownFields(refl->GetMessage(m, f))) {
-      return true;
+bool HasUnknownFields(const tensorflow::Feature& f) {
+  return Unknown(f) || (f.has_bytes_list() && Unknown(f.bytes_list())) || (f.has_float_list() && Unknown(f.float_list())) ||
+         (f.has_int64_list() && Unknown(f.int64_list()));
+}
+
+bool HasUnknownFields(const tensorflow::Features& fs) {
+  if (Unknown(fs)) return true;
+  for (const auto& [key, f] : fs.feature()) {
+    if (HasUnknownFields(f)) return true;
+  }
+  return false;
+}
+
+bool HasUnknownFields(const tensorflow::SequenceExample& m) {
+  if (Unknown(m) || (m.has_context() && HasUnknownFields(m.context()))) return true;
+  if (!m.has_feature_lists()) return false;
+  if (Unknown(m.feature_lists())) return true;
+  for (const auto& [key, list] : m.feature_lists().feature_list()) {
+    if (Unknown(list)) return true;
+    for (const auto& f : list.feature()) {
+      if (HasUnknownFields(f)) return true;
     }
   }
   return false;

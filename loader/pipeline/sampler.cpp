@@ -42,8 +42,15 @@ Result<Sampler> Sampler::Create(const SamplerConfig& cfg) {
           "using balanced contiguous shards instead");
     }
   }
-  if (cfg.order == "dlio" && cfg.data_loader == "tensorflow" && cfg.file_shuffle) {
-    s.warnings_.push_back("reader.file_shuffle on the TensorFlow path is not reproduced yet; files are read in order");
+  if (cfg.data_loader == "tensorflow") {
+    // DLIO's reconfigure(epoch 1) before the dataset is built: np.random.seed(seed [+ 1]); np.random.shuffle(files).
+    // The tf.data pipeline is built once and repeated, so this order holds for every epoch.
+    s.tf_files_.resize(cfg.num_files);
+    std::iota(s.tf_files_.begin(), s.tf_files_.end(), 0);
+    if (cfg.file_shuffle) {
+      NumpyRandomState rng(cfg.seed + (cfg.seed_change_epoch ? 1u : 0u));
+      rng.Shuffle(&s.tf_files_);
+    }
   }
   return s;
 }
@@ -53,7 +60,7 @@ void Sampler::EpochSamples(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* 
   if (cfg_.order == "shuffled") {
     Shuffled(epoch, acc, out);
   } else if (cfg_.data_loader == "tensorflow") {
-    DlioTensorflow(acc, out);
+    DlioTensorflow(epoch, acc, out);
   } else {
     DlioPytorch(acc, out);
   }
@@ -69,19 +76,41 @@ void Sampler::DlioPytorch(uint64_t acc, std::vector<uint64_t>* out) const {
   for (uint64_t i = 0; i < need; ++i) out->push_back(begin + i);
 }
 
-// DLIO TensorFlow: files are sharded round-robin (file i to accelerator i mod W), records in file order;
-// with fewer files than accelerators, records are sharded round-robin instead.
-void Sampler::DlioTensorflow(uint64_t acc, std::vector<uint64_t>* out) const {
-  uint64_t need = steps_ * cfg_.batch_size;
-  out->reserve(need);
+// DLIO TensorFlow: the (file_shuffle-permuted) file list is sharded round-robin (list position i to accelerator
+// i mod W), records in file order; with fewer files than accelerators, records are sharded round-robin instead.
+// sample_shuffle adds tf.data's shuffle(shuffle_size, seed): a buffer of shuffle_size records from which each
+// output is drawn uniformly and refilled from the stream, reshuffled every epoch. TensorFlow's own RNG is not
+// reproduced (numpy's MT19937 seeded with seed+epoch draws instead), so the order has the same locality, not
+// the same permutation.
+void Sampler::DlioTensorflow(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const {
+  const uint64_t need = steps_ * cfg_.batch_size;
+  std::vector<uint64_t> stream;
+  const bool buffered = cfg_.sample_shuffle && cfg_.shuffle_size > 1;
+  std::vector<uint64_t>& dst = buffered ? stream : *out;
+  // The shuffle buffer reads at most shuffle_size - 1 records past what it emits.
+  const uint64_t want = buffered ? need + cfg_.shuffle_size - 1 : need;
+  dst.reserve(std::min(want, total_));
   if (cfg_.num_files >= cfg_.world) {
-    for (uint64_t f = acc; f < cfg_.num_files && out->size() < need; f += cfg_.world) {
-      for (uint64_t k = 0; k < cfg_.samples_per_file && out->size() < need; ++k) {
-        out->push_back(f * cfg_.samples_per_file + k);
-      }
+    for (uint64_t i = acc; i < cfg_.num_files && dst.size() < want; i += cfg_.world) {
+      const uint64_t f = tf_files_[i];
+      for (uint64_t k = 0; k < cfg_.samples_per_file && dst.size() < want; ++k) dst.push_back(f * cfg_.samples_per_file + k);
     }
   } else {
-    for (uint64_t g = acc; g < total_ && out->size() < need; g += cfg_.world) out->push_back(g);
+    for (uint64_t g = acc; g < total_ && dst.size() < want; g += cfg_.world) dst.push_back(g);
+  }
+  if (!buffered) return;
+  NumpyRandomState rng(cfg_.seed + static_cast<uint32_t>(epoch));
+  std::vector<uint64_t> buffer;
+  buffer.reserve(cfg_.shuffle_size);
+  size_t next = 0;
+  out->reserve(need);
+  while (out->size() < need) {
+    while (buffer.size() < cfg_.shuffle_size && next < stream.size()) buffer.push_back(stream[next++]);
+    if (buffer.empty()) break;
+    const size_t j = static_cast<size_t>(rng.Interval(buffer.size() - 1));
+    out->push_back(buffer[j]);
+    buffer[j] = buffer.back();
+    buffer.pop_back();
   }
 }
 

@@ -19,6 +19,7 @@ struct SamplerConfig {
   std::string order = "dlio";          // "dlio" | "shuffled"
   bool file_shuffle = false;
   bool sample_shuffle = false;
+  uint64_t shuffle_size = 1024;        // TensorFlow path: the record shuffle buffer (reader.shuffle_size)
   uint32_t seed = 123;
   bool seed_change_epoch = true;
   int64_t total_training_steps = -1;   // caps steps per epoch when > 0
@@ -39,13 +40,14 @@ class Sampler {
  private:
   explicit Sampler(const SamplerConfig& cfg) : cfg_(cfg) {}
   void DlioPytorch(uint64_t acc, std::vector<uint64_t>* out) const;
-  void DlioTensorflow(uint64_t acc, std::vector<uint64_t>* out) const;
+  void DlioTensorflow(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const;
   void Shuffled(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const;
 
   SamplerConfig cfg_;
   uint64_t total_ = 0;
   uint64_t steps_ = 0;
   bool balanced_shards_ = false;  // DLIO's ceil-sized shards would leave an accelerator short of steps
+  std::vector<uint64_t> tf_files_;  // TensorFlow path: the file list after DLIO's file_shuffle
   std::vector<std::string> warnings_;
 };
 

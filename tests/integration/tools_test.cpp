@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "datagen/generator.h"
 #include "harness.h"
 
 namespace feedrate::it {
@@ -71,6 +72,38 @@ TEST(DlioCompatibility, ReadsDlioWrittenDatasetAndMatchesItsShapes) {
                                    " --results-dir " + dir / "r"));
   ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;  // read correctly; the verdict is timing
   EXPECT_GT(ReadJson(dir / "r/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 0u);
+}
+
+// DLIO's npy layout (np.save of uint8 (d1, d2, samples)): numpy loads every generated file with DLIO's shapes,
+// and a run reads each whole file per sample.
+TEST(DlioCompatibility, NpyDatagenIsNumpyLoadableAndRuns) {
+  test::TempDir dir;
+  const std::string data = dir / "npy";
+  const std::string params = "--param dataset.format=npy --param dataset.num_files_train=6 "
+                             "--param dataset.num_samples_per_file=2 --param dataset.record_length_bytes=40000 "
+                             "--param dataset.record_length_bytes_stdev=12000";
+  auto gen = Sh(MpiFeedrate(2, "datagen -w unet3d_h100 --data-dir " + data + " " + params));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  uint64_t total = 0;
+  const auto dims = DlioDimensions(40000, 12000, 6);
+  for (int i = 0; i < 6; ++i) {
+    std::string path = data + "/train/img_" + std::to_string(i) + "_of_6.npy";
+    auto j = nlohmann::json::parse(Sh(Feedrate("inspect --json " + path)).output);
+    EXPECT_EQ(j["arrays"][0]["shape"], nlohmann::json({dims[i].first, dims[i].second, 2})) << path;
+    EXPECT_EQ(j["arrays"][0]["dtype_descr"], "|u1");
+    total += std::filesystem::file_size(path);
+    if (HaveNumpy()) {
+      auto py = Sh(std::string(FEEDRATE_PYTHON3) + " -c \"import numpy, sys; a = numpy.load(sys.argv[1]); "
+                   "print(a.dtype, a.shape)\" " + path);
+      EXPECT_EQ(py.output, "uint8 (" + std::to_string(dims[i].first) + ", " + std::to_string(dims[i].second) + ", 2)\n");
+    }
+  }
+  auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + params +
+                         " --param reader.batch_size=2 --param train.epochs=1 --param train.computation_time=0"
+                         " --results-dir " + dir / "r"));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  // 12 samples, 6 steps of 2: every sample reads its whole file, so each file is read twice.
+  EXPECT_EQ(ReadJson(dir / "r/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 2 * total);
 }
 
 }  // namespace

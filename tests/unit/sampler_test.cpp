@@ -65,6 +65,56 @@ TEST(Sampler, TensorflowRoundRobinFiles) {
   EXPECT_EQ(v, (std::vector<uint64_t>{2, 3, 8, 9, 14, 15}));  // files 1, 4, 7
 }
 
+// DLIO's reconfigure(1): np.random.seed(123 + 1); np.random.shuffle(file_list), then round-robin shards.
+// numpy 1.24: seed 124 shuffles arange(10) to [6, 8, 3, 5, 4, 0, 9, 2, 7, 1].
+TEST(Sampler, TensorflowFileShuffleIsNumpysPermutation) {
+  auto c = Cfg(10, 1, 2);
+  c.data_loader = "tensorflow";
+  c.file_shuffle = true;
+  auto s = Sampler::Create(c);
+  ASSERT_TRUE(s.ok());
+  std::vector<uint64_t> a0, a1, again;
+  s->EpochSamples(1, 0, &a0);
+  s->EpochSamples(1, 1, &a1);
+  EXPECT_EQ(a0, (std::vector<uint64_t>{6, 3, 4, 9, 7}));
+  EXPECT_EQ(a1, (std::vector<uint64_t>{8, 5, 0, 2, 1}));
+  s->EpochSamples(3, 0, &again);  // the tf.data pipeline is built once: the same files every epoch
+  EXPECT_EQ(again, a0);
+  c.seed_change_epoch = false;  // np.random.seed(123): [4, 0, 7, 5, 8, 3, 1, 6, 9, 2]
+  auto fixed = Sampler::Create(c);
+  fixed->EpochSamples(1, 0, &a0);
+  EXPECT_EQ(a0, (std::vector<uint64_t>{4, 7, 8, 1, 9}));
+}
+
+// tf.data shuffle(shuffle_size): every record read once, none emitted before it could have entered the buffer,
+// none held back more than the buffer allows; a new order each epoch; shuffle_size 1 keeps file order.
+TEST(Sampler, TensorflowShuffleBufferKeepsLocality) {
+  auto c = Cfg(8, 4, 1);
+  c.data_loader = "tensorflow";
+  c.samples_per_file = 25;
+  c.sample_shuffle = true;
+  c.shuffle_size = 6;
+  auto s = Sampler::Create(c);
+  ASSERT_TRUE(s.ok());
+  std::vector<uint64_t> e1, e2;
+  s->EpochSamples(1, 0, &e1);
+  s->EpochSamples(2, 0, &e2);
+  ASSERT_EQ(e1.size(), 200u);
+  EXPECT_NE(e1, e2);
+  std::set<uint64_t> seen(e1.begin(), e1.end());
+  EXPECT_EQ(seen.size(), 200u);
+  for (size_t i = 0; i < e1.size(); ++i) {
+    EXPECT_LE(e1[i], i + 5) << i;  // the stream is 0, 1, 2, ... for one accelerator over all files
+  }
+  std::vector<uint64_t> sorted = e1;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_NE(sorted, e1);
+  c.shuffle_size = 1;
+  auto plain = Sampler::Create(c);
+  plain->EpochSamples(1, 0, &e1);
+  EXPECT_EQ(e1, sorted);
+}
+
 TEST(Sampler, ShuffledIsSeededPerEpochPermutation) {
   auto c = Cfg(50, 5, 2);
   c.order = "shuffled";

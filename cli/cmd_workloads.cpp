@@ -1,0 +1,61 @@
+// `feedrate workloads`: the built-in workloads with what each asks of storage per emulated accelerator.
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "loader/config/workload_config.h"
+
+namespace feedrate::cli {
+namespace {
+
+// The first comment line of a built-in file names its source (config file and version).
+std::string Source(std::string_view yaml) {
+  if (yaml.substr(0, 2) != "# ") return "";
+  return std::string(yaml.substr(2, yaml.find('\n') - 2));
+}
+
+}  // namespace
+
+Runner AddWorkloads(CLI::App& app) {
+  auto* sub = app.add_subcommand("workloads", "list the built-in workloads and their per-accelerator demand");
+  auto json = std::make_shared<bool>(false);
+  sub->add_flag("--json", *json, "print JSON");
+  return [=] {
+    nlohmann::json out = nlohmann::json::array();
+    if (!*json) {
+      std::printf("%-16s %-8s %-10s %12s %6s %10s %5s %12s %10s\n", "workload", "format", "loader", "record B", "batch",
+                  "compute s", "AU %", "samples/s", "MiB/s");
+    }
+    for (const auto& [name, text] : BuiltinWorkloads()) {
+      WorkloadConfig c = LoadWorkload(name, {});
+      // Demand at 100% AU: one batch per computation_time (DLIO's nominal record size, as the reference tables).
+      const double samples_per_s = c.computation_time.mean > 0 ? static_cast<double>(c.batch_size) / c.computation_time.mean : 0;
+      const double mib_per_s = samples_per_s * c.record_length / 1048576.0;
+      if (*json) {
+        out.push_back({{"name", name},
+                       {"source", Source(text)},
+                       {"format", c.format},
+                       {"data_loader", c.data_loader},
+                       {"record_length_bytes", c.record_length},
+                       {"record_length_bytes_stdev", c.record_length_stdev},
+                       {"num_files_train", c.num_files_train},
+                       {"num_samples_per_file", c.num_samples_per_file},
+                       {"batch_size", c.batch_size},
+                       {"computation_time_s", c.computation_time.mean},
+                       {"au_bar", c.au},
+                       {"samples_per_s_per_accelerator", samples_per_s},
+                       {"mib_per_s_per_accelerator", mib_per_s}});
+        continue;
+      }
+      std::printf("%-16s %-8s %-10s %12.0f %6llu %10.5g %5.0f %12.1f %10.1f\n", name.c_str(), c.format.c_str(),
+                  c.data_loader.c_str(), c.record_length, static_cast<unsigned long long>(c.batch_size),
+                  c.computation_time.mean, 100 * c.au, samples_per_s, mib_per_s);
+    }
+    if (*json) std::printf("%s\n", out.dump(2).c_str());
+    if (!*json) std::printf("samples/s and MiB/s: what one emulated accelerator consumes at 100%% AU (batch / compute time)\n");
+    return 0;
+  };
+}
+
+}  // namespace feedrate::cli

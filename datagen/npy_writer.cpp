@@ -1,0 +1,32 @@
+// DLIO npy writer: numpy's header (MakeNpyHeader, identical to np.save's) followed by the raw uint8 data.
+#include "datagen/npy_writer.h"
+
+#include <algorithm>
+
+#include "datagen/temp_file.h"
+#include "loader/format/npy.h"
+
+namespace feedrate {
+
+uint64_t DlioNpyFileSize(const NpyFileSpec& s) {
+  return MakeNpyHeader("|u1", {s.d1, s.d2, s.samples}).size() + s.d1 * s.d2 * s.samples;
+}
+
+Status WriteDlioNpy(const std::string& path, const NpyFileSpec& s, uint64_t content_seed, AlignedBuffer* scratch) {
+  const std::string header = MakeNpyHeader("|u1", {s.d1, s.d2, s.samples});
+  auto file = TempFile::Create(path);
+  if (!file.ok()) return file.status();
+  FEEDRATE_RETURN_IF_ERROR(file->WriteAt(header.data(), header.size(), 0));
+  FastBytes rng(content_seed);
+  uint64_t off = header.size();
+  for (uint64_t left = s.d1 * s.d2 * s.samples; left > 0;) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(left, scratch->size()));
+    rng.Fill(scratch->data(), n);
+    FEEDRATE_RETURN_IF_ERROR(file->WriteAt(scratch->data(), n, off));
+    off += n;
+    left -= n;
+  }
+  return file->Commit();
+}
+
+}  // namespace feedrate

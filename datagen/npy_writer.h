@@ -1,0 +1,24 @@
+// Writes DLIO-layout .npy files: np.save of a uint8 array shaped (d1, d2, samples), as DLIO's npy generator does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "loader/io/aligned_buffer.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+struct NpyFileSpec {
+  uint64_t d1 = 1;
+  uint64_t d2 = 1;
+  uint64_t samples = 1;
+};
+
+// Exact size of the file WriteDlioNpy produces (header padded to 64 bytes, as numpy 1.24 writes it).
+uint64_t DlioNpyFileSize(const NpyFileSpec& spec);
+
+// Writes `path` through a temporary name (renamed when complete), with pseudo-random bytes from `content_seed`.
+Status WriteDlioNpy(const std::string& path, const NpyFileSpec& spec, uint64_t content_seed, AlignedBuffer* scratch);
+
+}  // namespace feedrate
