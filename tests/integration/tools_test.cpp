@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "datagen/generator.h"
 #include "harness.h"
@@ -72,6 +73,26 @@ TEST(DlioCompatibility, ReadsDlioWrittenDatasetAndMatchesItsShapes) {
                                    " --results-dir " + dir / "r"));
   ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;  // read correctly; the verdict is timing
   EXPECT_GT(ReadJson(dir / "r/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 0u);
+}
+
+// The per-accelerator demand table (reference spec 1.2: batch x record / computation_time at 100% AU).
+TEST(Workloads, ListsEveryBuiltinWithItsDemand) {
+  auto r = Sh(Feedrate("workloads --json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j.size(), 11u);
+  std::map<std::string, nlohmann::json> by;
+  for (const auto& w : j) by[w["name"]] = w;
+  EXPECT_NEAR(by["unet3d_h100"]["samples_per_s_per_accelerator"].get<double>(), 21.67, 0.01);
+  EXPECT_NEAR(by["unet3d_h100"]["mib_per_s_per_accelerator"].get<double>(), 3030, 1);
+  EXPECT_NEAR(by["resnet50_h100"]["samples_per_s_per_accelerator"].get<double>(), 1785.7, 0.1);
+  EXPECT_NEAR(by["resnet50_h100"]["mib_per_s_per_accelerator"].get<double>(), 195.3, 0.1);
+  EXPECT_NEAR(by["cosmoflow_a100"]["mib_per_s_per_accelerator"].get<double>(), 490, 1);
+  EXPECT_EQ(by["cosmoflow_h100"]["au_bar"], 0.7);
+  EXPECT_EQ(by["bert_v100"]["format"], "tfrecord");
+  EXPECT_NE(by["resnet50_a100"]["source"].get<std::string>().find("v2.0"), std::string::npos);
+  auto text = Sh(Feedrate("workloads"));
+  EXPECT_NE(text.output.find("cosmoflow_v100"), std::string::npos);
 }
 
 // DLIO's npy layout (np.save of uint8 (d1, d2, samples)): numpy loads every generated file with DLIO's shapes,
