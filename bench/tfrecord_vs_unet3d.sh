@@ -49,7 +49,7 @@ for k in ["unet3d", "resnet50", "cosmoflow", "bert"]:
     for r in range(1, repeats + 1):
         s = json.load(open(f"{work}/run_{k}_{r}/summary.json"))
         f = s["feedrate"]
-        wall, user, sys_ = map(float, open(f"{work}/time_{k}_{r}").read().split())
+        wall, user, sys_ = map(float, open(f"{work}/time_{k}_{r}").read().splitlines()[-1].split())
         samples = f["steps_per_epoch"] * s["epochs"] * s["num_accelerators"] * f["config"]["reader"]["batch_size"]
         vals.append({"mib_per_s": f["read_mib_per_s"], "samples": samples,
                      "samples_per_cpu_s": samples / (user + sys_), "cpu_s": user + sys_,

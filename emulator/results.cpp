@@ -177,7 +177,7 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   f["accelerators_per_rank"] = r.accelerators_per_rank;
   f["io_threads_per_rank"] = r.io_threads_per_rank;
   f["steps_per_epoch"] = r.steps_per_epoch;
-  f["file_open_mode"] = c.keep_files_open ? "keep_open" : "per_sample";
+  f["file_open_mode"] = r.file_open_mode;
   f["order"] = c.order == "shuffled" ? "shuffled" : "dlio_v2.0_" + c.data_loader;
   f["retain_batches"] = r.retain_batches;
   f["sample_check"] = r.sample_check;
@@ -294,7 +294,7 @@ Status WriteRunResults(const RunRecord& r) {
   md << "- workload: `" << r.cfg->source << "`, data: `" << r.cfg->data_folder << "`\n";
   md << "- accelerators: " << r.ranks * r.accelerators_per_rank << " (" << r.ranks << " rank(s) x "
      << r.accelerators_per_rank << "), engine " << r.engine << ", " << r.io_threads_per_rank
-     << " I/O threads per rank, files " << (r.cfg->keep_files_open ? "kept open" : "opened per sample") << "\n";
+     << " I/O threads per rank, files " << r.file_open_mode << "\n";
   std::set<std::string> hosts;
   for (const auto& ri : r.rank_info) hosts.insert(ri.hostname);
   md << "- hosts: " << hosts.size() << "\n\n";

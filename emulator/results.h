@@ -41,6 +41,7 @@ struct RunRecord {
   uint64_t io_threads_per_rank = 1;
   bool retain_batches = false;
   std::string sample_check = "none";  // what each sample is checked for once read
+  std::string file_open_mode = "per_sample";  // per_sample | per_file_visit | keep_open
   uint64_t coalesce_bytes = 0;        // back-to-back samples read together up to this many bytes (0: off)
   uint64_t steps_per_epoch = 0;
   double dataset_bytes = 0;        // sum of the extents the run reads from (whole dataset)

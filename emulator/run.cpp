@@ -161,7 +161,11 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
                                    (opt.retain_batches ? " or drop --retain-batches" : "") +
                                    (s->table.check != SampleCheck::kNone ? " or lower reader.batch_size" : ""));
   }
-  auto table = FileTable::Create(s->files, cfg.keep_files_open, cfg.odirect ? O_DIRECT : 0);
+  // DLIO's PyTorch readers open every sample's file (on_demand); TensorFlow streams each file through.
+  const FileOpenMode mode = cfg.keep_files_open ? FileOpenMode::kOnce
+                            : cfg.data_loader == "tensorflow" ? FileOpenMode::kStream
+                                                              : FileOpenMode::kPerSample;
+  auto table = FileTable::Create(s->files, mode, cfg.odirect ? O_DIRECT : 0);
   if (!table.ok()) return table.status();
   s->file_table = std::make_unique<FileTable>(std::move(*table));
   auto engine = MakeEngine(cfg.engine, *s->file_table, eo);
@@ -303,6 +307,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   if (st.ok()) st = PrepareRank(cfg, opt, comm, &setup);
   rec.io_threads_per_rank = setup.io_threads;
   rec.retain_batches = setup.retain;
+  if (setup.file_table) rec.file_open_mode = FileOpenModeName(setup.file_table->mode());
   rec.sample_check = setup.table.check == SampleCheck::kTfRecordCrc     ? "tfrecord: length and payload CRC-32C"
                      : setup.table.check == SampleCheck::kTfRecordFrame ? "tfrecord: length field and its CRC (feedrate.verify_crc off)"
                                                                         : "none";

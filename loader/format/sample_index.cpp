@@ -17,22 +17,21 @@ namespace {
 
 Result<FileSamples> IndexTfRecord(int fd, uint64_t size, const std::string& path, const IndexOptions& o,
                                   std::vector<SampleExtent>* listed) {
-  std::vector<TfRecordEntry> entries;
+  // Uniform files (DLIO's) are indexed from three headers; every record's length field is checked again when it
+  // is read, so a wrong guess cannot go unnoticed. Otherwise the DLIO/DALI .idx file, else a header walk.
+  auto probed = ProbeUniformTfRecordFile(fd, size, path);
+  if (!probed.ok()) return probed.status();
+  std::vector<TfRecordEntry> entries = std::move(*probed);
   std::string idx = o.data_folder.empty() ? std::string() : TfRecordIndexPath(o.data_folder, o.split, path);
   std::error_code ec;
-  if (!idx.empty() && std::filesystem::exists(idx, ec)) {
+  if (entries.empty() && !idx.empty() && std::filesystem::exists(idx, ec)) {
     auto r = ReadTfRecordIndex(idx, size);
     if (!r.ok()) return r.status();
     entries = std::move(*r);
-  } else {
-    auto r = ProbeUniformTfRecordFile(fd, size, path);
-    if (!r.ok()) return r.status();
-    entries = std::move(*r);
-    if (entries.empty()) {
-      auto scanned = ScanTfRecordFile(fd, size, path);
-      if (!scanned.ok()) return scanned.status();
-      entries = std::move(*scanned);
-    }
+  } else if (entries.empty()) {
+    auto scanned = ScanTfRecordFile(fd, size, path);
+    if (!scanned.ok()) return scanned.status();
+    entries = std::move(*scanned);
   }
   if (entries.size() < o.samples_per_file) {
     return Status::Corruption(path + ": " + std::to_string(entries.size()) + " records, fewer than dataset.num_samples_per_file=" +

@@ -1,12 +1,25 @@
 // Engine selection with the io_uring -> POSIX fallback.
 #include "loader/io/engine_factory.h"
 
+#include <sys/vfs.h>
+
 #include <cstdlib>
 
 #include "loader/io/posix_engine.h"
 #include "loader/io/uring_engine.h"
 
 namespace feedrate {
+namespace {
+
+constexpr long kTmpfsMagic = 0x01021994;  // TMPFS_MAGIC (linux/magic.h)
+
+bool OnTmpfs(const FileTable& files) {
+  if (files.size() == 0) return false;
+  struct statfs s {};
+  return ::statfs(files.path(0).c_str(), &s) == 0 && static_cast<long>(s.f_type) == kTmpfsMagic;
+}
+
+}  // namespace
 
 Result<EngineChoice> MakeEngine(const std::string& kind, const FileTable& files, const EngineOptions& requested) {
   EngineChoice c;
@@ -15,6 +28,14 @@ Result<EngineChoice> MakeEngine(const std::string& kind, const FileTable& files,
     auto plan = ParseFaultPlan(spec);
     if (!plan.ok()) return plan.status();
     options.faults = *plan;
+  }
+  // tmpfs files do not take io_uring's non-blocking buffered reads, so every read is handed to an io-wq worker
+  // thread: measured on the 2-core VM, 2.5 KB records ran at 486 MiB/s with uring against 2763 MiB/s with
+  // pread, and large samples 0.9-1.0x. "auto" therefore reads buffered tmpfs data with pread.
+  if (kind == "auto" && !options.odirect && OnTmpfs(files)) {
+    c.engine = std::make_unique<PosixEngine>(files, options);
+    c.description = "posix (auto: buffered reads from tmpfs, where io_uring completes every read in a worker thread)";
+    return c;
   }
   if (kind == "uring" || kind == "auto") {
     auto u = UringEngine::Create(files, options);

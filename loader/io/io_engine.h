@@ -2,6 +2,9 @@
 // Engines: PosixEngine (thread pool + pread) now; io_uring and cuFile engines plug in behind the same shape.
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <string>
@@ -38,23 +41,66 @@ struct ReadRequest {
   uint64_t tag = 0;
 };
 
-// The dataset's files. With keep_open, every file is opened once up front; otherwise each read opens and
-// closes its file (DLIO's on_demand reader semantics).
+// How reads get file descriptors.
+enum class FileOpenMode {
+  kPerSample,  // open and close the file for every sample read (DLIO's on_demand readers, PyTorch path)
+  kStream,     // an I/O thread keeps its last file open while consecutive reads are from it (TensorFlow's
+               // TFRecordDataset streams each file: one open per file visit, not per record)
+  kOnce,       // every file opened once up front (feedrate.keep_files_open)
+};
+const char* FileOpenModeName(FileOpenMode m);
+
+// The dataset's files and how they are opened.
 class FileTable {
  public:
   // `open_flags` are added to O_RDONLY|O_CLOEXEC for every open (O_DIRECT).
-  static Result<FileTable> Create(std::vector<std::string> paths, bool keep_open, int open_flags = 0);
+  static Result<FileTable> Create(std::vector<std::string> paths, FileOpenMode mode, int open_flags = 0);
+  static Result<FileTable> Create(std::vector<std::string> paths, bool keep_open, int open_flags = 0) {
+    return Create(std::move(paths), keep_open ? FileOpenMode::kOnce : FileOpenMode::kPerSample, open_flags);
+  }
+  FileOpenMode mode() const { return mode_; }
   int open_flags() const { return open_flags_; }
   const std::string& path(uint32_t file) const { return paths_[file]; }
   size_t size() const { return paths_.size(); }
-  bool keep_open() const { return keep_open_; }
+  bool keep_open() const { return mode_ == FileOpenMode::kOnce; }
   int open_fd(uint32_t file) const { return fds_.empty() ? -1 : fds_[file].get(); }
 
  private:
   std::vector<std::string> paths_;
   std::vector<UniqueFd> fds_;
-  bool keep_open_ = false;
+  FileOpenMode mode_ = FileOpenMode::kPerSample;
   int open_flags_ = 0;
+};
+
+// One I/O thread's descriptor for a read: the table's (kOnce), a reused one (kStream: the thread's last file,
+// kept while reads stay on it) or a fresh one closed after the read (kPerSample). Not thread-safe: one per thread.
+class FdCache {
+ public:
+  explicit FdCache(const FileTable& files) : files_(files) {}
+  // A descriptor for `file`, or -1 with errno set.
+  int Acquire(uint32_t file) {
+    if (int fd = files_.open_fd(file); fd >= 0) return fd;
+    if (files_.mode() == FileOpenMode::kStream && cached_.get() >= 0 && cached_file_ == file) {
+      int fd = cached_.release();
+      return fd;
+    }
+    return ::open(files_.path(file).c_str(), O_RDONLY | O_CLOEXEC | files_.open_flags());
+  }
+  // Gives back a descriptor from Acquire once its read is done.
+  void Release(uint32_t file, int fd) {
+    if (fd < 0 || files_.open_fd(file) == fd) return;
+    if (files_.mode() == FileOpenMode::kStream) {
+      cached_ = UniqueFd(fd);  // closes the previous one, if any
+      cached_file_ = file;
+      return;
+    }
+    ::close(fd);
+  }
+
+ private:
+  const FileTable& files_;
+  UniqueFd cached_;
+  uint32_t cached_file_ = 0;
 };
 
 // Test hook: deterministic faults injected at the engines' read boundary (pread's return, or the CQE's result),

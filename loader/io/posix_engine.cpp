@@ -27,12 +27,21 @@ Result<FaultPlan> ParseFaultPlan(const std::string& text) {
   return plan;
 }
 
-Result<FileTable> FileTable::Create(std::vector<std::string> paths, bool keep_open, int open_flags) {
+const char* FileOpenModeName(FileOpenMode m) {
+  switch (m) {
+    case FileOpenMode::kPerSample: return "per_sample";
+    case FileOpenMode::kStream: return "per_file_visit";
+    case FileOpenMode::kOnce: return "keep_open";
+  }
+  return "?";
+}
+
+Result<FileTable> FileTable::Create(std::vector<std::string> paths, FileOpenMode mode, int open_flags) {
   FileTable t;
   t.paths_ = std::move(paths);
-  t.keep_open_ = keep_open;
+  t.mode_ = mode;
   t.open_flags_ = open_flags;
-  if (keep_open) {
+  if (mode == FileOpenMode::kOnce) {
     t.fds_.reserve(t.paths_.size());
     for (const auto& p : t.paths_) {
       auto fd = OpenForRead(p, open_flags);
@@ -69,6 +78,7 @@ void PosixEngine::Submit(const ReadRequest& request) {
 void PosixEngine::Worker(size_t index) {
   char* scratch = buffers_[index].data();
   FaultInjector faults(options_.faults, options_.odirect ? options_.direct_align : 1);
+  FdCache fds(files_);
   for (;;) {
     ready_.acquire();
     ReadRequest r;
@@ -82,22 +92,22 @@ void PosixEngine::Worker(size_t index) {
     if (!got) return;
     uint64_t bytes = 0;
     const char* data = nullptr;
-    Status st = ReadExtent(r, scratch, &faults, &bytes, &data);
+    Status st = ReadExtent(r, scratch, &faults, &fds, &bytes, &data);
     r.target->OnComplete(r.tag, bytes, st, st.ok() ? data : nullptr);
   }
 }
 
-Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjector* faults, uint64_t* bytes,
-                               const char** data) {
+Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjector* faults, FdCache* fds,
+                               uint64_t* bytes, const char** data) {
   const std::string& path = files_.path(r.extent.file);
-  UniqueFd owned;
-  int fd = files_.open_fd(r.extent.file);
-  if (fd < 0) {
-    int f = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | files_.open_flags());
-    if (f < 0) return Status::Errno("cannot open " + path, errno);
-    owned = UniqueFd(f);
-    fd = f;
-  }
+  const int fd = fds->Acquire(r.extent.file);
+  if (fd < 0) return Status::Errno("cannot open " + path, errno);
+  struct Giveback {
+    FdCache* fds;
+    uint32_t file;
+    int fd;
+    ~Giveback() { fds->Release(file, fd); }
+  } giveback{fds, r.extent.file, fd};
   const uint64_t end = r.extent.offset + r.extent.length;
   // Buffered: exactly the extent. O_DIRECT: its aligned window (the extra bytes are read amplification).
   const DirectWindow w = options_.odirect ? WindowFor(r.extent.offset, r.extent.length, options_.direct_align)

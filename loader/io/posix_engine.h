@@ -31,7 +31,8 @@ class PosixEngine final : public IoEngine {
  private:
   void Worker(size_t index);
   // Reads r's extent; `*data` gets the sample's first byte when it is whole in one buffer (see OnComplete).
-  Status ReadExtent(const ReadRequest& r, char* scratch, FaultInjector* faults, uint64_t* bytes, const char** data);
+  Status ReadExtent(const ReadRequest& r, char* scratch, FaultInjector* faults, FdCache* fds, uint64_t* bytes,
+                    const char** data);
 
   const FileTable& files_;
   EngineOptions options_;

@@ -19,7 +19,6 @@ namespace feedrate {
 struct SampleState {
   ReadRequest req;
   int fd = -1;
-  bool owns_fd = false;
   uint64_t next = 0;      // next window offset to issue
   uint64_t wend = 0;      // window end (extent end, or aligned up with O_DIRECT)
   uint64_t end = 0;       // extent end
@@ -55,6 +54,7 @@ struct UringEngine::Worker {
   Status setup_status;
   std::string setup_description;
   FaultInjector faults{FaultPlan{}};
+  std::unique_ptr<FdCache> fds;  // set up with the worker (needs the engine's file table)
 
   ~Worker() {
     if (ring_ready) io_uring_queue_exit(&ring);
@@ -117,15 +117,10 @@ struct UringEngine::Worker {
     st.end = r.extent.offset + r.extent.length;
     st.next = Window(s);
     st.wend = o.odirect ? AlignUp(st.end, o.direct_align) : st.end;
-    st.fd = files.open_fd(r.extent.file);
+    st.fd = fds->Acquire(r.extent.file);
     if (st.fd < 0) {
-      st.fd = ::open(files.path(r.extent.file).c_str(), O_RDONLY | O_CLOEXEC | files.open_flags());
-      if (st.fd < 0) {
-        st.error = Status::Errno("cannot open " + files.path(r.extent.file), errno);
-        st.next = st.wend;
-      } else {
-        st.owns_fd = true;
-      }
+      st.error = Status::Errno("cannot open " + files.path(r.extent.file), errno);
+      st.next = st.wend;
     }
     order.push_back(s);
   }
@@ -153,7 +148,7 @@ struct UringEngine::Worker {
     for (size_t i = 0; i < order.size();) {
       SampleState& st = samples[order[i]];
       if (st.inflight == 0 && st.next >= st.wend) {
-        if (st.owns_fd) ::close(st.fd);
+        fds->Release(st.req.extent.file, st.fd);
         if (st.eof_at != UINT64_MAX && st.error.ok()) {
           st.error = Status::Corruption(engine->files_.path(st.req.extent.file) + ": file is truncated: sample extent ends at offset " +
                                         std::to_string(st.end) + " but data ends at offset " + std::to_string(st.eof_at));
@@ -281,6 +276,7 @@ Result<std::unique_ptr<UringEngine>> UringEngine::Create(const FileTable& files,
     e->threads_.emplace_back([eng = e.get(), w = e->workers_[i].get()] {
       const EngineOptions& opt = eng->options_;
       w->faults = FaultInjector(opt.faults, opt.odirect ? opt.direct_align : 1);
+      w->fds = std::make_unique<FdCache>(eng->files_);
       auto setup = w->Setup(opt.queue_depth, opt.transfer_size, opt.direct_align);
       if (setup.ok()) w->setup_description = *setup; else w->setup_status = setup.status();
       bool ok = setup.ok();
