@@ -1,10 +1,12 @@
 // `feedrate inspect`: arrays of .npy/.npz files with offsets and sha256 of stored data; TFRecord records with
 // offsets, lengths, CRCs and payload features. The format comes from the content.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "loader/format/hdf5.h"
 #include "loader/format/inspect.h"
 
 namespace feedrate::cli {
@@ -84,6 +86,36 @@ void PrintText(const TfRecordReport& r) {
   }
 }
 
+// Every dataset of an HDF5 file with a sha256 of its data (C order, stored byte order); the first error ends it.
+Result<nlohmann::json> InspectHdf5(const std::string& path) {
+  auto list = ListHdf5Datasets(path);
+  if (!list.ok()) return list.status();
+  nlohmann::json datasets = nlohmann::json::array();
+  for (const auto& d : *list) {
+    auto sha = Hdf5DataSha256(path, d.path);
+    if (!sha.ok()) return sha.status();
+    nlohmann::json filters = nlohmann::json::array();
+    for (const auto& f : d.filters) filters.push_back({{"id", f.id}, {"name", f.name}, {"cd_values", f.cd_values}});
+    datasets.push_back({{"path", d.path},
+                        {"dtype", d.dtype},
+                        {"shape", d.shape},
+                        {"maxshape", d.maxshape},
+                        {"layout", d.layout},
+                        {"chunks", d.chunks.empty() ? nlohmann::json() : nlohmann::json(d.chunks)},
+                        {"filters", filters},
+                        {"data_offset", d.contiguous_offset ? nlohmann::json(*d.contiguous_offset) : nlohmann::json()},
+                        {"storage_size", d.storage_size},
+                        {"num_chunks", d.num_chunks},
+                        {"nbytes", d.nbytes()},
+                        {"sha256_c", *sha}});
+  }
+  std::error_code ec;
+  return nlohmann::json{{"file", path},
+                        {"format", "hdf5"},
+                        {"size_bytes", std::filesystem::file_size(path, ec)},
+                        {"datasets", datasets}};
+}
+
 std::string Shape(const std::vector<uint64_t>& s) {
   std::string o = "(";
   for (size_t i = 0; i < s.size(); ++i) o += std::to_string(s[i]) + (s.size() == 1 || i + 1 < s.size() ? "," : "");
@@ -93,7 +125,7 @@ std::string Shape(const std::vector<uint64_t>& s) {
 }  // namespace
 
 Runner AddInspect(CLI::App& app) {
-  auto* sub = app.add_subcommand("inspect", "describe .npy/.npz arrays and TFRecord records (format from content)");
+  auto* sub = app.add_subcommand("inspect", "describe .npy/.npz arrays, TFRecord records and HDF5 datasets (format from content)");
   auto files = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
   sub->add_option("files", *files, "files to inspect")->required();
@@ -116,8 +148,21 @@ Runner AddInspect(CLI::App& app) {
         continue;
       }
       if (format.ok() && *format == FileFormat::kHdf5) {
-        std::fprintf(stderr, "feedrate: error: %s: HDF5 inspection is not implemented yet\n", f.c_str());
-        rc = 2;
+        auto r = InspectHdf5(f);
+        if (!r.ok()) {
+          std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
+          rc = 2;
+        } else if (*json) {
+          out.push_back(*r);
+        } else {
+          std::printf("%s: hdf5, %zu dataset(s)\n", f.c_str(), (*r)["datasets"].size());
+          for (const auto& d : (*r)["datasets"]) {
+            std::printf("  %-40s %-4s %-18s %-10s offset=%-10s sha256=%s\n", d["path"].get<std::string>().c_str(),
+                        d["dtype"].get<std::string>().c_str(), d["shape"].dump().c_str(),
+                        d["layout"].get<std::string>().c_str(), d["data_offset"].dump().c_str(),
+                        d["sha256_c"].get<std::string>().c_str());
+          }
+        }
         continue;
       }
       auto r = InspectNumpyFile(f);

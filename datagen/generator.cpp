@@ -10,11 +10,13 @@
 #include <mutex>
 #include <thread>
 
+#include "datagen/hdf5_writer.h"
 #include "datagen/npy_writer.h"
 #include "datagen/npz_writer.h"
 #include "datagen/temp_file.h"
 #include "datagen/tfrecord_writer.h"
 #include "loader/dataset/dataset.h"
+#include "loader/format/hdf5.h"
 #include "loader/pipeline/numpy_random.h"
 
 namespace feedrate {
@@ -52,13 +54,30 @@ struct Job {
 uint64_t PlannedSize(const std::string& format, const Job& j) {
   if (format == "tfrecord") return DlioTfRecordFileSize({j.d1, j.d2, j.samples});
   if (format == "npy") return DlioNpyFileSize({j.d1, j.d2, j.samples});
+  if (format == "hdf5") return DlioHdf5DataBytes({j.d1, j.d2, j.samples}) + 16384;  // + metadata, 4 KiB-aligned
   return DlioNpzFileSize({j.d1, j.d2, j.samples});
+}
+
+// A file --skip-existing may keep: the exact size for the formats whose size is known in advance; for HDF5 (whose
+// metadata the library lays out) a file that opens with `records` of the expected shape.
+bool AlreadyComplete(const std::string& format, const Job& j) {
+  struct stat st {};
+  if (::stat(j.path.c_str(), &st) != 0) return false;
+  if (!j.index_path.empty() && ::stat(j.index_path.c_str(), &st) != 0) return false;
+  if (format != "hdf5") return ::stat(j.path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == PlannedSize(format, j);
+  auto list = ListHdf5Datasets(j.path);
+  if (!list.ok()) return false;
+  for (const auto& d : *list) {
+    if (d.path == "/records") return d.shape == std::vector<uint64_t>{j.samples, j.d1, j.d2};
+  }
+  return false;
 }
 
 Status WriteOne(const std::string& format, const Job& j, AlignedBuffer* scratch) {
   const uint64_t seed = 0x5eed0000ULL + j.index;
   if (format == "npz") return WriteDlioNpz(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
   if (format == "npy") return WriteDlioNpy(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
+  if (format == "hdf5") return WriteDlioHdf5(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
   auto entries = WriteDlioTfRecord(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
   if (!entries.ok()) return entries.status();
   return WriteFileAtomically(j.index_path, FormatTfRecordIndex(*entries));
@@ -74,9 +93,9 @@ Status MakeDirs(const std::string& dir) {
 }  // namespace
 
 Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOptions& opt) {
-  if (cfg.format != "npz" && cfg.format != "npy" && cfg.format != "tfrecord") {
+  if (cfg.format != "npz" && cfg.format != "npy" && cfg.format != "tfrecord" && cfg.format != "hdf5") {
     throw ConfigError(cfg.source + ": key dataset.format: generating '" + cfg.format +
-                      "' datasets is not supported yet (npz, npy and tfrecord are)");
+                      "' datasets is not supported yet (npz, npy, tfrecord and hdf5 are)");
   }
   if (cfg.compression != "none") {
     throw ConfigError(cfg.source + ": key dataset.compression: only 'none' is supported for generation");
@@ -104,10 +123,8 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
   // Refuse up front when this rank's share cannot fit, rather than filling the file system.
   uint64_t need = 0;
   for (const auto& j : jobs) {
-    uint64_t size = PlannedSize(cfg.format, j);
-    struct stat st {};
-    if (opt.skip_existing && ::stat(j.path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == size) continue;
-    need += size;
+    if (opt.skip_existing && AlreadyComplete(cfg.format, j)) continue;
+    need += PlannedSize(cfg.format, j);
   }
   struct statvfs vfs {};
   if (!jobs.empty() && ::statvfs(cfg.data_folder.c_str(), &vfs) == 0) {
@@ -129,14 +146,9 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
     AlignedBuffer scratch(4 << 20);
     for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < jobs.size();) {
       const Job& j = jobs[i];
-      uint64_t expect = PlannedSize(cfg.format, j);
-      if (opt.skip_existing) {
-        struct stat st {};
-        if (::stat(j.path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == expect &&
-            (j.index_path.empty() || ::stat(j.index_path.c_str(), &st) == 0)) {
-          skipped.fetch_add(1);
-          continue;
-        }
+      if (opt.skip_existing && AlreadyComplete(cfg.format, j)) {
+        skipped.fetch_add(1);
+        continue;
       }
       Status s = WriteOne(cfg.format, j, &scratch);
       if (!s.ok()) {
@@ -146,7 +158,8 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
         return;
       }
       written.fetch_add(1);
-      bytes.fetch_add(expect);
+      struct stat st {};
+      bytes.fetch_add(::stat(j.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
     }
   };
   std::vector<std::thread> pool;

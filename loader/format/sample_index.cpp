@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "loader/format/hdf5.h"
 #include "loader/format/npz.h"
 #include "loader/format/tfrecord.h"
 #include "loader/io/unique_fd.h"
@@ -49,10 +50,63 @@ Result<FileSamples> IndexTfRecord(int fd, uint64_t size, const std::string& path
   return fs;
 }
 
+// DLIO's HDF5 reader takes f['records'][k] (newer DLIO: records_0): sample k is row k of the first axis. The
+// engines read rows straight from the file where the library says they lie: contiguous data, or unfiltered
+// chunks that hold whole rows.
+Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed) {
+  auto list = ListHdf5Datasets(path);
+  if (!list.ok()) return list.status();
+  const H5DatasetInfo* d = nullptr;
+  for (const char* name : {"/records", "/records_0"}) {
+    for (const auto& x : *list) {
+      if (d == nullptr && x.path == name) d = &x;
+    }
+  }
+  if (d == nullptr) return Status::Corruption(path + ": no dataset 'records' or 'records_0' (DLIO's HDF5 layout)");
+  const std::string where = path + ": dataset " + d->path;
+  if (d->shape.empty() || d->shape[0] < o.samples_per_file) {
+    return Status::Corruption(where + " has " + (d->shape.empty() ? std::string("no rows") : std::to_string(d->shape[0]) + " rows") +
+                              ", fewer than dataset.num_samples_per_file=" + std::to_string(o.samples_per_file));
+  }
+  const uint64_t row = d->nbytes() / d->shape[0];
+  if (!d->filters.empty()) {
+    return Status::Unsupported(where + " is filtered (" + d->filters[0].name +
+                               "): training reads of filtered HDF5 datasets are not implemented yet");
+  }
+  if (d->layout == "contiguous") {
+    if (!d->contiguous_offset) return Status::Corruption(where + ": data never written (no storage allocated)");
+    return FileSamples{*d->contiguous_offset, row, row, -1};
+  }
+  if (d->layout != "chunked") return Status::Unsupported(where + ": " + d->layout + " layout is not read for training");
+  for (size_t i = 1; i < d->shape.size(); ++i) {
+    if (d->chunks[i] != d->shape[i]) {
+      return Status::Unsupported(where + ": chunks do not hold whole rows (chunk shape must be (n, ...the row's shape))");
+    }
+  }
+  auto chunks = ListHdf5Chunks(path, d->path);
+  if (!chunks.ok()) return chunks.status();
+  listed->assign(o.samples_per_file, SampleExtent{0, 0, 0});
+  std::vector<char> have(o.samples_per_file, 0);
+  for (const auto& c : *chunks) {
+    for (uint64_t k = 0; k < d->chunks[0]; ++k) {
+      const uint64_t r = c.coords[0] + k;
+      if (r >= o.samples_per_file) break;
+      (*listed)[r] = {0, c.address + k * row, row};
+      have[r] = 1;
+    }
+  }
+  for (uint64_t r = 0; r < o.samples_per_file; ++r) {
+    if (!have[r]) return Status::Corruption(where + ": row " + std::to_string(r) + " lies in a chunk that was never written");
+  }
+  FileSamples fs;
+  fs.listed_begin = 0;
+  return fs;
+}
+
 }  // namespace
 
 bool TrainingFormatSupported(const std::string& format) {
-  return format == "npz" || format == "npy" || format == "tfrecord";
+  return format == "npz" || format == "npy" || format == "tfrecord" || format == "hdf5";
 }
 
 Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed) {
@@ -61,6 +115,7 @@ Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOption
   auto size = FileSize(fd->get(), path);
   if (!size.ok()) return size.status();
   if (o.format == "tfrecord") return IndexTfRecord(fd->get(), *size, path, o, listed);
+  if (o.format == "hdf5") return IndexHdf5(path, o, listed);
   const std::string& format = o.format;
   const uint64_t samples_per_file = o.samples_per_file;
   const NpyHeader* header = nullptr;

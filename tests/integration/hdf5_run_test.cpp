@@ -1,0 +1,104 @@
+// HDF5 end to end: MPI datagen in DLIO's layout (checked with h5py where installed), runs reading rows straight
+// from the file (buffered and O_DIRECT), the third-party DLIO-like fixtures, and clear errors for filtered
+// datasets and filters libhdf5 does not have.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "datagen/generator.h"
+#include "harness.h"
+
+namespace feedrate::it {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kParams =
+    " --param dataset.format=hdf5 --param dataset.num_files_train=8 --param dataset.num_samples_per_file=4"
+    " --param dataset.record_length_bytes=65536 --param dataset.record_length_bytes_stdev=16384";
+
+// Runs a Python script (written to a file: the shell quoting of Sh() leaves no room for quotes inside).
+CmdResult Python(const test::TempDir& dir, const std::string& script, const std::string& args) {
+  const std::string file = dir / "script.py";
+  test::WriteFile(file, script);
+  return Sh(std::string(FEEDRATE_PYTHON3) + " " + file + " " + args);
+}
+
+bool HaveH5py() {
+  return std::string(FEEDRATE_PYTHON3).size() > 0 && Sh(std::string(FEEDRATE_PYTHON3) + " -c \"import h5py\"").code == 0;
+}
+
+TEST(Hdf5Run, DatagenWritesDlioLayoutAndRunsReadEveryRow) {
+  test::TempDir dir;
+  const std::string data = dir / "h5";
+  auto gen = Sh(MpiFeedrate(2, "datagen -w unet3d_h100 --data-dir " + data + kParams));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  uint64_t rows_bytes = 0;
+  const auto dims = DlioDimensions(65536, 16384, 8);
+  for (int i = 0; i < 8; ++i) {
+    const std::string path = data + "/train/img_" + std::to_string(i) + "_of_8.hdf5";
+    auto j = nlohmann::json::parse(Sh(Feedrate("inspect --json " + path)).output);
+    ASSERT_EQ(j["datasets"].size(), 2u) << path;
+    const auto& rec = j["datasets"][1];
+    EXPECT_EQ(rec["path"], "/records");
+    EXPECT_EQ(rec["shape"], nlohmann::json({4, dims[i].first, dims[i].second}));
+    EXPECT_EQ(rec["layout"], "contiguous");
+    EXPECT_EQ(rec["data_offset"].get<uint64_t>() % 4096, 0u);  // aligned for O_DIRECT
+    EXPECT_EQ(j["datasets"][0]["path"], "/labels");
+    rows_bytes += 4 * dims[i].first * dims[i].second;
+    if (i == 0 && HaveH5py()) {
+      auto py = Python(dir, "import h5py, sys\nf = h5py.File(sys.argv[1])\n"
+                            "print(f['records'].shape, f['records'].dtype, [int(v) for v in f['labels'][:]])\n", path);
+      EXPECT_EQ(py.output, "(4, " + std::to_string(dims[0].first) + ", " + std::to_string(dims[0].second) +
+                               ") uint8 [0, 0, 0, 0]\n");
+    }
+  }
+  const std::string args = "run -w unet3d_h100 --data-dir " + data + kParams +
+                           " --param reader.batch_size=2 --param train.epochs=2 --param train.computation_time=0.001";
+  auto run = Sh(MpiFeedrate(2, args + " --results-dir " + (dir / "r")));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  EXPECT_EQ(ReadJson(dir / "r/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 2 * rows_bytes);
+  auto direct = Sh(Feedrate(args + " --odirect --results-dir " + (dir / "d")));
+  ASSERT_TRUE(direct.code == 0 || direct.code == 3) << direct.output;
+  EXPECT_EQ(ReadJson(dir / "d/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 2 * rows_bytes);
+}
+
+TEST(Hdf5Run, ReadsTheH5pyFixtureAndRefusesFilteredData) {
+  if (!test::HaveFixtures()) GTEST_SKIP() << "no ../shared/fixtures";
+  test::TempDir dir;
+  const std::string params = " --param dataset.format=hdf5 --param dataset.num_files_train=2"
+                             " --param dataset.num_samples_per_file=16 --param reader.batch_size=4"
+                             " --param train.epochs=1 --param train.computation_time=0";
+  fs::create_directories(dir / "plain/train");
+  for (int i = 0; i < 2; ++i) {
+    fs::copy_file(test::SharedDir() + "/fixtures/h5/dlio_like_records.h5", dir / ("plain/train/img_" + std::to_string(i) + "_of_2.hdf5"));
+  }
+  auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + dir / "plain" + params + " --results-dir " + (dir / "r")));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  EXPECT_EQ(ReadJson(dir / "r/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 2u * 16 * 256 * 256);
+
+  fs::create_directories(dir / "gzip/train");
+  for (int i = 0; i < 2; ++i) {
+    fs::copy_file(test::SharedDir() + "/fixtures/h5/dlio_like_records_chunked_gzip.h5",
+                  dir / ("gzip/train/img_" + std::to_string(i) + "_of_2.hdf5"));
+  }
+  auto gz = Sh(Feedrate("run -w unet3d_h100 --data-dir " + dir / "gzip" + params + " --results-dir " + (dir / "g")));
+  EXPECT_EQ(gz.code, 2) << gz.output;
+  EXPECT_NE(gz.output.find("img_0_of_2.hdf5: dataset /records is filtered"), std::string::npos) << gz.output;
+}
+
+TEST(Hdf5Run, UnavailableFilterIsNamed) {
+  if (!HaveH5py()) GTEST_SKIP() << "python3-h5py not installed";
+  test::TempDir dir;
+  const std::string path = dir / "lzf.h5";
+  // h5py carries its own LZF filter; Debian's libhdf5 does not.
+  auto py = Python(dir, "import h5py, numpy, sys\nf = h5py.File(sys.argv[1], 'w')\n"
+                        "f.create_dataset('x', data=numpy.arange(4096, dtype='u1'), compression='lzf')\n", path);
+  ASSERT_EQ(py.code, 0) << py.output;
+  auto r = Sh(Feedrate("inspect " + path));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("dataset /x uses HDF5 filter 32000"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace feedrate::it
