@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "emulator/compute_clock.h"
+#include "emulator/compute_draw.h"
 #include "emulator/interrupt.h"
 #include "loader/pipeline/prefetcher.h"
 
@@ -63,9 +64,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
                         opt_.files, opt_.coalesce_bytes);
   std::vector<uint64_t> samples;
   samples.reserve(sampler_.samples_per_epoch_per_accelerator());
-  std::mt19937_64 jitter_rng(0x6a177e2ULL + global);
-  std::normal_distribution<double> jitter(cfg_.computation_time.mean, cfg_.computation_time.stdev);
-  const bool jittered = cfg_.computation_time.stdev > 0;
+  ComputeTimeDraw compute(cfg_.computation_time, 0x6a177e2ULL + global);
 
   for (uint64_t epoch = 1; epoch <= cfg_.epochs; ++epoch) {
     sampler_.EpochSamples(epoch, global, &samples);
@@ -79,7 +78,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
       BatchResult batch = prefetcher.WaitBatch(s);
       const int64_t t1 = NowNs();
       if (batch.status.ok()) {
-        double secs = jittered ? std::fabs(jitter(jitter_rng)) : cfg_.computation_time.mean;
+        double secs = compute.Next();
         if (secs > 0) SleepUntil(t1 + static_cast<int64_t>(secs * 1e9));
       } else {
         RecordError(batch.status);

@@ -230,15 +230,35 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("train.seed_change_epoch", &c->seed_change_epoch);
   x.Read("train.seed", &c->seed);
   YAML::Node ct = x.Get("train.computation_time");
+  ComputeTime& t = c->computation_time;
   if (ct.IsMap()) {
-    x.ReadDouble("train.computation_time.mean", &c->computation_time.mean, 0, 86400);
-    x.ReadDouble("train.computation_time.stdev", &c->computation_time.stdev, 0, 86400);
-    std::string type = "normal";
-    x.ReadChoice("train.computation_time.type", &type, {"normal"});
+    t.type = "normal";
+    x.ReadChoice("train.computation_time.type", &t.type, {"normal", "uniform", "gamma", "exponential", "poisson"});
+    x.ReadDouble("train.computation_time.mean", &t.mean, 0, 86400);
+    x.ReadDouble("train.computation_time.stdev", &t.stdev, 0, 86400);
+    x.ReadDouble("train.computation_time.min", &t.min, 0, 86400);
+    x.ReadDouble("train.computation_time.max", &t.max, 0, 86400);
+    x.ReadDouble("train.computation_time.shape", &t.shape, 0, 1e6);
+    x.ReadDouble("train.computation_time.scale", &t.scale, 0, 86400);
+    x.ReadDouble("train.computation_time.lam", &t.lam, 0, 86400);
+    const std::string where = c->source + ": key train.computation_time: ";
+    if (t.type == "uniform") {
+      if (t.max < t.min) throw ConfigError(where + "uniform needs min <= max");
+      t.mean = (t.min + t.max) / 2;
+    } else if (t.type == "gamma") {
+      if (t.shape <= 0 || t.scale <= 0) throw ConfigError(where + "gamma needs shape > 0 and scale > 0");
+      t.mean = t.shape * t.scale;
+    } else if (t.type == "exponential") {
+      if (t.scale <= 0) throw ConfigError(where + "exponential needs scale > 0");
+      t.mean = t.scale;
+    } else if (t.type == "poisson") {
+      t.mean = t.lam;
+    }
   } else {
-    x.ReadDouble("train.computation_time", &c->computation_time.mean, 0, 86400);
+    x.ReadDouble("train.computation_time", &t.mean, 0, 86400);
   }
-  x.ReadDouble("train.computation_time_stdev", &c->computation_time.stdev, 0, 86400);
+  x.ReadDouble("train.computation_time_stdev", &t.stdev, 0, 86400);
+  if (t.type == "constant" && t.stdev > 0) t.type = "normal";
 
   x.ReadU64("output.metric.exclude_start_steps", &c->metric_exclude_start_steps, 0);
   x.ReadU64("output.metric.exclude_end_steps", &c->metric_exclude_end_steps, 0);

@@ -19,9 +19,15 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// train.computation_time: a scalar, {mean, stdev} (normal, |draw|, as DLIO v2.0) or a typed distribution
+// {type: normal|uniform|gamma|exponential|poisson} with numpy's parameter names (min/max, shape/scale, scale, lam).
 struct ComputeTime {
-  double mean = 0.0;   // seconds per batch
-  double stdev = 0.0;  // normal jitter (|draw|), as DLIO v2.0
+  std::string type = "constant";  // constant | normal | uniform | gamma | exponential | poisson
+  double mean = 0.0;   // seconds per batch (the distribution's mean for the typed ones)
+  double stdev = 0.0;  // normal
+  double min = 0.0, max = 0.0;      // uniform
+  double shape = 0.0, scale = 0.0;  // gamma (shape, scale); exponential (scale)
+  double lam = 0.0;                 // poisson
 };
 
 struct WorkloadConfig {
