@@ -24,7 +24,7 @@ Runner AddWorkloads(CLI::App& app) {
   return [=] {
     nlohmann::json out = nlohmann::json::array();
     if (!*json) {
-      std::printf("%-16s %-8s %-10s %12s %6s %10s %5s %12s %10s\n", "workload", "format", "loader", "record B", "batch",
+      std::printf("%-16s %-14s %-10s %12s %6s %10s %5s %12s %10s\n", "workload", "format", "loader", "record B", "batch",
                   "compute s", "AU %", "samples/s", "MiB/s");
     }
     for (const auto& [name, text] : BuiltinWorkloads()) {
@@ -48,7 +48,7 @@ Runner AddWorkloads(CLI::App& app) {
                        {"mib_per_s_per_accelerator", mib_per_s}});
         continue;
       }
-      std::printf("%-16s %-8s %-10s %12.0f %6llu %10.5g %5.0f %12.1f %10.1f\n", name.c_str(), c.format.c_str(),
+      std::printf("%-16s %-14s %-10s %12.0f %6llu %10.5g %5.0f %12.1f %10.1f\n", name.c_str(), c.format.c_str(),
                   c.data_loader.c_str(), c.record_length, static_cast<unsigned long long>(c.batch_size),
                   c.computation_time.mean, 100 * c.au, samples_per_s, mib_per_s);
     }

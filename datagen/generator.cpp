@@ -8,9 +8,12 @@
 #include <cmath>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "datagen/hdf5_writer.h"
+#include "datagen/indexed_binary_writer.h"
+#include "datagen/png_writer.h"
 #include "datagen/npy_writer.h"
 #include "datagen/npz_writer.h"
 #include "datagen/temp_file.h"
@@ -55,6 +58,8 @@ uint64_t PlannedSize(const std::string& format, const Job& j) {
   if (format == "tfrecord") return DlioTfRecordFileSize({j.d1, j.d2, j.samples});
   if (format == "npy") return DlioNpyFileSize({j.d1, j.d2, j.samples});
   if (format == "hdf5") return DlioHdf5DataBytes({j.d1, j.d2, j.samples}) + 16384;  // + metadata, 4 KiB-aligned
+  if (format == "indexed_binary") return IndexedBinaryFileSize({j.d1, j.d2, j.samples});
+  if (format == "png") return j.d1 * (j.d2 + 1) + j.d1 * j.d2 / 1000 + 4096;  // noise does not compress: ~raw
   return DlioNpzFileSize({j.d1, j.d2, j.samples});
 }
 
@@ -64,6 +69,11 @@ bool AlreadyComplete(const std::string& format, const Job& j) {
   struct stat st {};
   if (::stat(j.path.c_str(), &st) != 0) return false;
   if (!j.index_path.empty() && ::stat(j.index_path.c_str(), &st) != 0) return false;
+  if (format == "png") return PngHasSize(j.path, j.d1, j.d2);
+  if (format == "indexed_binary" &&
+      (::stat((j.path + ".off.idx").c_str(), &st) != 0 || ::stat((j.path + ".sz.idx").c_str(), &st) != 0)) {
+    return false;
+  }
   if (format != "hdf5") return ::stat(j.path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == PlannedSize(format, j);
   auto list = ListHdf5Datasets(j.path);
   if (!list.ok()) return false;
@@ -78,6 +88,11 @@ Status WriteOne(const std::string& format, const Job& j, AlignedBuffer* scratch)
   if (format == "npz") return WriteDlioNpz(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
   if (format == "npy") return WriteDlioNpy(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
   if (format == "hdf5") return WriteDlioHdf5(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
+  if (format == "indexed_binary") return WriteIndexedBinary(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
+  if (format == "png") {
+    if (j.samples != 1) return Status::InvalidArgument(j.path + ": PNG datasets hold one sample per file");
+    return WritePng(j.path, j.d1, j.d2, seed, scratch);
+  }
   auto entries = WriteDlioTfRecord(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
   if (!entries.ok()) return entries.status();
   return WriteFileAtomically(j.index_path, FormatTfRecordIndex(*entries));
@@ -93,9 +108,12 @@ Status MakeDirs(const std::string& dir) {
 }  // namespace
 
 Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOptions& opt) {
-  if (cfg.format != "npz" && cfg.format != "npy" && cfg.format != "tfrecord" && cfg.format != "hdf5") {
+  static const std::set<std::string> kFormats = {"npz", "npy", "tfrecord", "hdf5", "indexed_binary", "png"};
+  if (kFormats.count(cfg.format) == 0) {
     throw ConfigError(cfg.source + ": key dataset.format: generating '" + cfg.format +
-                      "' datasets is not supported yet (npz, npy, tfrecord and hdf5 are)");
+                      "' datasets is not supported yet (npz, npy, tfrecord, hdf5, indexed_binary and png are" +
+                      (cfg.format == "jpeg" || cfg.format == "jpg" ? "; JPEG needs an encoder Feedrate does not have yet" : "") +
+                      ")");
   }
   if (cfg.compression != "none") {
     throw ConfigError(cfg.source + ": key dataset.compression: only 'none' is supported for generation");

@@ -53,7 +53,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   if (!cfg.do_train) return Status::InvalidArgument(cfg.source + ": key workflow.train is False: nothing to run");
   if (!TrainingFormatSupported(cfg.format)) {
     return Status::Unsupported(cfg.source + ": key dataset.format: '" + cfg.format +
-                               "' training reads are not supported yet (npz, npy, tfrecord and hdf5 are)");
+                               "' training reads are not supported yet (npz, npy, tfrecord, hdf5, indexed_binary, jpeg and png are)");
   }
   auto files = DiscoverFiles(cfg.data_folder, "train", cfg.format, cfg.num_files_train, cfg.num_subfolders_train);
   if (!files.ok()) return files.status();

@@ -27,13 +27,14 @@ std::string DlioFilePath(const std::string& data_folder, const std::string& spli
 
 namespace {
 
-// Regular files in `dir` whose name ends with the format (DLIO's endswith test), skipping hidden files
-// (Feedrate's generator writes to hidden temporary names before renaming).
+// Regular files in `dir` whose name ends with the format (DLIO's endswith test; TFRecord also takes the common
+// ".tfrecords" spelling), skipping hidden files (Feedrate's generator writes to hidden temporary names first).
 Status ListFormatFiles(const fs::path& dir, const std::string& format, std::vector<std::string>* out) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
-    if (name.empty() || name[0] == '.' || !name.ends_with(format)) continue;
+    const bool match = name.ends_with(format) || (format == "tfrecord" && name.ends_with(".tfrecords"));
+    if (name.empty() || name[0] == '.' || !match) continue;
     if (it->is_regular_file(ec)) out->push_back(it->path().string());
   }
   if (ec) return Status::Errno("cannot list " + dir.string(), ec.value());

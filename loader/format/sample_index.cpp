@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include <cstring>
 #include <filesystem>
 
 #include "loader/format/hdf5.h"
@@ -103,10 +104,69 @@ Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, st
   return fs;
 }
 
+// DLIO's indexed_binary: samples back to back in the data file, located by two int64 arrays of
+// num_samples_per_file entries, <file>.off.idx (offsets) and <file>.sz.idx (sizes).
+Result<FileSamples> IndexIndexedBinary(const std::string& path, uint64_t size, const IndexOptions& o,
+                                       std::vector<SampleExtent>* listed) {
+  std::vector<int64_t> arrays[2];
+  const char* suffix[2] = {".off.idx", ".sz.idx"};
+  for (int a = 0; a < 2; ++a) {
+    const std::string idx = path + suffix[a];
+    auto fd = OpenForRead(idx);
+    if (!fd.ok()) return fd.status().WithContext("indexed_binary index");
+    auto n = FileSize(fd->get(), idx);
+    if (!n.ok()) return n.status();
+    if (*n < 8 * o.samples_per_file) {
+      return Status::Corruption(idx + ": " + std::to_string(*n / 8) + " entries, fewer than dataset.num_samples_per_file=" +
+                                std::to_string(o.samples_per_file));
+    }
+    arrays[a].resize(o.samples_per_file);
+    FEEDRATE_RETURN_IF_ERROR(PreadFull(fd->get(), arrays[a].data(), 8 * o.samples_per_file, 0, idx));
+  }
+  bool uniform = true;
+  listed->clear();
+  for (uint64_t k = 0; k < o.samples_per_file; ++k) {
+    const int64_t off = arrays[0][k], len = arrays[1][k];
+    if (off < 0 || len <= 0 || static_cast<uint64_t>(off) > size || static_cast<uint64_t>(len) > size - static_cast<uint64_t>(off)) {
+      return Status::Corruption(path + ".off.idx/.sz.idx: sample " + std::to_string(k) + " at " + std::to_string(off) + " of " +
+                                std::to_string(len) + " bytes lies outside the " + std::to_string(size) + "-byte data file");
+    }
+    uniform = uniform && len == arrays[1][0] && off == arrays[0][0] + static_cast<int64_t>(k) * arrays[1][0];
+    listed->push_back({0, static_cast<uint64_t>(off), static_cast<uint64_t>(len)});
+  }
+  if (uniform) {
+    const auto len = static_cast<uint64_t>(arrays[1][0]);
+    return FileSamples{static_cast<uint64_t>(arrays[0][0]), len, len, -1};
+  }
+  FileSamples fs;
+  fs.listed_begin = 0;
+  return fs;
+}
+
+// JPEG/PNG (RetinaNet in the v3.0 drafts): one sample per file, the whole file, as DLIO's PIL reader opens it.
+Result<FileSamples> IndexImage(int fd, uint64_t size, const std::string& path, const std::string& format,
+                               const IndexOptions& o) {
+  unsigned char head[8] = {};
+  if (size < sizeof head) return Status::Corruption(path + ": " + std::to_string(size) + " bytes: too short for a " + format);
+  FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, head, sizeof head, 0, path));
+  static const unsigned char kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  const bool jpeg = head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF;
+  const bool png = std::memcmp(head, kPng, 8) == 0;
+  if ((format == "png" && !png) || ((format == "jpeg" || format == "jpg") && !jpeg)) {
+    return Status::Corruption(path + ": not a " + format + " file (" + (png ? "PNG" : jpeg ? "JPEG" : "unknown") + " signature)");
+  }
+  if (o.samples_per_file != 1) {
+    return Status::InvalidArgument(path + ": image datasets hold one sample per file (dataset.num_samples_per_file=" +
+                                   std::to_string(o.samples_per_file) + ")");
+  }
+  return FileSamples{0, 0, size, -1};
+}
+
 }  // namespace
 
 bool TrainingFormatSupported(const std::string& format) {
-  return format == "npz" || format == "npy" || format == "tfrecord" || format == "hdf5";
+  return format == "npz" || format == "npy" || format == "tfrecord" || format == "hdf5" || format == "indexed_binary" ||
+         format == "jpeg" || format == "jpg" || format == "png";
 }
 
 Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed) {
@@ -116,6 +176,8 @@ Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOption
   if (!size.ok()) return size.status();
   if (o.format == "tfrecord") return IndexTfRecord(fd->get(), *size, path, o, listed);
   if (o.format == "hdf5") return IndexHdf5(path, o, listed);
+  if (o.format == "indexed_binary") return IndexIndexedBinary(path, *size, o, listed);
+  if (o.format == "jpeg" || o.format == "jpg" || o.format == "png") return IndexImage(fd->get(), *size, path, o.format, o);
   const std::string& format = o.format;
   const uint64_t samples_per_file = o.samples_per_file;
   const NpyHeader* header = nullptr;

@@ -80,7 +80,7 @@ TEST(Workloads, ListsEveryBuiltinWithItsDemand) {
   auto r = Sh(Feedrate("workloads --json"));
   ASSERT_EQ(r.code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
-  ASSERT_EQ(j.size(), 11u);
+  ASSERT_EQ(j.size(), 15u);
   std::map<std::string, nlohmann::json> by;
   for (const auto& w : j) by[w["name"]] = w;
   EXPECT_NEAR(by["unet3d_h100"]["samples_per_s_per_accelerator"].get<double>(), 21.67, 0.01);

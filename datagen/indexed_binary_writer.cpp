@@ -1,0 +1,35 @@
+// indexed_binary writer.
+#include "datagen/indexed_binary_writer.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "datagen/temp_file.h"
+
+namespace feedrate {
+
+uint64_t IndexedBinaryFileSize(const IndexedBinarySpec& s) { return s.d1 * s.d2 * s.samples; }
+
+Status WriteIndexedBinary(const std::string& path, const IndexedBinarySpec& s, uint64_t content_seed, AlignedBuffer* scratch) {
+  auto file = TempFile::Create(path);
+  if (!file.ok()) return file.status();
+  FastBytes rng(content_seed);
+  uint64_t off = 0;
+  for (uint64_t left = IndexedBinaryFileSize(s); left > 0;) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(left, scratch->size()));
+    rng.Fill(scratch->data(), n);
+    FEEDRATE_RETURN_IF_ERROR(file->WriteAt(scratch->data(), n, off));
+    off += n;
+    left -= n;
+  }
+  std::vector<int64_t> offsets(s.samples), sizes(s.samples, static_cast<int64_t>(s.d1 * s.d2));
+  for (uint64_t k = 0; k < s.samples; ++k) offsets[k] = static_cast<int64_t>(k * s.d1 * s.d2);
+  auto as_text = [](const std::vector<int64_t>& v) {
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));  // x86-64/aarch64: LE
+  };
+  FEEDRATE_RETURN_IF_ERROR(WriteFileAtomically(path + ".off.idx", as_text(offsets)));
+  FEEDRATE_RETURN_IF_ERROR(WriteFileAtomically(path + ".sz.idx", as_text(sizes)));
+  return file->Commit();  // the data file appears last, once its index is in place
+}
+
+}  // namespace feedrate

@@ -1,0 +1,94 @@
+// PNG writer: signature, IHDR, IDAT chunks straight from a zlib stream of filter-0 rows, IEND (CRC-32 by zlib).
+#include "datagen/png_writer.h"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <vector>
+
+#include "datagen/temp_file.h"
+#include "loader/io/unique_fd.h"
+
+namespace feedrate {
+namespace {
+
+void Put32(std::string* s, uint32_t v) {
+  char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
+  s->append(b, 4);
+}
+
+std::string Chunk(const char* type, const char* data, size_t n) {
+  std::string c;
+  Put32(&c, static_cast<uint32_t>(n));
+  c.append(type, 4);
+  c.append(data, n);
+  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(type), 4);
+  crc = crc32(crc, reinterpret_cast<const Bytef*>(data), static_cast<uInt>(n));
+  Put32(&c, static_cast<uint32_t>(crc));
+  return c;
+}
+
+struct Deflater {
+  z_stream z{};
+  bool ready = false;
+  ~Deflater() {
+    if (ready) deflateEnd(&z);
+  }
+};
+
+}  // namespace
+
+Status WritePng(const std::string& path, uint64_t d1, uint64_t d2, uint64_t content_seed, AlignedBuffer* scratch) {
+  if (d1 > 0x7fffffff || d2 > 0x7fffffff) return Status::InvalidArgument(path + ": image too large for PNG");
+  auto file = TempFile::Create(path);
+  if (!file.ok()) return file.status();
+  std::string head("\x89PNG\r\n\x1a\n", 8), ihdr;
+  Put32(&ihdr, static_cast<uint32_t>(d2));  // width
+  Put32(&ihdr, static_cast<uint32_t>(d1));  // height
+  ihdr += std::string("\x08\x00\x00\x00\x00", 5);  // 8-bit grayscale, deflate, adaptive filtering, no interlace
+  head += Chunk("IHDR", ihdr.data(), ihdr.size());
+  uint64_t off = 0;
+  FEEDRATE_RETURN_IF_ERROR(file->WriteAt(head.data(), head.size(), off));
+  off += head.size();
+  Deflater d;
+  if (deflateInit(&d.z, Z_DEFAULT_COMPRESSION) != Z_OK) return Status::IoError("zlib deflateInit failed");
+  d.ready = true;
+  FastBytes rng(content_seed);
+  std::vector<char> row(d2 + 1, 0);  // filter byte 0 ("none") then the pixels
+  const size_t cap = scratch->size();
+  auto emit = [&](int flush) -> Status {
+    do {
+      d.z.next_out = reinterpret_cast<Bytef*>(scratch->data());
+      d.z.avail_out = static_cast<uInt>(cap);
+      if (deflate(&d.z, flush) == Z_STREAM_ERROR) return Status::IoError("zlib deflate failed");
+      size_t produced = cap - d.z.avail_out;
+      if (produced > 0) {
+        std::string c = Chunk("IDAT", scratch->data(), produced);
+        FEEDRATE_RETURN_IF_ERROR(file->WriteAt(c.data(), c.size(), off));
+        off += c.size();
+      }
+    } while (d.z.avail_out == 0);
+    return Status::Ok();
+  };
+  for (uint64_t r = 0; r < d1; ++r) {
+    rng.Fill(row.data() + 1, d2);
+    d.z.next_in = reinterpret_cast<Bytef*>(row.data());
+    d.z.avail_in = static_cast<uInt>(row.size());
+    FEEDRATE_RETURN_IF_ERROR(emit(Z_NO_FLUSH));
+  }
+  FEEDRATE_RETURN_IF_ERROR(emit(Z_FINISH));
+  std::string end = Chunk("IEND", "", 0);
+  FEEDRATE_RETURN_IF_ERROR(file->WriteAt(end.data(), end.size(), off));
+  return file->Commit();
+}
+
+bool PngHasSize(const std::string& path, uint64_t d1, uint64_t d2) {
+  auto fd = OpenForRead(path);
+  if (!fd.ok()) return false;
+  unsigned char h[24];
+  if (!PreadFull(fd->get(), h, sizeof h, 0, path).ok() || std::memcmp(h, "\x89PNG\r\n\x1a\n", 8) != 0) return false;
+  auto be32 = [&](int i) { return (uint64_t{h[i]} << 24) | (uint64_t{h[i + 1]} << 16) | (uint64_t{h[i + 2]} << 8) | h[i + 3]; };
+  return be32(16) == d2 && be32(20) == d1;
+}
+
+}  // namespace feedrate
