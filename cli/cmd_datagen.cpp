@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "datagen/temp_file.h"
 #include "datagen/generator.h"
 #include "emulator/comm.h"
 
@@ -18,6 +19,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
   w->Register(sub, true);
   sub->add_option("--threads", opt->threads, "writer threads per rank")->check(CLI::PositiveNumber);
   sub->add_flag("--skip-existing", opt->skip_existing, "keep files that already exist with the expected size");
+  sub->add_flag("--fsync", opt->fsync, "fsync every file before renaming it into place (durable; device speed)");
   return [=] {
     Comm comm(argc, argv);
     WorkloadConfig cfg;
@@ -28,6 +30,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
       return 2;
     }
     DatagenOptions o = *opt;
+    TempFile::SetDurableCommits(o.fsync);
     o.rank = comm.rank();
     o.ranks = comm.size();
     auto t0 = std::chrono::steady_clock::now();

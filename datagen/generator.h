@@ -23,6 +23,7 @@ struct DatagenOptions {
   int ranks = 1;
   size_t threads = 1;
   bool skip_existing = false;  // keep a file that already has exactly the expected size
+  bool fsync = false;          // fsync each file before its rename (TempFile::SetDurableCommits)
 };
 
 struct DatagenStats {

@@ -42,7 +42,14 @@ Status TempFile::WriteAt(const void* data, size_t n, uint64_t off) {
   return Status::Ok();
 }
 
+namespace {
+std::atomic<bool> g_durable{false};
+}  // namespace
+
+void TempFile::SetDurableCommits(bool on) { g_durable.store(on, std::memory_order_relaxed); }
+
 Status TempFile::Commit() {
+  if (g_durable.load(std::memory_order_relaxed) && ::fsync(fd_.get()) != 0) return Status::Errno(path_ + ": fsync failed", errno);
   if (::close(fd_.release()) != 0) return Status::Errno(path_ + ": close failed", errno);
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) return Status::Errno("cannot rename " + tmp_ + " to " + path_, errno);
   committed_ = true;

@@ -20,8 +20,12 @@ class TempFile {
   ~TempFile();  // unlinks the temporary file unless committed
 
   Status WriteAt(const void* data, size_t n, uint64_t offset);
-  // close() (which reports delayed write errors: NFS, quotas) and rename over `path`.
+  // fsync() when durable commits are on, close() (which reports delayed write errors: NFS, quotas), rename over
+  // `path`.
   Status Commit();
+  // Process-wide: fsync every file before it is renamed into place (`feedrate datagen --fsync`), so a dataset is
+  // on the device when datagen returns and its write speed is the device's, not the page cache's.
+  static void SetDurableCommits(bool on);
   const std::string& temp_path() const { return tmp_; }
 
  private:

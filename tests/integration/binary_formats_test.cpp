@@ -19,7 +19,7 @@ TEST(BinaryFormats, IndexedBinaryDatagenRunAndBrokenIndex) {
   const std::string p = " --param dataset.num_files_train=4 --param dataset.num_samples_per_file=8"
                         " --param dataset.record_length_bytes=16384 --param reader.batch_size=2"
                         " --param train.epochs=2 --param train.computation_time=0";
-  auto gen = Sh(MpiFeedrate(2, "datagen -w dlrm --data-dir " + data + p));
+  auto gen = Sh(MpiFeedrate(2, "datagen -w dlrm --fsync --data-dir " + data + p));  // durable commits too
   ASSERT_EQ(gen.code, 0) << gen.output;
   const std::string f0 = data + "/train/img_0_of_4.indexed_binary";
   EXPECT_EQ(fs::file_size(f0), 8u * 16384);

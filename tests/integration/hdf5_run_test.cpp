@@ -31,7 +31,7 @@ bool HaveH5py() {
 TEST(Hdf5Run, DatagenWritesDlioLayoutAndRunsReadEveryRow) {
   test::TempDir dir;
   const std::string data = dir / "h5";
-  auto gen = Sh(MpiFeedrate(2, "datagen -w unet3d_h100 --data-dir " + data + kParams));
+  auto gen = Sh(MpiFeedrate(2, "datagen -w unet3d_h100 --fsync --data-dir " + data + kParams));
   ASSERT_EQ(gen.code, 0) << gen.output;
   uint64_t rows_bytes = 0;
   const auto dims = DlioDimensions(65536, 16384, 8);
