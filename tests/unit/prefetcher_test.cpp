@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "loader/format/tfrecord.h"
 #include "loader/io/posix_engine.h"
 #include "loader/pipeline/prefetcher.h"
 #include "test_util.h"
@@ -122,6 +123,68 @@ TEST(Prefetcher, ManyAcceleratorsShareOneEngine) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(total.load(), 4u * 20 * 4 * 20000);
 }
+
+// TFRecord-shaped files: back-to-back records of a batch are read in coalesced requests and every record's CRC is
+// checked in place (buffered and retained); a corrupted record fails its batch naming the record, also when the
+// corruption sits inside a coalesced group.
+class CoalescedRecords : public ::testing::TestWithParam<bool> {};
+
+TEST_P(CoalescedRecords, ChecksEveryRecordAndCountsEveryByte) {
+  const bool retain = GetParam();
+  test::TempDir dir;
+  const uint64_t n_files = 3, per_file = 12, payload = 1000, framed = payload + kTfRecordOverhead;
+  std::vector<std::string> paths;
+  SampleTable t(n_files, per_file);
+  for (uint64_t f = 0; f < n_files; ++f) {
+    std::string file;
+    for (uint64_t k = 0; k < per_file; ++k) {
+      std::string body(payload, static_cast<char>('a' + (f * per_file + k) % 26));
+      char h[kTfRecordHeaderBytes];
+      EncodeTfRecordHeader(payload, h);
+      uint32_t crc = TfRecordPayloadCrc(body.data(), body.size());
+      file += std::string(h, sizeof h) + body + std::string(reinterpret_cast<const char*>(&crc), 4);
+    }
+    paths.push_back(dir / ("r" + std::to_string(f) + ".tfrecord"));
+    test::WriteFile(paths.back(), file);
+    t.SetFile(static_cast<uint32_t>(f), FileSamples{0, framed, framed, -1});
+  }
+  t.check = SampleCheck::kTfRecordCrc;
+  auto table = FileTable::Create(paths, FileOpenMode::kStream);
+  ASSERT_TRUE(table.ok());
+  PosixEngine engine(*table, Opts(2, 8192, 64));
+  // Batches of 6 records in file order, coalesced up to 5000 bytes: groups of 4 and 2 records per batch.
+  Prefetcher p(engine, t, 6, 2, retain, 0, &*table, 5000);
+  std::vector<uint64_t> ids(n_files * per_file);
+  std::iota(ids.begin(), ids.end(), 0);
+  p.StartEpoch(&ids, 6);
+  for (uint64_t s = 0; s < 6; ++s) {
+    BatchResult r = p.WaitBatch(s);
+    ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+    EXPECT_EQ(r.bytes, 6 * framed);
+  }
+  // Corrupt record 5 of file 1 (global sample 17: the middle of a coalesced group of batch 2).
+  std::string bytes = test::ReadFile(paths[1]);
+  bytes[5 * framed + kTfRecordHeaderBytes + 10] ^= 1;
+  test::WriteFile(paths[1], bytes);
+  p.StartEpoch(&ids, 6);
+  Status seen;
+  for (uint64_t s = 0; s < 6; ++s) {
+    BatchResult r = p.WaitBatch(s);
+    if (!r.status.ok()) {
+      seen = r.status;
+      EXPECT_EQ(s, 2u);
+      p.Drain();
+      break;
+    }
+  }
+  ASSERT_FALSE(seen.ok());
+  EXPECT_NE(seen.message().find("r1.tfrecord: record 5 at offset " + std::to_string(5 * framed) + ": payload CRC mismatch"),
+            std::string::npos)
+      << seen.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Prefetcher, CoalescedRecords, ::testing::Values(false, true),
+                         [](const auto& p) { return p.param ? std::string("retained") : std::string("in_place"); });
 
 }  // namespace
 }  // namespace feedrate
