@@ -90,6 +90,30 @@ RunMetrics AggregateRun(const std::vector<std::vector<AcceleratorEpoch>>& per_ac
     r.au_max_pct_overall = *std::max_element(all_au.begin(), all_au.end());
   }
   r.meets_au = epochs > 0 && r.au_mean_pct >= au_bar * 100.0;
+  EvalMetrics& ev = r.eval;
+  for (size_t e = 0; e < epochs; ++e) {
+    double au = 0, tp = 0;
+    uint64_t bytes = 0, n = 0;
+    for (const auto& a : per_acc) {
+      const EvalEpoch& x = a[e].eval;
+      if (!x.ran) continue;
+      ++n;
+      au += x.seconds > 0 ? x.compute_seconds / x.seconds : 0;
+      tp += x.seconds > 0 ? static_cast<double>(x.samples) / x.seconds : 0;
+      bytes += x.bytes;
+    }
+    if (n == 0) continue;
+    ev.epochs.push_back(e + 1);
+    ev.au_pct.push_back(100.0 * au / static_cast<double>(n));
+    ev.throughput.push_back(tp);
+    ev.bytes.push_back(bytes);
+  }
+  ev.au_mean_pct = Mean(ev.au_pct);
+  ev.au_stdev_pct = PopulationStdev(ev.au_pct);
+  ev.throughput_mean = Mean(ev.throughput);
+  ev.throughput_stdev = PopulationStdev(ev.throughput);
+  ev.io_mean_mib = ev.throughput_mean * record_length / 1024.0 / 1024.0;
+  ev.io_stdev_mib = ev.throughput_stdev * record_length / 1024.0 / 1024.0;
   return r;
 }
 

@@ -31,10 +31,28 @@ BlockMetrics ComputeBlockMetrics(std::span<const StepRecord> steps, int64_t bloc
                                  uint64_t exclude_start, uint64_t exclude_end);
 
 // Per accelerator and epoch, what the run summary is built from.
+// One accelerator's evaluation pass after an epoch (workflow.evaluation).
+struct EvalEpoch {
+  bool ran = false;
+  uint64_t samples = 0, bytes = 0;
+  double seconds = 0;          // the pass's wall time
+  double compute_seconds = 0;  // eval_time slept over its batches
+};
+
 struct AcceleratorEpoch {
   BlockMetrics block;
   uint64_t bytes = 0;
   double seconds = 0;  // block wall time
+  EvalEpoch eval;
+};
+
+// Evaluation figures per evaluated epoch, aggregated like training's: AU is compute over wall time of the pass
+// (mean over accelerators), throughput the sum over accelerators of samples per second.
+struct EvalMetrics {
+  std::vector<uint64_t> epochs;  // 1-based epochs after which evaluation ran
+  std::vector<double> au_pct, throughput;
+  std::vector<uint64_t> bytes;
+  double au_mean_pct = 0, au_stdev_pct = 0, throughput_mean = 0, throughput_stdev = 0, io_mean_mib = 0, io_stdev_mib = 0;
 };
 
 struct RunMetrics {
@@ -49,6 +67,7 @@ struct RunMetrics {
   double io_mean_mib = 0, io_stdev_mib = 0;   // DLIO: throughput x nominal record length / 2^20
   double au_min_pct_overall = 0, au_max_pct_overall = 0;
   bool meets_au = false;
+  EvalMetrics eval;
 };
 
 // `per_acc[a][e]`: accelerator a's epoch e. `au_bar` is metric.au (fraction).

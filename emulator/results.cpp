@@ -162,6 +162,16 @@ nlohmann::json BuildSummary(const RunRecord& r) {
         {"train_io_mean_MB_per_second", m.io_mean_mib},
         {"train_io_stdev_MB_per_second", m.io_stdev_mib},
     };
+    if (!m.eval.epochs.empty()) {  // DLIO's eval_* keys, one entry per evaluation pass
+      s["metric"]["eval_au_percentage"] = m.eval.au_pct;
+      s["metric"]["eval_au_mean_percentage"] = m.eval.au_mean_pct;
+      s["metric"]["eval_au_stdev_percentage"] = m.eval.au_stdev_pct;
+      s["metric"]["eval_throughput_samples_per_second"] = m.eval.throughput;
+      s["metric"]["eval_throughput_mean_samples_per_second"] = m.eval.throughput_mean;
+      s["metric"]["eval_throughput_stdev_samples_per_second"] = m.eval.throughput_stdev;
+      s["metric"]["eval_io_mean_MB_per_second"] = m.eval.io_mean_mib;
+      s["metric"]["eval_io_stdev_MB_per_second"] = m.eval.io_stdev_mib;
+    }
   }
   json f;
   f["status"] = r.status;
@@ -189,8 +199,14 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   if (completed) {
     uint64_t bytes = TotalBytes(m);
     double secs = TotalSeconds(m);
-    f["bytes_read"] = bytes;
+    f["bytes_read"] = bytes;  // training reads; evaluation reads are eval_bytes_read
     f["bytes_read_per_epoch"] = m.bytes;
+    if (!m.eval.epochs.empty()) {
+      uint64_t eval_bytes = 0;
+      for (uint64_t b : m.eval.bytes) eval_bytes += b;
+      f["eval_bytes_read"] = eval_bytes;
+      f["eval_after_epochs"] = m.eval.epochs;
+    }
     f["epoch_seconds"] = m.epoch_seconds;
     f["read_mib_per_s"] = secs > 0 ? static_cast<double>(bytes) / kMiB / secs : 0.0;
     // Samples handed to accelerators over the epochs' wall time: no step excluded, robust to few steps.
@@ -264,6 +280,10 @@ std::string FormatResultTable(const RunRecord& r) {
     << " MiB/s (DLIO, nominal record size); really read " << Fixed(static_cast<double>(TotalBytes(m)) / kGiB, 2)
     << " GiB at " << Fixed(TotalSeconds(m) > 0 ? static_cast<double>(TotalBytes(m)) / kMiB / TotalSeconds(m) : 0, 1)
     << " MiB/s\n";
+  if (!m.eval.epochs.empty()) {
+    o << "evaluation after " << m.eval.epochs.size() << " epoch(s): AU " << Fixed(m.eval.au_mean_pct, 2) << "%, "
+      << Fixed(m.eval.throughput_mean, 2) << " samples/s\n";
+  }
   o << "stall per step p50/p99/max " << Fixed(Percentile(r.stall_seconds, 50), 4) << "/"
     << Fixed(Percentile(r.stall_seconds, 99), 4) << "/" << Fixed(Percentile(r.stall_seconds, 100), 4) << " s\n";
   return o.str();

@@ -31,6 +31,8 @@ struct Setup {
   std::vector<std::string> files;
   SampleTable table;
   std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<Sampler> eval_sampler;  // workflow.evaluation
+  uint64_t eval_id_offset = 0;            // sample ids of the validation files start here
   std::unique_ptr<FileTable> file_table;
   EngineOptions engine_options;
   EngineChoice engine;
@@ -84,6 +86,25 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
                                    " excluded from the metrics: use more files or fewer accelerators");
   }
 
+  // Evaluation: the validation files follow the training files in the file table and the sample table.
+  const size_t train_files = s->files.size();
+  if (cfg.do_eval) {
+    if (cfg.num_files_eval == 0) {
+      return Status::InvalidArgument(cfg.source + ": workflow.evaluation is True but dataset.num_files_eval is 0");
+    }
+    auto eval_files = DiscoverFiles(cfg.data_folder, "valid", cfg.format, cfg.num_files_eval, cfg.num_subfolders_eval);
+    if (!eval_files.ok()) return eval_files.status();
+    s->files.insert(s->files.end(), eval_files->begin(), eval_files->end());
+    SamplerConfig ec = sc;
+    ec.num_files = cfg.num_files_eval;
+    ec.batch_size = cfg.batch_size_eval;
+    ec.total_training_steps = -1;
+    auto eval_sampler = Sampler::Create(ec);
+    if (!eval_sampler.ok()) return eval_sampler.status().WithContext(cfg.source + " (evaluation)");
+    s->eval_sampler = std::make_unique<Sampler>(std::move(*eval_sampler));
+    s->eval_id_offset = train_files * cfg.num_samples_per_file;
+  }
+
   // Index only the files this rank's accelerators read (the same files every epoch in DLIO order).
   std::vector<char> needed(s->files.size(), 0);
   std::vector<uint64_t> ids;
@@ -94,14 +115,18 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     for (uint64_t e = 1; e <= epochs_to_scan; ++e) {
       s->sampler->EpochSamples(e, static_cast<uint64_t>(comm.rank()) * opt.accelerators + a, &ids);
       for (uint64_t id : ids) needed[id / cfg.num_samples_per_file] = 1;
+      if (s->eval_sampler) {
+        s->eval_sampler->EpochSamples(e, static_cast<uint64_t>(comm.rank()) * opt.accelerators + a, &ids);
+        for (uint64_t id : ids) needed[(id + s->eval_id_offset) / cfg.num_samples_per_file] = 1;
+      }
     }
   }
   std::vector<std::string> to_index;
-  std::vector<size_t> which;
+  std::vector<size_t> which, which_eval;
   for (size_t i = 0; i < s->files.size(); ++i) {
     if (needed[i]) {
       to_index.push_back(s->files[i]);
-      which.push_back(i);
+      (i < train_files ? which : which_eval).push_back(i);
     }
   }
   // DLIO runs reader.read_threads workers per accelerator. Feedrate's I/O threads serve all of a rank's
@@ -122,11 +147,13 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   io.data_folder = cfg.data_folder;
   s->table = SampleTable(s->files.size(), cfg.num_samples_per_file);
   FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, which, io, std::min<size_t>(s->io_threads, 16), &s->table));
+  io.split = "valid";
+  FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, which_eval, io, std::min<size_t>(s->io_threads, 16), &s->table));
   if (cfg.format == "tfrecord") s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
   double local_bytes = 0;
   for (size_t f : which) local_bytes += static_cast<double>(s->table.FileDataBytes(static_cast<uint32_t>(f)));
   // Dataset size estimate for the page-cache check: this rank's files scaled to the whole dataset.
-  s->dataset_bytes = which.empty() ? 0 : local_bytes / static_cast<double>(which.size()) * static_cast<double>(s->files.size());
+  s->dataset_bytes = which.empty() ? 0 : local_bytes / static_cast<double>(which.size()) * static_cast<double>(train_files);
 
   EngineOptions& eo = s->engine_options;
   eo.threads = s->io_threads;
@@ -189,8 +216,11 @@ std::vector<double> PackRank(const WorkloadConfig& cfg, const TrainingResult& t)
                                            cfg.metric_exclude_end_steps);
       uint64_t bytes = 0;
       for (const auto& st : steps) bytes += st.bytes;
+      const EvalEpoch& ev = log.eval[e];
       v.insert(v.end(), {b.au, b.throughput, b.throughput_corrected, static_cast<double>(b.counted_steps),
-                         static_cast<double>(bytes), static_cast<double>(log.block_ns[e]) / 1e9});
+                         static_cast<double>(bytes), static_cast<double>(log.block_ns[e]) / 1e9,
+                         ev.ran ? 1.0 : 0.0, static_cast<double>(ev.samples), static_cast<double>(ev.bytes), ev.seconds,
+                         ev.compute_seconds});
     }
   }
   for (const auto& log : t.logs) {
@@ -209,11 +239,12 @@ void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
     size_t p = 3;
     for (size_t a = 0; a < n_acc; ++a) {
       std::vector<AcceleratorEpoch> eps;
-      for (size_t e = 0; e < epochs; ++e, p += 6) {
+      for (size_t e = 0; e < epochs; ++e, p += 11) {
         AcceleratorEpoch x;
         x.block = {v[p], v[p + 1], v[p + 2], static_cast<uint64_t>(v[p + 3])};
         x.bytes = static_cast<uint64_t>(v[p + 4]);
         x.seconds = v[p + 5];
+        x.eval = {v[p + 6] != 0, static_cast<uint64_t>(v[p + 7]), static_cast<uint64_t>(v[p + 8]), v[p + 9], v[p + 10]};
         eps.push_back(x);
       }
       per_acc->push_back(std::move(eps));
@@ -375,6 +406,8 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
     };
     to.files = setup.file_table.get();
     to.coalesce_bytes = cfg.coalesce_reads ? setup.engine_options.transfer_size : 0;
+    to.eval_sampler = setup.eval_sampler.get();
+    to.eval_id_offset = setup.eval_id_offset;
     rec.coalesce_bytes = to.coalesce_bytes;
     Trainer trainer(cfg, *setup.sampler, engine, setup.table, comm, std::move(to));
     result = trainer.Run();

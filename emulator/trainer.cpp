@@ -2,6 +2,7 @@
 #include "emulator/trainer.h"
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -23,19 +24,65 @@ void Trainer::RecordError(const Status& st) {
   local_failed_.store(true, std::memory_order_relaxed);
 }
 
+bool Trainer::IsEvalEpoch(uint64_t epoch) const {
+  // DLIO: evaluate once epoch >= next_eval_epoch (eval_after_epoch first), then every epochs_between_evals.
+  if (opt_.eval_sampler == nullptr || epoch < cfg_.eval_after_epoch) return false;
+  return (epoch - cfg_.eval_after_epoch) % std::max<uint64_t>(1, cfg_.epochs_between_evals) == 0;
+}
+
 void Trainer::OnBarrier() noexcept {
-  // Barrier schedule per epoch: one at the start, one per step, one at the end.
-  const uint64_t per_epoch = result_.steps_per_epoch + 2;
-  const uint64_t pos = barrier_count_ % per_epoch;
-  ++barrier_count_;
+  // Barrier schedule per epoch: one at the start, one per step, one at the end, one after an evaluation pass.
+  const uint64_t per_epoch = result_.steps_per_epoch + 2 + (IsEvalEpoch(barrier_epoch_) ? 1 : 0);
+  const uint64_t pos = barrier_pos_;
+  if (++barrier_pos_ == per_epoch) {
+    barrier_pos_ = 0;
+    ++barrier_epoch_;
+  }
   bool local_stop = local_failed_.load(std::memory_order_relaxed) || Interrupted();
   if (Interrupted()) result_.interrupted = true;
   stop_ = comm_.AnyTrue(local_stop);
   if (stop_) result_.stopped = true;
-  if (pos == per_epoch - 1 && !stop_) {
+  if (pos == result_.steps_per_epoch + 1 && !stop_) {  // the training block's end
     ++result_.epochs_completed;
     if (opt_.on_epoch) opt_.on_epoch(result_.epochs_completed, result_.logs);
   }
+}
+
+EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, std::vector<uint64_t>* ids) {
+  opt_.eval_sampler->EpochSamples(epoch, global, ids);
+  for (auto& id : *ids) id += opt_.eval_id_offset;
+  ComputeTime t;
+  t.type = cfg_.eval_time_stdev > 0 ? "normal" : "constant";
+  t.mean = cfg_.eval_time;
+  t.stdev = cfg_.eval_time_stdev;
+  ComputeTimeDraw draw(t, 0xe7a1ULL * 7919 + global * 131 + epoch);
+  const uint64_t steps = opt_.eval_sampler->steps_per_epoch();
+  EvalEpoch r;
+  r.ran = true;
+  const int64_t start = NowNs();
+  int64_t compute_ns = 0;
+  prefetcher.StartEpoch(ids, steps);
+  for (uint64_t s = 0; s < steps; ++s) {
+    BatchResult batch = prefetcher.WaitBatch(s);
+    if (!batch.status.ok()) {
+      RecordError(batch.status);
+      prefetcher.Drain();
+      break;
+    }
+    const int64_t t1 = NowNs();
+    const double secs = draw.Next();
+    if (secs > 0) SleepUntil(t1 + static_cast<int64_t>(secs * 1e9));
+    compute_ns += NowNs() - t1;
+    r.bytes += batch.bytes;
+    r.samples += cfg_.batch_size_eval;
+    if (Interrupted()) {
+      prefetcher.Drain();
+      break;
+    }
+  }
+  r.seconds = static_cast<double>(NowNs() - start) / 1e9;
+  r.compute_seconds = static_cast<double>(compute_ns) / 1e9;
+  return r;
 }
 
 TrainingResult Trainer::Run() {
@@ -44,6 +91,7 @@ TrainingResult Trainer::Run() {
   for (auto& log : result_.logs) {
     log.steps.assign(cfg_.epochs * result_.steps_per_epoch, StepRecord{});
     log.block_ns.assign(cfg_.epochs, 0);
+    log.eval.assign(cfg_.epochs, EvalEpoch{});
   }
   std::barrier<BarrierCompletion> barrier(static_cast<std::ptrdiff_t>(opt_.accelerators), BarrierCompletion{this});
   barrier_ = &barrier;
@@ -65,6 +113,13 @@ void Trainer::AcceleratorMain(uint64_t local) {
   std::vector<uint64_t> samples;
   samples.reserve(sampler_.samples_per_epoch_per_accelerator());
   ComputeTimeDraw compute(cfg_.computation_time, 0x6a177e2ULL + global);
+  std::unique_ptr<Prefetcher> eval_prefetcher;
+  std::vector<uint64_t> eval_ids;
+  if (opt_.eval_sampler != nullptr) {
+    eval_prefetcher = std::make_unique<Prefetcher>(engine_, table_, cfg_.batch_size_eval, cfg_.prefetch_size,
+                                                   opt_.retain_batches, opt_.direct_align, opt_.files, opt_.coalesce_bytes);
+    eval_ids.reserve(opt_.eval_sampler->samples_per_epoch_per_accelerator());
+  }
 
   for (uint64_t epoch = 1; epoch <= cfg_.epochs; ++epoch) {
     sampler_.EpochSamples(epoch, global, &samples);
@@ -95,6 +150,11 @@ void Trainer::AcceleratorMain(uint64_t local) {
     log.block_ns[epoch - 1] = NowNs() - block_start;
     barrier.arrive_and_wait();  // epoch end
     if (stop_) return;
+    if (IsEvalEpoch(epoch)) {
+      log.eval[epoch - 1] = Evaluate(epoch, global, *eval_prefetcher, &eval_ids);
+      barrier.arrive_and_wait();  // evaluation end (DLIO: a barrier after _eval)
+      if (stop_) return;
+    }
   }
 }
 

@@ -21,9 +21,12 @@
 
 namespace feedrate {
 
+class Prefetcher;
+
 struct AcceleratorLog {
   std::vector<StepRecord> steps;  // epochs x steps_per_epoch, preallocated
   std::vector<int64_t> block_ns;  // per epoch
+  std::vector<EvalEpoch> eval;    // per epoch (ran only after evaluated epochs)
 };
 
 struct TrainingResult {
@@ -41,6 +44,10 @@ struct TrainerOptions {
   uint64_t direct_align = 0;  // O_DIRECT alignment, 0 when buffered
   const FileTable* files = nullptr;  // names files in sample-check errors
   uint64_t coalesce_bytes = 0;       // read back-to-back samples of a batch together, up to this many bytes
+  // Evaluation (workflow.evaluation): the sampler over the validation files, whose sample ids start at
+  // eval_id_offset in the sample table.
+  const Sampler* eval_sampler = nullptr;
+  uint64_t eval_id_offset = 0;
   // Called on rank 0's side of every rank after each epoch (inside the epoch barrier), for live progress.
   std::function<void(uint64_t epoch, const std::vector<AcceleratorLog>& logs)> on_epoch;
 };
@@ -64,6 +71,9 @@ class Trainer {
  private:
   void AcceleratorMain(uint64_t local);
   void RecordError(const Status& st);
+  bool IsEvalEpoch(uint64_t epoch) const;
+  // One evaluation pass (DLIO's _eval): batch_size_eval batches, eval_time each, no step barrier.
+  EvalEpoch Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, std::vector<uint64_t>* ids);
 
   const WorkloadConfig& cfg_;
   const Sampler& sampler_;
@@ -75,7 +85,8 @@ class Trainer {
   std::atomic<bool> local_failed_{false};
   std::mutex error_mu_;          // error path only: guards result_.error
   bool stop_ = false;            // written only in OnBarrier, read by threads after the barrier
-  uint64_t barrier_count_ = 0;   // OnBarrier only
+  uint64_t barrier_epoch_ = 1;   // OnBarrier only: the epoch and position in its barrier schedule
+  uint64_t barrier_pos_ = 0;
   std::barrier<BarrierCompletion>* barrier_ = nullptr;  // lives in Run()
 };
 

@@ -208,6 +208,11 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
 
   x.ReadChoice("reader.data_loader", &c->data_loader, {"pytorch", "tensorflow", "dali", "native_dali", "custom", "synthetic"});
   x.ReadU64("reader.batch_size", &c->batch_size, 1);
+  x.ReadU64("reader.batch_size_eval", &c->batch_size_eval, 1);
+  x.ReadDouble("evaluation.eval_time", &c->eval_time, 0, 86400);
+  x.ReadDouble("evaluation.eval_time_stdev", &c->eval_time_stdev, 0, 86400);
+  x.ReadU64("evaluation.eval_after_epoch", &c->eval_after_epoch, 0);
+  x.ReadU64("evaluation.epochs_between_evals", &c->epochs_between_evals, 1);
   x.ReadU64("reader.read_threads", &c->read_threads, 0);
   if (c->read_threads == 0) c->read_threads = 1;  // DLIO: 0 means "read in the main process"
   x.ReadU64("reader.prefetch_size", &c->prefetch_size, 0);

@@ -57,6 +57,7 @@ struct WorkloadConfig {
   // reader
   std::string data_loader = "pytorch";
   uint64_t batch_size = 1;
+  uint64_t batch_size_eval = 1;        // reader.batch_size_eval (DLIO default 1)
   uint64_t read_threads = 1;
   uint64_t prefetch_size = 2;
   uint64_t transfer_size = 1 << 20;    // DLIO default is None; Feedrate reads in 1 MiB transfers
@@ -72,6 +73,12 @@ struct WorkloadConfig {
   bool seed_change_epoch = true;
   int64_t seed = 123;
   ComputeTime computation_time;
+
+  // evaluation (workflow.evaluation): after epoch eval_after_epoch, then every epochs_between_evals epochs
+  double eval_time = 0;                // seconds per evaluation batch
+  double eval_time_stdev = 0;
+  uint64_t eval_after_epoch = 1;
+  uint64_t epochs_between_evals = 1;
 
   // output.metric and metric
   uint64_t metric_exclude_start_steps = 1;

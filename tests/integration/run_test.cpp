@@ -95,6 +95,39 @@ TEST(Run, LongComputeKeepsAuNearFull) {
   EXPECT_GT(s["metric"]["train_au_mean_percentage"].get<double>(), 95.0) << run.output;
 }
 
+// workflow.evaluation: after epoch eval_after_epoch and every epochs_between_evals, each accelerator reads its
+// shard of valid/ in batch_size_eval batches, eval_time each; DLIO's eval_* metrics; every eval byte counted.
+TEST(Run, EvaluationPassesReadTheValidationFiles) {
+  test::TempDir dir;
+  const std::string ds = " --param dataset.num_files_train=16 --param dataset.num_files_eval=8"
+                         " --param dataset.record_length_bytes=65536 --param dataset.record_length_bytes_stdev=0";
+  auto gen = Sh(MpiFeedrate(2, "datagen -w unet3d_h100 --data-dir " + dir.path() + ds));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  const std::string eval = " --param workflow.evaluation=True --param reader.batch_size_eval=2"
+                           " --param evaluation.eval_time=0.005 --param evaluation.eval_after_epoch=2"
+                           " --param evaluation.epochs_between_evals=2";
+  auto run = Sh(MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + dir.path() + ds + eval +
+                                   " -n 2 --param reader.batch_size=2 --param train.epochs=4"
+                                   " --param train.computation_time=0.005 --results-dir " + dir / "r"));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  auto s = ReadJson(dir / "r/summary.json");
+  EXPECT_EQ(s["feedrate"]["eval_after_epochs"], nlohmann::json({2, 4}));
+  // 8 validation files over 4 accelerators, batches of 2: one step each, every file read once per pass.
+  EXPECT_EQ(s["feedrate"]["eval_bytes_read"].get<uint64_t>(), 2u * 8 * (65536 + 128));
+  EXPECT_EQ(s["feedrate"]["bytes_read"].get<uint64_t>(), 4u * 16 * (65536 + 128));
+  ASSERT_EQ(s["metric"]["eval_au_percentage"].size(), 2u);
+  EXPECT_GT(s["metric"]["eval_throughput_mean_samples_per_second"].get<double>(), 0);
+  EXPECT_TRUE(s["metric"].contains("eval_io_mean_MB_per_second"));
+  auto none = Sh(Feedrate("run -w unet3d_h100 --data-dir " + dir.path() + ds +
+                          " --param workflow.evaluation=True --param dataset.num_files_eval=0 --results-dir " + dir / "n"));
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.output.find("dataset.num_files_eval is 0"), std::string::npos) << none.output;
+  auto missing = Sh(Feedrate("run -w unet3d_h100 --data-dir " + dir.path() + ds + eval +
+                             " --param dataset.num_files_eval=9 --results-dir " + dir / "m"));
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.output.find("valid"), std::string::npos) << missing.output;
+}
+
 TEST(Run, ZeroComputeMeansZeroAuAndExit3) {
   test::TempDir dir;
   const std::string ds = SmallDatasetParams(16, 32768);

@@ -30,8 +30,8 @@ TEST(Metrics, ExcludeEndSteps) {
 }
 
 TEST(Metrics, AggregateMeanAuSumThroughput) {
-  AcceleratorEpoch a{{0.95, 10, 12, 3}, 100, 2.0}, b{{0.85, 20, 24, 3}, 300, 2.5};
-  AcceleratorEpoch c{{0.99, 11, 13, 3}, 100, 1.0}, d{{0.91, 21, 25, 3}, 100, 1.5};
+  AcceleratorEpoch a{{0.95, 10, 12, 3}, 100, 2.0, {}}, b{{0.85, 20, 24, 3}, 300, 2.5, {}};
+  AcceleratorEpoch c{{0.99, 11, 13, 3}, 100, 1.0, {}}, d{{0.91, 21, 25, 3}, 100, 1.5, {}};
   RunMetrics r = AggregateRun({{a, c}, {b, d}}, 1048576, 0.90);
   ASSERT_EQ(r.au_pct.size(), 2u);
   EXPECT_NEAR(r.au_pct[0], 90.0, 1e-9);
@@ -47,11 +47,25 @@ TEST(Metrics, AggregateMeanAuSumThroughput) {
   EXPECT_TRUE(r.meets_au);
 }
 
+// Evaluation passes aggregate per evaluated epoch only: AU = compute / wall of the pass (mean over accelerators),
+// throughput = sum over accelerators of samples per second.
+TEST(Metrics, EvaluationAggregatesOnlyEvaluatedEpochs) {
+  AcceleratorEpoch a1{{0.9, 1, 1, 1}, 0, 1, {}}, a2{{0.9, 1, 1, 1}, 0, 1, {true, 40, 4000, 2.0, 1.5}};
+  AcceleratorEpoch b1{{0.9, 1, 1, 1}, 0, 1, {}}, b2{{0.9, 1, 1, 1}, 0, 1, {true, 40, 4000, 4.0, 2.0}};
+  RunMetrics r = AggregateRun({{a1, a2}, {b1, b2}}, 1048576, 0.90);
+  ASSERT_EQ(r.eval.epochs, std::vector<uint64_t>{2});
+  EXPECT_NEAR(r.eval.au_pct[0], 100.0 * (0.75 + 0.5) / 2, 1e-9);
+  EXPECT_NEAR(r.eval.throughput[0], 20 + 10, 1e-9);
+  EXPECT_EQ(r.eval.bytes[0], 8000u);
+  EXPECT_NEAR(r.eval.io_mean_mib, 30, 1e-9);
+  EXPECT_TRUE(AggregateRun({{a1}, {b1}}, 1, 0.9).eval.epochs.empty());
+}
+
 TEST(Metrics, PassUsesDlioComparison) {
   // DLIO: 'success' if train_au_mean_percentage >= au * 100, so exactly the bar passes.
-  AcceleratorEpoch exact{{0.90, 1, 1, 1}, 0, 1};
+  AcceleratorEpoch exact{{0.90, 1, 1, 1}, 0, 1, {}};
   EXPECT_TRUE(AggregateRun({{exact}}, 1, 0.90).meets_au);
-  AcceleratorEpoch below{{0.8999, 1, 1, 1}, 0, 1};
+  AcceleratorEpoch below{{0.8999, 1, 1, 1}, 0, 1, {}};
   EXPECT_FALSE(AggregateRun({{below}}, 1, 0.90).meets_au);
 }
 
