@@ -6,15 +6,12 @@
 #include <string>
 
 #include "loader/io/aligned_buffer.h"
+#include "datagen/temp_file.h"
 #include "loader/status.h"
 
 namespace feedrate {
 
-struct Hdf5FileSpec {
-  uint64_t d1 = 1;
-  uint64_t d2 = 1;
-  uint64_t samples = 1;
-};
+using Hdf5FileSpec = DlioFileShape;
 
 // Bytes of data the file holds (its metadata adds a few KiB on top).
 uint64_t DlioHdf5DataBytes(const Hdf5FileSpec& spec);

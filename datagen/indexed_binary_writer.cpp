@@ -14,14 +14,7 @@ Status WriteIndexedBinary(const std::string& path, const IndexedBinarySpec& s, u
   auto file = TempFile::Create(path);
   if (!file.ok()) return file.status();
   FastBytes rng(content_seed);
-  uint64_t off = 0;
-  for (uint64_t left = IndexedBinaryFileSize(s); left > 0;) {
-    size_t n = static_cast<size_t>(std::min<uint64_t>(left, scratch->size()));
-    rng.Fill(scratch->data(), n);
-    FEEDRATE_RETURN_IF_ERROR(file->WriteAt(scratch->data(), n, off));
-    off += n;
-    left -= n;
-  }
+  FEEDRATE_RETURN_IF_ERROR(file->WriteRandom(rng, IndexedBinaryFileSize(s), 0, scratch));
   std::vector<int64_t> offsets(s.samples), sizes(s.samples, static_cast<int64_t>(s.d1 * s.d2));
   for (uint64_t k = 0; k < s.samples; ++k) offsets[k] = static_cast<int64_t>(k * s.d1 * s.d2);
   auto as_text = [](const std::vector<int64_t>& v) {

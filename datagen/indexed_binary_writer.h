@@ -6,15 +6,12 @@
 #include <string>
 
 #include "loader/io/aligned_buffer.h"
+#include "datagen/temp_file.h"
 #include "loader/status.h"
 
 namespace feedrate {
 
-struct IndexedBinarySpec {
-  uint64_t d1 = 1;
-  uint64_t d2 = 1;
-  uint64_t samples = 1;
-};
+using IndexedBinarySpec = DlioFileShape;
 
 uint64_t IndexedBinaryFileSize(const IndexedBinarySpec& s);
 // Data file and both index files, each through a temporary name renamed when complete.

@@ -18,14 +18,7 @@ Status WriteDlioNpy(const std::string& path, const NpyFileSpec& s, uint64_t cont
   if (!file.ok()) return file.status();
   FEEDRATE_RETURN_IF_ERROR(file->WriteAt(header.data(), header.size(), 0));
   FastBytes rng(content_seed);
-  uint64_t off = header.size();
-  for (uint64_t left = s.d1 * s.d2 * s.samples; left > 0;) {
-    size_t n = static_cast<size_t>(std::min<uint64_t>(left, scratch->size()));
-    rng.Fill(scratch->data(), n);
-    FEEDRATE_RETURN_IF_ERROR(file->WriteAt(scratch->data(), n, off));
-    off += n;
-    left -= n;
-  }
+  FEEDRATE_RETURN_IF_ERROR(file->WriteRandom(rng, s.d1 * s.d2 * s.samples, header.size(), scratch));
   return file->Commit();
 }
 

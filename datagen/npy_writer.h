@@ -5,15 +5,12 @@
 #include <string>
 
 #include "loader/io/aligned_buffer.h"
+#include "datagen/temp_file.h"
 #include "loader/status.h"
 
 namespace feedrate {
 
-struct NpyFileSpec {
-  uint64_t d1 = 1;
-  uint64_t d2 = 1;
-  uint64_t samples = 1;
-};
+using NpyFileSpec = DlioFileShape;
 
 // Exact size of the file WriteDlioNpy produces (header padded to 64 bytes, as numpy 1.24 writes it).
 uint64_t DlioNpyFileSize(const NpyFileSpec& spec);

@@ -5,15 +5,12 @@
 #include <string>
 
 #include "loader/io/aligned_buffer.h"
+#include "datagen/temp_file.h"
 #include "loader/status.h"
 
 namespace feedrate {
 
-struct NpzFileSpec {
-  uint64_t d1 = 1;
-  uint64_t d2 = 1;
-  uint64_t samples = 1;
-};
+using NpzFileSpec = DlioFileShape;
 
 // Exact size of the file WriteDlioNpz produces.
 uint64_t DlioNpzFileSize(const NpzFileSpec& spec);

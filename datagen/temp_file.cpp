@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 
@@ -53,6 +54,17 @@ Status TempFile::WriteAt(const void* data, size_t n, uint64_t off) {
 }
 
 void TempFile::SetDurableCommits(bool on) { g_durable.store(on, std::memory_order_relaxed); }
+
+Status TempFile::WriteRandom(FastBytes& bytes, uint64_t n, uint64_t off, AlignedBuffer* scratch) {
+  while (n > 0) {
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(n, scratch->size()));
+    bytes.Fill(scratch->data(), k);
+    FEEDRATE_RETURN_IF_ERROR(WriteAt(scratch->data(), k, off));
+    off += k;
+    n -= k;
+  }
+  return Status::Ok();
+}
 
 Status TempFile::Commit() {
   if (g_durable.load(std::memory_order_relaxed) && ::fsync(fd_.get()) != 0) return Status::Errno(path_ + ": fsync failed", errno);

@@ -6,37 +6,18 @@
 #include <cstring>
 #include <string>
 
+#include "loader/io/aligned_buffer.h"
 #include "loader/io/unique_fd.h"
 #include "loader/status.h"
 
 namespace feedrate {
 
-class TempFile {
- public:
-  // Creates `.<name>.tmp-<pid>-<n>` beside `path`.
-  static Result<TempFile> Create(const std::string& path);
-  TempFile(TempFile&&) = default;
-  TempFile& operator=(TempFile&&) = default;
-  ~TempFile();  // unlinks the temporary file unless committed
-
-  Status WriteAt(const void* data, size_t n, uint64_t offset);
-  // fsync() when durable commits are on, close() (which reports delayed write errors: NFS, quotas), rename over
-  // `path`.
-  Status Commit();
-  // Process-wide: fsync every file before it is renamed into place (`feedrate datagen --fsync`), so a dataset is
-  // on the device when datagen returns and its write speed is the device's, not the page cache's.
-  static void SetDurableCommits(bool on);
-  const std::string& temp_path() const { return tmp_; }
-
- private:
-  TempFile(std::string path, std::string tmp, UniqueFd fd) : path_(std::move(path)), tmp_(std::move(tmp)), fd_(std::move(fd)) {}
-  std::string path_, tmp_;
-  UniqueFd fd_;
-  bool committed_ = false;
+// What DLIO's generators draw per file: a (d1, d2) record shape and the samples the file holds.
+struct DlioFileShape {
+  uint64_t d1 = 1;
+  uint64_t d2 = 1;
+  uint64_t samples = 1;
 };
-
-// Writes `text` to `path` through a TempFile.
-Status WriteFileAtomically(const std::string& path, const std::string& text);
 
 // xoshiro256** seeded through splitmix64: fast bytes, no statistical claims needed beyond "not compressible".
 class FastBytes {
@@ -76,5 +57,34 @@ class FastBytes {
   }
   uint64_t s_[4];
 };
+
+class TempFile {
+ public:
+  // Creates `.<name>.tmp-<pid>-<n>` beside `path`.
+  static Result<TempFile> Create(const std::string& path);
+  TempFile(TempFile&&) = default;
+  TempFile& operator=(TempFile&&) = default;
+  ~TempFile();  // unlinks the temporary file unless committed
+
+  Status WriteAt(const void* data, size_t n, uint64_t offset);
+  // Writes `n` bytes from `bytes` at `offset`, one `scratch`-sized block at a time.
+  Status WriteRandom(FastBytes& bytes, uint64_t n, uint64_t offset, AlignedBuffer* scratch);
+  // fsync() when durable commits are on, close() (which reports delayed write errors: NFS, quotas), rename over
+  // `path`.
+  Status Commit();
+  // Process-wide: fsync every file before it is renamed into place (`feedrate datagen --fsync`), so a dataset is
+  // on the device when datagen returns and its write speed is the device's, not the page cache's.
+  static void SetDurableCommits(bool on);
+  const std::string& temp_path() const { return tmp_; }
+
+ private:
+  TempFile(std::string path, std::string tmp, UniqueFd fd) : path_(std::move(path)), tmp_(std::move(tmp)), fd_(std::move(fd)) {}
+  std::string path_, tmp_;
+  UniqueFd fd_;
+  bool committed_ = false;
+};
+
+// Writes `text` to `path` through a TempFile.
+Status WriteFileAtomically(const std::string& path, const std::string& text);
 
 }  // namespace feedrate

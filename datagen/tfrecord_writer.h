@@ -8,15 +8,12 @@
 
 #include "loader/format/tfrecord.h"
 #include "loader/io/aligned_buffer.h"
+#include "datagen/temp_file.h"
 #include "loader/status.h"
 
 namespace feedrate {
 
-struct TfRecordFileSpec {
-  uint64_t d1 = 1;
-  uint64_t d2 = 1;
-  uint64_t samples = 1;
-};
+using TfRecordFileSpec = DlioFileShape;
 
 // The serialized tf.train.Example around the image bytes: payload = prefix + image + suffix.
 struct ExampleFraming {
