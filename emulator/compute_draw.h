@@ -12,18 +12,32 @@ namespace feedrate {
 
 class ComputeTimeDraw {
  public:
-  ComputeTimeDraw(const ComputeTime& t, uint64_t seed) : t_(t), rng_(seed) {}
+  // Keeps a copy of `t`; the distribution's name is resolved once, not per step.
+  ComputeTimeDraw(const ComputeTime& t, uint64_t seed) : t_(t), kind_(KindOf(t)), rng_(seed) {}
   double Next() {
-    if (t_.type == "normal" && t_.stdev > 0) return std::fabs(std::normal_distribution<double>(t_.mean, t_.stdev)(rng_));
-    if (t_.type == "uniform") return std::uniform_real_distribution<double>(t_.min, t_.max)(rng_);
-    if (t_.type == "gamma") return std::gamma_distribution<double>(t_.shape, t_.scale)(rng_);
-    if (t_.type == "exponential") return std::exponential_distribution<double>(1.0 / t_.scale)(rng_);
-    if (t_.type == "poisson") return t_.lam > 0 ? static_cast<double>(std::poisson_distribution<int64_t>(t_.lam)(rng_)) : 0.0;
+    switch (kind_) {
+      case Kind::kNormal: return std::fabs(std::normal_distribution<double>(t_.mean, t_.stdev)(rng_));
+      case Kind::kUniform: return std::uniform_real_distribution<double>(t_.min, t_.max)(rng_);
+      case Kind::kGamma: return std::gamma_distribution<double>(t_.shape, t_.scale)(rng_);
+      case Kind::kExponential: return std::exponential_distribution<double>(1.0 / t_.scale)(rng_);
+      case Kind::kPoisson: return static_cast<double>(std::poisson_distribution<int64_t>(t_.lam)(rng_));
+      case Kind::kConstant: break;
+    }
     return t_.mean;
   }
 
  private:
-  const ComputeTime& t_;
+  enum class Kind { kConstant, kNormal, kUniform, kGamma, kExponential, kPoisson };
+  static Kind KindOf(const ComputeTime& t) {
+    if (t.type == "normal" && t.stdev > 0) return Kind::kNormal;
+    if (t.type == "uniform") return Kind::kUniform;
+    if (t.type == "gamma") return Kind::kGamma;
+    if (t.type == "exponential") return Kind::kExponential;
+    if (t.type == "poisson" && t.lam > 0) return Kind::kPoisson;
+    return Kind::kConstant;  // constant, normal without spread, poisson with lam 0 (mean 0)
+  }
+  ComputeTime t_;
+  Kind kind_;
   std::mt19937_64 rng_;
 };
 

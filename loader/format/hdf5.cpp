@@ -221,15 +221,41 @@ Result<std::string> Hdf5DataSha256(const std::string& path, const std::string& d
                                  ", which this libhdf5 does not have (e.g. LZF needs the h5py plugin)");
     }
   }
-  // Read with the stored datatype as memory type: no conversion, so the bytes keep the file's byte order.
+  // Read with the stored datatype as memory type: no conversion, so the bytes keep the file's byte order. Large
+  // datasets go through in blocks of whole first-axis rows (C order), so memory stays bounded.
   Hid type(H5Dget_type(d->get()), H5Tclose);
   Hid space(H5Dget_space(d->get()), H5Sclose);
-  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-  std::vector<char> buf(static_cast<size_t>(n) * H5Tget_size(type.get()));
-  if (n > 0 && H5Dread(d->get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0) {
-    return Status::Corruption(path + ": dataset " + dataset + ": read failed (" + H5Message() + ")");
+  const size_t item = H5Tget_size(type.get());
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(static_cast<size_t>(std::max(rank, 0)));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  uint64_t row = item;  // bytes per first-axis row (the whole dataset for a scalar)
+  for (int i = 1; i < rank; ++i) row *= dims[static_cast<size_t>(i)];
+  const uint64_t rows = rank > 0 ? dims[0] : 1;
+  constexpr uint64_t kBlockBytes = 64 << 20;
+  const uint64_t per_block = std::max<uint64_t>(1, kBlockBytes / std::max<uint64_t>(row, 1));
+  Sha256 hash;
+  std::vector<char> buf;
+  for (uint64_t r = 0; r < rows; r += per_block) {
+    const uint64_t n = std::min(per_block, rows - r);
+    buf.resize(n * row);
+    if (buf.empty()) break;
+    herr_t ok;
+    if (rank == 0) {
+      ok = H5Dread(d->get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
+    } else {
+      std::vector<hsize_t> start(dims.size(), 0), count = dims;
+      start[0] = r;
+      count[0] = n;
+      Hid fspace(H5Dget_space(d->get()), H5Sclose);
+      H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+      Hid mspace(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
+      ok = H5Dread(d->get(), type.get(), mspace.get(), fspace.get(), H5P_DEFAULT, buf.data());
+    }
+    if (ok < 0) return Status::Corruption(path + ": dataset " + dataset + ": read failed (" + H5Message() + ")");
+    FEEDRATE_RETURN_IF_ERROR(hash.Update(buf.data(), buf.size()));
   }
-  return Sha256Hex(buf.data(), buf.size());
+  return hash.FinishHex();
 }
 
 }  // namespace feedrate

@@ -68,9 +68,7 @@ void Prefetcher::SubmitBatch(uint64_t step) {
 }
 
 // Runs on the engine thread that completed the sample, so checks (CRC) spread over the I/O threads.
-Status Prefetcher::CheckSample(const Slot& slot, uint64_t index, const char* data) const {
-  const uint64_t id = (*samples_)[slot.step * batch_ + index];
-  const SampleExtent e = table_.At(id);
+Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* data) const {
   static const std::string kUnnamed = "(file)";
   const std::string& path = files_ != nullptr ? files_->path(e.file) : kUnnamed;
   if (data == nullptr) {  // the caller sized transfers or retained batches so that this cannot happen
@@ -88,20 +86,31 @@ Status Prefetcher::CheckSample(const Slot& slot, uint64_t index, const char* dat
   return Status::Ok();
 }
 
+// The first failure of a batch is kept (written before the pending decrement that publishes it).
+void Prefetcher::Fail(Slot& slot, const Status& st) {
+  if (!slot.failed.exchange(true, std::memory_order_relaxed)) slot.error = st;
+}
+
 void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status, const char* data) {
   Slot& slot = slots_[tag / batch_];
   const uint64_t first = tag % batch_;
   const uint32_t n = slot.group[first];
   slot.bytes.fetch_add(bytes, std::memory_order_relaxed);
-  Status st = status;
-  if (st.ok() && table_.check != SampleCheck::kNone) {
-    const uint64_t base = table_.At((*samples_)[slot.step * batch_ + first]).offset;
-    for (uint32_t k = 0; k < n && st.ok(); ++k) {
-      const uint64_t off = table_.At((*samples_)[slot.step * batch_ + first + k]).offset;
-      st = CheckSample(slot, first + k, data == nullptr ? nullptr : data + (off - base));
+  if (!status.ok()) {
+    Fail(slot, status);
+  } else if (table_.check != SampleCheck::kNone) {
+    // The request covered samples first .. first+n-1, back to back from the first one's offset.
+    const uint64_t* ids = samples_->data() + slot.step * batch_ + first;
+    const uint64_t base = table_.At(ids[0]).offset;
+    for (uint32_t k = 0; k < n; ++k) {
+      const SampleExtent e = table_.At(ids[k]);
+      Status st = CheckSample(e, ids[k], data == nullptr ? nullptr : data + (e.offset - base));
+      if (!st.ok()) {
+        Fail(slot, st);
+        break;
+      }
     }
   }
-  if (!st.ok() && !slot.failed.exchange(true, std::memory_order_relaxed)) slot.error = st;
   if (slot.pending.fetch_sub(n, std::memory_order_acq_rel) == n) slot.pending.notify_all();
 }
 

@@ -55,7 +55,8 @@ class Prefetcher final : public CompletionTarget {
     uint64_t step = 0;  // the batch the slot holds (written before its reads are submitted)
     std::unique_ptr<uint32_t[]> group;  // group[i]: samples read by the request starting at batch index i
   };
-  Status CheckSample(const Slot& slot, uint64_t index, const char* data) const;
+  Status CheckSample(const SampleExtent& e, uint64_t id, const char* data) const;
+  static void Fail(Slot& slot, const Status& st);
   void SubmitBatch(uint64_t step);
 
   IoEngine& engine_;
