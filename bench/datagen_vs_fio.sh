@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Benchmark: `feedrate datagen --fsync` against fio sequential writes of the same bytes, same thread count, same
 # directory, every file fsynced (fio --end_fsync=1), so both measure the device, not the page cache. Formats:
-# Unet3D-shaped npz and ResNet-50-shaped TFRecord (each ~2.3 GiB). Alternated (A B A B ...), medians.
-# Usage: bench/datagen_vs_fio.sh [OUT.json]   env: DIR=/var/tmp/feedrate-datagen THREADS=2 REPEATS=3
+# Unet3D-shaped npz and ResNet-50-shaped TFRecord (each ~2.3 GiB), the same write size on both sides (datagen
+# --write-size, fio --bs). Alternated (A B A B ...), medians.
+# Usage: bench/datagen_vs_fio.sh [OUT.json]   env: DIR=/var/tmp/feedrate-datagen THREADS=2 REPEATS=3 BS=256k
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${DIR:-/var/tmp/feedrate-datagen}
 threads=${THREADS:-2}
 repeats=${REPEATS:-3}
+bs=${BS:-256k}
+bs_bytes=$(numfmt --from=iec "${bs^^}")
 out=${1:-results/$(date -u +%Y-%m-%d)_datagen_vs_fio.json}
 feedrate=build/release/cli/feedrate
 command -v fio >/dev/null || { echo "fio is required: apt-get install fio" >&2; exit 2; }
@@ -21,18 +24,18 @@ for ((r = 1; r <= repeats; r++)); do
     rm -rf "$dir"; mkdir -p "$dir"; sync
     # shellcheck disable=SC2086
     /usr/bin/time -f '%e %U %S' -o "$work/fr_${k}_$r" "$feedrate" datagen -w "${wl[$k]}" --data-dir "$dir/d" ${ds[$k]} \
-      --threads "$threads" --fsync > "$work/fr_${k}_$r.out"
+      --threads "$threads" --fsync --write-size "$bs_bytes" > "$work/fr_${k}_$r.out"
     bytes=$(du -sb "$dir/d" | cut -f1)
     rm -rf "$dir"; mkdir -p "$dir"; sync
-    fio --name=w --directory="$dir" --rw=write --bs=1m --numjobs="$threads" --size=$((bytes / threads)) \
+    fio --name=w --directory="$dir" --rw=write --bs="$bs" --numjobs="$threads" --size=$((bytes / threads)) \
       --ioengine=psync --end_fsync=1 --group_reporting --output-format=json --output="$work/fio_${k}_$r.json" >/dev/null
     echo "$bytes" > "$work/bytes_${k}_$r"
   done
 done
 rm -rf "$dir"
-/usr/bin/python3 - "$work" "$out" "$repeats" "$threads" <<'PY'
+/usr/bin/python3 - "$work" "$out" "$repeats" "$threads" "$bs" <<'PY'
 import datetime, json, os, platform, re, statistics, sys
-work, out, repeats, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+work, out, repeats, threads, bs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 MiB = 1 << 20
 rows = {}
 for k in ["npz", "tfrecord"]:
@@ -50,9 +53,9 @@ for k in ["npz", "tfrecord"]:
                "all_feedrate": fr, "all_feedrate_process_wall": frw, "all_fio": fi}
     rows[k]["ratio"] = rows[k]["feedrate_mib_per_s"] / rows[k]["fio_mib_per_s"]
 doc = {"benchmark": "datagen_vs_fio", "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
-       "command": f"THREADS={threads} REPEATS={repeats} bench/datagen_vs_fio.sh {out}",
+       "command": f"THREADS={threads} REPEATS={repeats} BS={bs} bench/datagen_vs_fio.sh {out}",
        "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
-       "what": "feedrate datagen --fsync (process wall time) vs fio --rw=write --bs=1m --end_fsync=1, same bytes/threads/dir",
+       "what": f"feedrate datagen --fsync --write-size {bs} vs fio --rw=write --bs={bs} --end_fsync=1, same bytes/threads/dir",
        "rows": rows}
 json.dump(doc, open(out, "w"), indent=1)
 print(f"{'format':9} {'feedrate MiB/s':>15} {'(process wall)':>15} {'fio MiB/s':>10} {'ratio':>6}")

@@ -20,6 +20,8 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--threads", opt->threads, "writer threads per rank")->check(CLI::PositiveNumber);
   sub->add_flag("--skip-existing", opt->skip_existing, "keep files that already exist with the expected size");
   sub->add_flag("--fsync", opt->fsync, "fsync every file before renaming it into place (durable; device speed)");
+  sub->add_option("--write-size", opt->write_size, "bytes per write() (default 256 KiB; 4 KiB to 64 MiB)")
+      ->check(CLI::Range(uint64_t{4096}, uint64_t{64} << 20));
   return [=] {
     Comm comm(argc, argv);
     WorkloadConfig cfg;

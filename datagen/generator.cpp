@@ -4,13 +4,16 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "datagen/background_committer.h"
 #include "datagen/hdf5_writer.h"
 #include "datagen/indexed_binary_writer.h"
 #include "datagen/png_writer.h"
@@ -154,14 +157,24 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
     }
   }
 
+  // Durable runs commit (fsync, close, rename) on one background thread, so no writer idles while the device
+  // drains a finished file; a few files may wait, each writer's next file is already being generated.
+  std::unique_ptr<BackgroundCommitter> committer;
+  if (opt.fsync) committer = std::make_unique<BackgroundCommitter>(2 * std::max<size_t>(opt.threads, 1) + 2);
+  struct CommitterInstall {
+    explicit CommitterInstall(BackgroundCommitter* c) { TempFile::SetBackgroundCommitter(c); }
+    ~CommitterInstall() { TempFile::SetBackgroundCommitter(nullptr); }
+  } install(committer.get());
+
   DatagenStats stats;
+  std::vector<char> done(jobs.size(), 0);
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
-  std::atomic<uint64_t> written{0}, skipped{0}, bytes{0};
+  std::atomic<uint64_t> skipped{0};
   std::mutex err_mu;  // guards first_error (error path only)
   Status first_error;
   auto worker = [&] {
-    AlignedBuffer scratch(4 << 20);
+    AlignedBuffer scratch(static_cast<size_t>(std::clamp<uint64_t>(opt.write_size, 4096, uint64_t{64} << 20)));
     for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < jobs.size();) {
       const Job& j = jobs[i];
       if (opt.skip_existing && AlreadyComplete(cfg.format, j)) {
@@ -175,9 +188,7 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
         failed.store(true);
         return;
       }
-      written.fetch_add(1);
-      struct stat st {};
-      bytes.fetch_add(::stat(j.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
+      done[i] = 1;
     }
   };
   std::vector<std::thread> pool;
@@ -185,10 +196,19 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
   for (size_t t = 1; t < n; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  if (committer) {
+    Status s = committer->Finish();
+    if (first_error.ok()) first_error = s;
+    if (!s.ok()) failed.store(true);
+  }
   if (failed.load()) return first_error;
-  stats.files_written = written.load();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (done[i] == 0) continue;
+    struct stat st {};
+    stats.files_written += 1;
+    stats.bytes_written += ::stat(jobs[i].path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  }
   stats.files_skipped = skipped.load();
-  stats.bytes_written = bytes.load();
   return stats;
 }
 

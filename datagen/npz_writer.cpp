@@ -1,11 +1,10 @@
 // DLIO npz writer: zip STORED, force_zip64 local headers, CRC-32 computed while streaming the data.
 #include "datagen/npz_writer.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 
+#include "loader/format/crc32c.h"
 #include "loader/format/npy.h"
 #include "loader/format/zip.h"
 #include "datagen/temp_file.h"
@@ -27,7 +26,7 @@ Layout Plan(const NpzFileSpec& s) {
   l.x_data_bytes = s.d1 * s.d2 * s.samples;
   l.x = {"x.npy", l.x_header.size() + l.x_data_bytes, 0, 0};
   l.y = {"y.npy", l.y_npy.size(), 0, ZipLocalHeaderSize("x.npy") + l.x.size};
-  l.y.crc32 = static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(l.y_npy.data()), static_cast<uInt>(l.y_npy.size())));
+  l.y.crc32 = Crc32Zip(l.y_npy.data(), l.y_npy.size());
   l.cd_offset = l.y.local_header_offset + ZipLocalHeaderSize("y.npy") + l.y.size;
   return l;
 }
@@ -45,19 +44,19 @@ Status WriteDlioNpz(const std::string& path, const NpzFileSpec& spec, uint64_t c
   if (!file.ok()) return file.status();
   // x.npy: header then data, CRC-32 accumulated as we go; the local header is written last with the CRC.
   uint64_t off = ZipLocalHeaderSize("x.npy");
-  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(l.x_header.data()), static_cast<uInt>(l.x_header.size()));
+  uint32_t crc = Crc32Zip(l.x_header.data(), l.x_header.size());
   FEEDRATE_RETURN_IF_ERROR(file->WriteAt(l.x_header.data(), l.x_header.size(), off));
   off += l.x_header.size();
   FastBytes rng(content_seed);
   for (uint64_t left = l.x_data_bytes; left > 0;) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(left, scratch->size()));
     rng.Fill(scratch->data(), n);
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(scratch->data()), static_cast<uInt>(n));
+    crc = Crc32ZipExtend(crc, scratch->data(), n);
     FEEDRATE_RETURN_IF_ERROR(file->WriteAt(scratch->data(), n, off));
     off += n;
     left -= n;
   }
-  l.x.crc32 = static_cast<uint32_t>(crc);
+  l.x.crc32 = crc;
   std::string xh = ZipLocalHeader(l.x);
   std::string tail = ZipLocalHeader(l.y) + l.y_npy + ZipCentralDirectory({l.x, l.y}, l.cd_offset);
   FEEDRATE_RETURN_IF_ERROR(file->WriteAt(xh.data(), xh.size(), 0));

@@ -1,4 +1,4 @@
-// PNG writer: signature, IHDR, IDAT chunks straight from a zlib stream of filter-0 rows, IEND (CRC-32 by zlib).
+// PNG writer: signature, IHDR, IDAT chunks straight from a zlib stream of filter-0 rows, IEND (CRC-32 by ISA-L).
 #include "datagen/png_writer.h"
 
 #include <zlib.h>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "datagen/temp_file.h"
+#include "loader/format/crc32c.h"
 #include "loader/io/unique_fd.h"
 
 namespace feedrate {
@@ -22,9 +23,7 @@ std::string Chunk(const char* type, const char* data, size_t n) {
   Put32(&c, static_cast<uint32_t>(n));
   c.append(type, 4);
   c.append(data, n);
-  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(type), 4);
-  crc = crc32(crc, reinterpret_cast<const Bytef*>(data), static_cast<uInt>(n));
-  Put32(&c, static_cast<uint32_t>(crc));
+  Put32(&c, Crc32ZipExtend(Crc32Zip(type, 4), data, n));
   return c;
 }
 

@@ -1,17 +1,21 @@
 // TempFile: write beside the target, rename when complete.
 #include "datagen/temp_file.h"
 
+#include "datagen/background_committer.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <utility>
 
 namespace feedrate {
 
 namespace {
 std::atomic<bool> g_durable{false};
+std::atomic<BackgroundCommitter*> g_committer{nullptr};
 }  // namespace
 
 Result<TempFile> TempFile::Create(const std::string& path) {
@@ -23,6 +27,23 @@ Result<TempFile> TempFile::Create(const std::string& path) {
   int raw = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (raw < 0) return Status::Errno("cannot create " + tmp, errno);
   return TempFile(path, tmp, UniqueFd(raw));
+}
+
+TempFile::TempFile(TempFile&& o) noexcept
+    : path_(std::move(o.path_)), tmp_(std::exchange(o.tmp_, {})), fd_(std::move(o.fd_)), committed_(o.committed_) {}
+
+TempFile& TempFile::operator=(TempFile&& o) noexcept {
+  if (this != &o) {
+    if (!committed_ && !tmp_.empty()) {
+      fd_.reset();
+      ::unlink(tmp_.c_str());
+    }
+    path_ = std::move(o.path_);
+    tmp_ = std::exchange(o.tmp_, {});
+    fd_ = std::move(o.fd_);
+    committed_ = o.committed_;
+  }
+  return *this;
 }
 
 TempFile::~TempFile() {
@@ -66,7 +87,15 @@ Status TempFile::WriteRandom(FastBytes& bytes, uint64_t n, uint64_t off, Aligned
   return Status::Ok();
 }
 
+void TempFile::SetBackgroundCommitter(BackgroundCommitter* committer) { g_committer.store(committer); }
+
 Status TempFile::Commit() {
+  BackgroundCommitter* committer = g_committer.load();
+  if (committer != nullptr && g_durable.load(std::memory_order_relaxed)) return committer->Submit(std::move(*this));
+  return CommitNow();
+}
+
+Status TempFile::CommitNow() {
   if (g_durable.load(std::memory_order_relaxed) && ::fsync(fd_.get()) != 0) return Status::Errno(path_ + ": fsync failed", errno);
   if (::close(fd_.release()) != 0) return Status::Errno(path_ + ": close failed", errno);
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) return Status::Errno("cannot rename " + tmp_ + " to " + path_, errno);

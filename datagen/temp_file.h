@@ -12,6 +12,8 @@
 
 namespace feedrate {
 
+class BackgroundCommitter;
+
 // What DLIO's generators draw per file: a (d1, d2) record shape and the samples the file holds.
 struct DlioFileShape {
   uint64_t d1 = 1;
@@ -62,19 +64,24 @@ class TempFile {
  public:
   // Creates `.<name>.tmp-<pid>-<n>` beside `path`.
   static Result<TempFile> Create(const std::string& path);
-  TempFile(TempFile&&) = default;
-  TempFile& operator=(TempFile&&) = default;
+  TempFile(TempFile&& o) noexcept;
+  TempFile& operator=(TempFile&& o) noexcept;
   ~TempFile();  // unlinks the temporary file unless committed
 
   Status WriteAt(const void* data, size_t n, uint64_t offset);
   // Writes `n` bytes from `bytes` at `offset`, one `scratch`-sized block at a time.
   Status WriteRandom(FastBytes& bytes, uint64_t n, uint64_t offset, AlignedBuffer* scratch);
+  // CommitNow(), or, when durable commits go through a BackgroundCommitter, hands the file to it (its errors come
+  // back from a later Submit or from Finish).
+  Status Commit();
   // fsync() when durable commits are on, close() (which reports delayed write errors: NFS, quotas), rename over
   // `path`.
-  Status Commit();
+  Status CommitNow();
   // Process-wide: fsync every file before it is renamed into place (`feedrate datagen --fsync`), so a dataset is
   // on the device when datagen returns and its write speed is the device's, not the page cache's.
   static void SetDurableCommits(bool on);
+  // Process-wide: where durable commits go (nullptr: on the calling thread). Set by GenerateDataset for its run.
+  static void SetBackgroundCommitter(BackgroundCommitter* committer);
   const std::string& temp_path() const { return tmp_; }
 
  private:

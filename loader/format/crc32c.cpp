@@ -21,4 +21,9 @@ uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) {
 
 uint32_t Crc32c(const void* data, size_t n) { return Crc32cExtend(0, data, n); }
 
+// crc32_gzip_refl takes and returns the finished CRC (it inverts internally), like zlib's crc32().
+uint32_t Crc32ZipExtend(uint32_t crc, const void* data, size_t n) {
+  return crc32_gzip_refl(crc, static_cast<const unsigned char*>(data), n);
+}
+
 }  // namespace feedrate

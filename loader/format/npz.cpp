@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "loader/format/crc32c.h"
 #include "loader/io/unique_fd.h"
 
 namespace feedrate {
@@ -168,13 +169,13 @@ Status StreamArrayData(int fd, const NpArray& array, const std::string& path, co
   const ZipMember& m = *array.member;
   MemberReader r(fd, m, path);
   FEEDRATE_RETURN_IF_ERROR(r.Init());
-  uLong crc = crc32(0L, Z_NULL, 0);
+  uint32_t crc = 0;
   uint64_t pos = 0, data_begin = array.header.data_offset, data_end = data_begin + array.header.nbytes;
   for (;;) {
     auto n = r.Read(buf.data(), buf.size());
     if (!n.ok()) return n.status();
     if (*n == 0) break;
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(*n));
+    crc = Crc32ZipExtend(crc, buf.data(), *n);
     uint64_t lo = std::max(pos, data_begin), hi = std::min(pos + *n, data_end);
     if (lo < hi) FEEDRATE_RETURN_IF_ERROR(sink(buf.data() + (lo - pos), static_cast<size_t>(hi - lo)));
     pos += *n;
@@ -183,7 +184,7 @@ Status StreamArrayData(int fd, const NpArray& array, const std::string& path, co
     return Status::Corruption(path + ": member '" + m.name + "' has " + std::to_string(pos) + " bytes, expected " +
                               std::to_string(m.uncompressed_size));
   }
-  if (static_cast<uint32_t>(crc) != m.crc32) {
+  if (crc != m.crc32) {
     return Status::Corruption(path + ": member '" + m.name + "' fails its CRC-32 check");
   }
   return Status::Ok();

@@ -1,9 +1,12 @@
-// Dataset generation: DLIO names and shapes, rank split, skip-existing, and a clear error on a bad target.
+// Dataset generation: DLIO names and shapes, rank split, skip-existing, durable commits in the background, and
+// clear errors on a bad target.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
+#include "datagen/background_committer.h"
 #include "datagen/generator.h"
+#include "datagen/temp_file.h"
 #include "loader/format/npz.h"
 #include "loader/io/unique_fd.h"
 #include "test_util.h"
@@ -49,6 +52,68 @@ TEST(Datagen, RanksSplitFilesModuloAndSkipExisting) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->files_skipped, 2u);
   EXPECT_EQ(again->files_written, 5u);
+}
+
+// No temporary file (".<name>.tmp-...") left anywhere under `dir`.
+size_t TempFilesUnder(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    n += e.path().filename().string().find(".tmp-") != std::string::npos;
+  }
+  return n;
+}
+
+TEST(Datagen, DurableRunsCommitInTheBackgroundAndLeaveEveryFileComplete) {
+  test::TempDir dir;
+  for (const char* format : {"npz", "tfrecord"}) {
+    SCOPED_TRACE(format);
+    auto cfg = SmallUnet(dir / format, 9);
+    cfg.format = format;
+    TempFile::SetDurableCommits(true);
+    DatagenOptions o;
+    o.threads = 3;
+    o.fsync = true;
+    o.write_size = 4096;  // many writes per file
+    auto stats = GenerateDataset(cfg, o);
+    TempFile::SetDurableCommits(false);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    EXPECT_EQ(stats->files_written, 9u);
+    EXPECT_EQ(TempFilesUnder(dir / format), 0u);
+    auto again = GenerateDataset(cfg, {0, 1, 2, true});  // every file (and TFRecord index) is complete
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->files_skipped, 9u);
+  }
+}
+
+TEST(BackgroundCommitter, AFailedCommitIsReportedAndNothingAfterItIsRenamed) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "blocked/inside");  // renaming a file over a non-empty directory fails
+  TempFile::SetDurableCommits(true);
+  {
+    BackgroundCommitter committer(1);
+    auto ok = TempFile::Create(dir / "first");
+    ASSERT_TRUE(ok.ok());
+    ASSERT_TRUE(ok->WriteAt("a", 1, 0).ok());
+    ASSERT_TRUE(committer.Submit(std::move(*ok)).ok());
+    auto bad = TempFile::Create(dir / "blocked");
+    ASSERT_TRUE(bad.ok());
+    ASSERT_TRUE(committer.Submit(std::move(*bad)).ok());
+    Status st;
+    for (int i = 0; i < 50 && st.ok(); ++i) {  // later submissions see the failure (or Finish reports it)
+      auto later = TempFile::Create(dir / ("later" + std::to_string(i)));
+      ASSERT_TRUE(later.ok());
+      st = committer.Submit(std::move(*later));
+    }
+    Status fin = committer.Finish();
+    ASSERT_FALSE(fin.ok());
+    EXPECT_NE(fin.message().find("cannot rename"), std::string::npos) << fin.message();
+    EXPECT_NE(fin.message().find("blocked"), std::string::npos) << fin.message();
+  }
+  TempFile::SetDurableCommits(false);
+  EXPECT_TRUE(std::filesystem::exists(dir / "first"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "later0"));  // queued behind the failure: dropped, not renamed
+  EXPECT_FALSE(std::filesystem::exists(dir / "later49"));
+  EXPECT_EQ(TempFilesUnder(dir.path()), 0u);
 }
 
 TEST(Datagen, UnwritableTargetNamesTheDirectory) {

@@ -1,6 +1,7 @@
-// TFRecord: CRC-32C vectors, framing encode/scan/probe/index, record checks, payload classification, and every
+// TFRecord: CRC-32C and zip CRC-32 vectors, framing encode/scan/probe/index, record checks, payload classification, and every
 // TFRecord fixture in ../shared/fixtures against MANIFEST.json (offsets, lengths, CRCs, sha256, payload features).
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,17 @@ TEST(Crc32c, PublishedVectors) {
   EXPECT_EQ(Crc32c(zeros.data(), zeros.size()), 0x8A9136AAu);
   EXPECT_EQ(Crc32cExtend(Crc32c("1234", 4), "56789", 5), 0xE3069283u);
   EXPECT_EQ(UnmaskCrc(MaskCrc(0x12345678u)), 0x12345678u);
+}
+
+TEST(Crc32Zip, AgreesWithZlibAcrossPiecesAndSizes) {
+  EXPECT_EQ(Crc32Zip("123456789", 9), 0xCBF43926u);
+  std::string data(1 << 20, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i * 2654435761u) >> 13);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{64}, size_t{4097}, data.size()}) {
+    uLong want = crc32(0L, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(n));
+    EXPECT_EQ(Crc32Zip(data.data(), n), static_cast<uint32_t>(want)) << n;
+    EXPECT_EQ(Crc32ZipExtend(Crc32Zip(data.data(), n / 3), data.data() + n / 3, n - n / 3), static_cast<uint32_t>(want)) << n;
+  }
 }
 
 TEST(TfRecord, MagentaHeaderBytesAsDocumented) {
