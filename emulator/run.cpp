@@ -150,6 +150,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   io.split = "valid";
   FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, which_eval, io, std::min<size_t>(s->io_threads, 16), &s->table));
   if (cfg.format == "tfrecord") s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
+  if (!s->table.codecs().empty()) s->table.check = SampleCheck::kHdf5Decode;
   double local_bytes = 0;
   for (size_t f : which) local_bytes += static_cast<double>(s->table.FileDataBytes(static_cast<uint32_t>(f)));
   // Dataset size estimate for the page-cache check: this rank's files scaled to the whole dataset.
@@ -341,7 +342,10 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   if (setup.file_table) rec.file_open_mode = FileOpenModeName(setup.file_table->mode());
   rec.sample_check = setup.table.check == SampleCheck::kTfRecordCrc     ? "tfrecord: length and payload CRC-32C"
                      : setup.table.check == SampleCheck::kTfRecordFrame ? "tfrecord: length field and its CRC (feedrate.verify_crc off)"
-                                                                        : "none";
+                     : setup.table.check == SampleCheck::kHdf5Decode
+                         ? "hdf5: filtered chunks read raw through the I/O engine, each whole chunk per sample, decoded on the "
+                           "I/O threads (" + setup.table.codecs().front().description + ")"
+                         : "none";
   rec.dataset_bytes = setup.dataset_bytes;
   rec.buffer_bytes_per_rank = setup.buffer_bytes;
   for (const auto& w : setup.warnings) rec.warnings.push_back(w);

@@ -89,6 +89,16 @@ Result<std::string> NumpyDescr(hid_t type, const std::string& where) {
   return std::string{endian, kind} + std::to_string(size);
 }
 
+// Reads the box [start, start+count) of dataset `d` in C order with memory type `type` (all of a scalar when
+// start is empty).
+herr_t ReadBox(const Hid& d, const Hid& type, const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, void* out) {
+  if (start.empty()) return H5Dread(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out);
+  Hid fspace(H5Dget_space(d.get()), H5Sclose);
+  if (H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0) return -1;
+  Hid mspace(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
+  return H5Dread(d.get(), type.get(), mspace.get(), fspace.get(), H5P_DEFAULT, out);
+}
+
 struct Visit {
   std::vector<std::string> datasets;
 };
@@ -240,22 +250,34 @@ Result<std::string> Hdf5DataSha256(const std::string& path, const std::string& d
     const uint64_t n = std::min(per_block, rows - r);
     buf.resize(n * row);
     if (buf.empty()) break;
-    herr_t ok;
-    if (rank == 0) {
-      ok = H5Dread(d->get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
-    } else {
-      std::vector<hsize_t> start(dims.size(), 0), count = dims;
+    std::vector<hsize_t> start(dims.size(), 0), count = dims;
+    if (rank > 0) {
       start[0] = r;
       count[0] = n;
-      Hid fspace(H5Dget_space(d->get()), H5Sclose);
-      H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
-      Hid mspace(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
-      ok = H5Dread(d->get(), type.get(), mspace.get(), fspace.get(), H5P_DEFAULT, buf.data());
     }
-    if (ok < 0) return Status::Corruption(path + ": dataset " + dataset + ": read failed (" + H5Message() + ")");
+    if (ReadBox(*d, type, start, count, buf.data()) < 0) {
+      return Status::Corruption(path + ": dataset " + dataset + ": read failed (" + H5Message() + ")");
+    }
     FEEDRATE_RETURN_IF_ERROR(hash.Update(buf.data(), buf.size()));
   }
   return hash.FinishHex();
+}
+
+Result<std::string> ReadHdf5Box(const std::string& path, const std::string& dataset, const std::vector<uint64_t>& start,
+                                const std::vector<uint64_t>& count) {
+  auto f = OpenFile(path);
+  if (!f.ok()) return f.status();
+  auto d = OpenDataset(*f, path, dataset);
+  if (!d.ok()) return d.status();
+  Hid type(H5Dget_type(d->get()), H5Tclose);
+  uint64_t bytes = H5Tget_size(type.get());
+  for (uint64_t c : count) bytes *= c;
+  std::string out(bytes, '\0');
+  std::vector<hsize_t> s(start.begin(), start.end()), c(count.begin(), count.end());
+  if (ReadBox(*d, type, s, c, out.data()) < 0) {
+    return Status::Corruption(path + ": dataset " + dataset + ": read failed (" + H5Message() + ")");
+  }
+  return out;
 }
 
 }  // namespace feedrate

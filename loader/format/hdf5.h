@@ -49,4 +49,9 @@ Result<std::vector<H5Chunk>> ListHdf5Chunks(const std::string& path, const std::
 // fill values apply). A filter that is not available is Unsupported naming the dataset and the filter.
 Result<std::string> Hdf5DataSha256(const std::string& path, const std::string& dataset);
 
+// The box [start, start + count) of a dataset, read through the library (filters applied) in C order and the
+// stored byte order: the reference the engines' own chunk decoding is tested against.
+Result<std::string> ReadHdf5Box(const std::string& path, const std::string& dataset, const std::vector<uint64_t>& start,
+                                const std::vector<uint64_t>& count);
+
 }  // namespace feedrate

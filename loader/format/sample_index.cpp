@@ -53,8 +53,9 @@ Result<FileSamples> IndexTfRecord(int fd, uint64_t size, const std::string& path
 
 // DLIO's HDF5 reader takes f['records'][k] (newer DLIO: records_0): sample k is row k of the first axis. The
 // engines read rows straight from the file where the library says they lie: contiguous data, or unfiltered
-// chunks that hold whole rows.
-Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed) {
+// chunks that hold whole rows; filtered chunks are read whole, raw, and decoded by the prefetcher's check.
+Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
+                              FileDecode* decode) {
   auto list = ListHdf5Datasets(path);
   if (!list.ok()) return list.status();
   const H5DatasetInfo* d = nullptr;
@@ -70,9 +71,9 @@ Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, st
                               ", fewer than dataset.num_samples_per_file=" + std::to_string(o.samples_per_file));
   }
   const uint64_t row = d->nbytes() / d->shape[0];
-  if (!d->filters.empty()) {
-    return Status::Unsupported(where + " is filtered (" + d->filters[0].name +
-                               "): training reads of filtered HDF5 datasets are not implemented yet");
+  const bool filtered = !d->filters.empty();
+  if (filtered && decode == nullptr) {
+    return Status::Unsupported(where + " is filtered (" + d->filters[0].name + "): this reader takes unfiltered datasets only");
   }
   if (d->layout == "contiguous") {
     if (!d->contiguous_offset) return Status::Corruption(where + ": data never written (no storage allocated)");
@@ -84,6 +85,12 @@ Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, st
       return Status::Unsupported(where + ": chunks do not hold whole rows (chunk shape must be (n, ...the row's shape))");
     }
   }
+  if (filtered) {
+    auto codec = MakeHdf5ChunkCodec(*d, where);
+    if (!codec.ok()) return codec.status();
+    decode->codec = std::move(*codec);
+    decode->masks.assign(o.samples_per_file, 0);
+  }
   auto chunks = ListHdf5Chunks(path, d->path);
   if (!chunks.ok()) return chunks.status();
   listed->assign(o.samples_per_file, SampleExtent{0, 0, 0});
@@ -92,7 +99,12 @@ Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, st
     for (uint64_t k = 0; k < d->chunks[0]; ++k) {
       const uint64_t r = c.coords[0] + k;
       if (r >= o.samples_per_file) break;
-      (*listed)[r] = {0, c.address + k * row, row};
+      if (filtered) {  // the stored chunk, whole: its rows only exist once decoded
+        (*listed)[r] = {0, c.address, c.size};
+        decode->masks[r] = c.filter_mask;
+      } else {
+        (*listed)[r] = {0, c.address + k * row, row};
+      }
       have[r] = 1;
     }
   }
@@ -169,13 +181,14 @@ bool TrainingFormatSupported(const std::string& format) {
          format == "jpeg" || format == "jpg" || format == "png";
 }
 
-Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed) {
+Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
+                                      FileDecode* decode) {
   auto fd = OpenForRead(path);
   if (!fd.ok()) return fd.status();
   auto size = FileSize(fd->get(), path);
   if (!size.ok()) return size.status();
   if (o.format == "tfrecord") return IndexTfRecord(fd->get(), *size, path, o, listed);
-  if (o.format == "hdf5") return IndexHdf5(path, o, listed);
+  if (o.format == "hdf5") return IndexHdf5(path, o, listed, decode);
   if (o.format == "indexed_binary") return IndexIndexedBinary(path, *size, o, listed);
   if (o.format == "jpeg" || o.format == "jpg" || o.format == "png") return IndexImage(fd->get(), *size, path, o.format, o);
   const std::string& format = o.format;
@@ -220,6 +233,7 @@ Status IndexTrainingFiles(const std::vector<std::string>& files, const std::vect
                           size_t threads, SampleTable* table) {
   std::vector<FileSamples> out(which.size());
   std::vector<std::vector<SampleExtent>> listed(which.size());
+  std::vector<FileDecode> decode(which.size());
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex err_mu;  // setup path only: guards the first error
@@ -227,7 +241,7 @@ Status IndexTrainingFiles(const std::vector<std::string>& files, const std::vect
   size_t first_index = which.size();
   auto work = [&] {
     for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < which.size();) {
-      auto e = IndexTrainingFile(files[which[i]], o, &listed[i]);
+      auto e = IndexTrainingFile(files[which[i]], o, &listed[i], &decode[i]);
       if (!e.ok()) {
         std::lock_guard<std::mutex> lock(err_mu);
         if (i < first_index) {
@@ -250,6 +264,7 @@ Status IndexTrainingFiles(const std::vector<std::string>& files, const std::vect
     auto f = static_cast<uint32_t>(which[i]);
     if (out[i].listed_begin >= 0) {
       table->SetListed(f, listed[i]);
+      if (decode[i].codec) table->SetCodec(f, std::move(*decode[i].codec), decode[i].masks);
     } else {
       table->SetFile(f, out[i]);
     }

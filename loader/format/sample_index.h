@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,21 @@ struct IndexOptions {
   std::string split = "train";
 };
 
+// What reading a file's samples needs beyond extents: HDF5 filtered chunks' codec and per-extent filter masks.
+struct FileDecode {
+  std::optional<Hdf5ChunkCodec> codec;
+  std::vector<uint32_t> masks;  // parallel to the listed extents
+};
+
 // The samples of file `path`. npz: every sample reads the whole `x.npy` member, as DLIO's reader loads the full
 // array (np.load(f)['x']) and slices sample k from its last axis; npy: the whole array. TFRecord: record k,
 // header and footer included (from the DLIO/DALI .idx file when present, else from the headers); the file must
-// hold at least samples_per_file records, the first ones are used.
-Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed);
+// hold at least samples_per_file records, the first ones are used. HDF5: row k of `records`, where the library
+// says it lies; for a filtered dataset sample k reads the whole stored chunk that holds row k (as libhdf5 does
+// when its chunk cache cannot hold the chunk) and *decode says how to decode it (nullptr: filtered datasets are
+// refused).
+Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
+                                      FileDecode* decode = nullptr);
 
 // Indexes files[which[k]] for every k into `table` (sized for all files), using `threads` threads. Returns the
 // first error (by file order).

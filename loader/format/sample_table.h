@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "loader/format/hdf5_chunk_codec.h"
 #include "loader/io/io_engine.h"
 
 namespace feedrate {
@@ -16,6 +17,7 @@ enum class SampleCheck : uint8_t {
   kNone,
   kTfRecordFrame,  // the record's length field and its CRC
   kTfRecordCrc,    // and the payload CRC
+  kHdf5Decode,     // HDF5 filtered chunks: Fletcher-32, inflate, unshuffle (files without filters: nothing)
 };
 
 struct FileSamples {
@@ -39,6 +41,28 @@ class SampleTable {
       listed_.push_back(e);
     }
   }
+
+  // HDF5 filtered datasets: how file `file`'s stored chunks decode, and each listed extent's filter mask (call
+  // after SetListed for that file; `masks` in the same order as its extents).
+  void SetCodec(uint32_t file, Hdf5ChunkCodec codec, const std::vector<uint32_t>& masks) {
+    if (file_codec_.size() < files_.size()) file_codec_.resize(files_.size(), -1);
+    file_codec_[file] = static_cast<int32_t>(codecs_.size());
+    codecs_.push_back(std::move(codec));
+    listed_masks_.resize(listed_.size(), 0);
+    const auto begin = static_cast<size_t>(files_[file].listed_begin);
+    for (size_t k = 0; k < masks.size() && begin + k < listed_masks_.size(); ++k) listed_masks_[begin + k] = masks[k];
+  }
+  const Hdf5ChunkCodec* CodecOf(uint32_t file) const {
+    if (file >= file_codec_.size() || file_codec_[file] < 0) return nullptr;
+    return &codecs_[static_cast<size_t>(file_codec_[file])];
+  }
+  uint32_t FilterMaskAt(uint64_t sample) const {
+    const FileSamples& fs = files_[sample / spf_];
+    if (fs.listed_begin < 0) return 0;
+    const uint64_t i = static_cast<uint64_t>(fs.listed_begin) + sample % spf_;
+    return i < listed_masks_.size() ? listed_masks_[i] : 0;
+  }
+  const std::vector<Hdf5ChunkCodec>& codecs() const { return codecs_; }
 
   SampleExtent At(uint64_t sample) const {
     const uint64_t f = sample / spf_, k = sample % spf_;
@@ -71,6 +95,9 @@ class SampleTable {
   std::vector<FileSamples> files_;
   std::vector<SampleExtent> listed_;
   uint64_t spf_ = 1;
+  std::vector<int32_t> file_codec_;     // per file: index into codecs_, or -1
+  std::vector<Hdf5ChunkCodec> codecs_;
+  std::vector<uint32_t> listed_masks_;  // parallel to listed_ (filtered files only; 0 beyond)
 };
 
 }  // namespace feedrate

@@ -80,6 +80,18 @@ Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* d
     case SampleCheck::kTfRecordCrc:
       return CheckTfRecord(data, e.length - kTfRecordOverhead, table_.check == SampleCheck::kTfRecordCrc, path,
                            id % table_.samples_per_file(), e.offset);
+    case SampleCheck::kHdf5Decode: {
+      const Hdf5ChunkCodec* codec = table_.CodecOf(e.file);
+      if (codec == nullptr) break;  // an unfiltered file among filtered ones
+      thread_local Hdf5ChunkDecoder decoder;  // per I/O thread: its buffers grow once, to the largest chunk
+      const char* decoded = nullptr;
+      Status st = decoder.Decode(*codec, table_.FilterMaskAt(id), data, e.length, &decoded);
+      if (!st.ok()) {
+        return Status::Corruption(path + ": HDF5 chunk at offset " + std::to_string(e.offset) + " (sample " +
+                                  std::to_string(id % table_.samples_per_file()) + "): " + st.message());
+      }
+      break;
+    }
     case SampleCheck::kNone:
       break;
   }
