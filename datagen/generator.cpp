@@ -16,6 +16,7 @@
 #include "datagen/background_committer.h"
 #include "datagen/hdf5_writer.h"
 #include "datagen/indexed_binary_writer.h"
+#include "datagen/jpeg_writer.h"
 #include "datagen/png_writer.h"
 #include "datagen/npy_writer.h"
 #include "datagen/npz_writer.h"
@@ -63,6 +64,7 @@ uint64_t PlannedSize(const std::string& format, const Job& j) {
   if (format == "hdf5") return DlioHdf5DataBytes({j.d1, j.d2, j.samples}) + 16384;  // + metadata, 4 KiB-aligned
   if (format == "indexed_binary") return IndexedBinaryFileSize({j.d1, j.d2, j.samples});
   if (format == "png") return j.d1 * (j.d2 + 1) + j.d1 * j.d2 / 1000 + 4096;  // noise does not compress: ~raw
+  if (format == "jpeg" || format == "jpg") return j.d1 * j.d2 + 4096;  // quality-75 noise stays below 1 byte/pixel
   return DlioNpzFileSize({j.d1, j.d2, j.samples});
 }
 
@@ -73,6 +75,7 @@ bool AlreadyComplete(const std::string& format, const Job& j) {
   if (::stat(j.path.c_str(), &st) != 0) return false;
   if (!j.index_path.empty() && ::stat(j.index_path.c_str(), &st) != 0) return false;
   if (format == "png") return PngHasSize(j.path, j.d1, j.d2);
+  if (format == "jpeg" || format == "jpg") return JpegHasSize(j.path, j.d1, j.d2);
   if (format == "indexed_binary" &&
       (::stat((j.path + ".off.idx").c_str(), &st) != 0 || ::stat((j.path + ".sz.idx").c_str(), &st) != 0)) {
     return false;
@@ -92,9 +95,9 @@ Status WriteOne(const std::string& format, const Job& j, AlignedBuffer* scratch)
   if (format == "npy") return WriteDlioNpy(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
   if (format == "hdf5") return WriteDlioHdf5(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
   if (format == "indexed_binary") return WriteIndexedBinary(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
-  if (format == "png") {
-    if (j.samples != 1) return Status::InvalidArgument(j.path + ": PNG datasets hold one sample per file");
-    return WritePng(j.path, j.d1, j.d2, seed, scratch);
+  if (format == "png" || format == "jpeg" || format == "jpg") {
+    if (j.samples != 1) return Status::InvalidArgument(j.path + ": image datasets hold one sample per file");
+    return format == "png" ? WritePng(j.path, j.d1, j.d2, seed, scratch) : WriteJpeg(j.path, j.d1, j.d2, seed, scratch);
   }
   auto entries = WriteDlioTfRecord(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
   if (!entries.ok()) return entries.status();
@@ -111,12 +114,10 @@ Status MakeDirs(const std::string& dir) {
 }  // namespace
 
 Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOptions& opt) {
-  static const std::set<std::string> kFormats = {"npz", "npy", "tfrecord", "hdf5", "indexed_binary", "png"};
+  static const std::set<std::string> kFormats = {"npz", "npy", "tfrecord", "hdf5", "indexed_binary", "png", "jpeg", "jpg"};
   if (kFormats.count(cfg.format) == 0) {
     throw ConfigError(cfg.source + ": key dataset.format: generating '" + cfg.format +
-                      "' datasets is not supported yet (npz, npy, tfrecord, hdf5, indexed_binary and png are" +
-                      (cfg.format == "jpeg" || cfg.format == "jpg" ? "; JPEG needs an encoder Feedrate does not have yet" : "") +
-                      ")");
+                      "' datasets is not supported (npz, npy, tfrecord, hdf5, indexed_binary, png and jpeg are)");
   }
   if (cfg.compression != "none") {
     throw ConfigError(cfg.source + ": key dataset.compression: only 'none' is supported for generation");

@@ -26,6 +26,7 @@ struct RankInfo {
   std::string processor;
   uint64_t device_bytes = 0;  // bytes the engine read (O_DIRECT windows included)
   uint64_t requeued = 0;      // short reads / EAGAIN resubmitted
+  double check_seconds = 0;   // I/O threads' time in sample checks (CRC, HDF5/image decoding)
 };
 
 struct RunRecord {

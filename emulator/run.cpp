@@ -4,6 +4,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -151,6 +152,11 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, which_eval, io, std::min<size_t>(s->io_threads, 16), &s->table));
   if (cfg.format == "tfrecord") s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
   if (!s->table.codecs().empty()) s->table.check = SampleCheck::kHdf5Decode;
+  const bool image = cfg.format == "jpeg" || cfg.format == "jpg" || cfg.format == "png";
+  if (cfg.decode_images && image) s->table.check = SampleCheck::kImageDecode;
+  if (cfg.decode_images && !image) {
+    s->warnings.push_back("feedrate.decode_images applies to jpeg and png datasets; '" + cfg.format + "' samples are not decoded");
+  }
   double local_bytes = 0;
   for (size_t f : which) local_bytes += static_cast<double>(s->table.FileDataBytes(static_cast<uint32_t>(f)));
   // Dataset size estimate for the page-cache check: this rank's files scaled to the whole dataset.
@@ -257,13 +263,14 @@ void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
   }
 }
 
-std::string RankInfoJson(const Comm& comm, unsigned threads, const EngineCounters& counters = {}) {
+std::string RankInfoJson(const Comm& comm, unsigned threads, const EngineCounters& counters = {}, double check_seconds = 0) {
   HostInfo h = ReadHostInfo();
   auto cpus = CpuAffinity();
   nlohmann::json j = {{"rank", comm.rank()},   {"hostname", h.hostname},   {"cpus", CpuListString(cpus)},
                       {"allowed", cpus.size()}, {"threads", threads},       {"cpu_seconds", ProcessCpuSeconds()},
                       {"cpu_count", h.cpu_count}, {"mem", h.mem_total_bytes}, {"processor", h.processor_name},
-                      {"device_bytes", counters.device_bytes}, {"requeued", counters.requeued}};
+                      {"device_bytes", counters.device_bytes}, {"requeued", counters.requeued},
+                      {"check_seconds", check_seconds}};
   return j.dump();
 }
 
@@ -282,6 +289,7 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
     ri.processor = j["processor"];
     ri.device_bytes = j["device_bytes"];
     ri.requeued = j["requeued"];
+    ri.check_seconds = j["check_seconds"];
     r->rank_info.push_back(ri);
   }
 }
@@ -345,6 +353,8 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
                      : setup.table.check == SampleCheck::kHdf5Decode
                          ? "hdf5: filtered chunks read raw through the I/O engine, each whole chunk per sample, decoded on the "
                            "I/O threads (" + setup.table.codecs().front().description + ")"
+                     : setup.table.check == SampleCheck::kImageDecode
+                         ? "image: every sample decoded to pixels on the I/O threads (libjpeg-turbo / libpng), as DLIO's PIL reader does"
                          : "none";
   rec.dataset_bytes = setup.dataset_bytes;
   rec.buffer_bytes_per_rank = setup.buffer_bytes;
@@ -395,6 +405,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   TrainingResult result;
   int64_t t0 = NowNs();
   EngineCounters counters;
+  std::atomic<uint64_t> check_ns{0};  // I/O threads' time in sample checks (CRC, decoding)
   {
     IoEngine& engine = *setup.engine.engine;
     rec.engine = engine.name();
@@ -412,6 +423,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
     to.coalesce_bytes = cfg.coalesce_reads ? setup.engine_options.transfer_size : 0;
     to.eval_sampler = setup.eval_sampler.get();
     to.eval_id_offset = setup.eval_id_offset;
+    to.check_ns = setup.table.check != SampleCheck::kNone ? &check_ns : nullptr;
     rec.coalesce_bytes = to.coalesce_bytes;
     Trainer trainer(cfg, *setup.sampler, engine, setup.table, comm, std::move(to));
     result = trainer.Run();
@@ -428,7 +440,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   }
 
   auto packed = comm.GatherDoubles(PackRank(cfg, result));
-  auto infos = comm.GatherStrings(RankInfoJson(comm, threads, counters));
+  auto infos = comm.GatherStrings(RankInfoJson(comm, threads, counters, static_cast<double>(check_ns.load()) / 1e9));
   rec.end_iso = NowIso8601();
   int code = kExitError;
   if (comm.root()) {

@@ -110,6 +110,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
   AcceleratorLog& log = result_.logs[local];
   Prefetcher prefetcher(engine_, table_, cfg_.batch_size, cfg_.prefetch_size, opt_.retain_batches, opt_.direct_align,
                         opt_.files, opt_.coalesce_bytes);
+  prefetcher.set_check_time_counter(opt_.check_ns);
   std::vector<uint64_t> samples;
   samples.reserve(sampler_.samples_per_epoch_per_accelerator());
   ComputeTimeDraw compute(cfg_.computation_time, 0x6a177e2ULL + global);
@@ -118,6 +119,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
   if (opt_.eval_sampler != nullptr) {
     eval_prefetcher = std::make_unique<Prefetcher>(engine_, table_, cfg_.batch_size_eval, cfg_.prefetch_size,
                                                    opt_.retain_batches, opt_.direct_align, opt_.files, opt_.coalesce_bytes);
+    eval_prefetcher->set_check_time_counter(opt_.check_ns);
     eval_ids.reserve(opt_.eval_sampler->samples_per_epoch_per_accelerator());
   }
 

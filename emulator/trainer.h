@@ -44,6 +44,7 @@ struct TrainerOptions {
   uint64_t direct_align = 0;  // O_DIRECT alignment, 0 when buffered
   const FileTable* files = nullptr;  // names files in sample-check errors
   uint64_t coalesce_bytes = 0;       // read back-to-back samples of a batch together, up to this many bytes
+  std::atomic<uint64_t>* check_ns = nullptr;  // where the prefetchers add their sample-check time
   // Evaluation (workflow.evaluation): the sampler over the validation files, whose sample ids start at
   // eval_id_offset in the sample table.
   const Sampler* eval_sampler = nullptr;

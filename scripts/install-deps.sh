@@ -5,8 +5,8 @@ packages=(build-essential cmake ninja-build pkg-config git
           liburing-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
           libopenmpi-dev openmpi-bin
           libgtest-dev libgmock-dev libbenchmark-dev
-          libisal-dev libprotobuf-dev protobuf-compiler libhdf5-dev
-          python3-numpy python3-h5py python3-protobuf)
+          libisal-dev libprotobuf-dev protobuf-compiler libhdf5-dev libjpeg62-turbo-dev libpng-dev
+          python3-numpy python3-h5py python3-protobuf python3-pil)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -275,6 +275,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadU64("feedrate.queue_depth", &c->queue_depth, 0);
   x.Read("feedrate.verify_crc", &c->verify_crc);
   x.Read("feedrate.coalesce_reads", &c->coalesce_reads);
+  x.Read("feedrate.decode_images", &c->decode_images);
 }
 
 std::string ReadFileText(const std::string& path) {

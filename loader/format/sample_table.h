@@ -18,6 +18,7 @@ enum class SampleCheck : uint8_t {
   kTfRecordFrame,  // the record's length field and its CRC
   kTfRecordCrc,    // and the payload CRC
   kHdf5Decode,     // HDF5 filtered chunks: Fletcher-32, inflate, unshuffle (files without filters: nothing)
+  kImageDecode,    // JPEG/PNG: the whole image decoded to pixels (feedrate.decode_images)
 };
 
 struct FileSamples {

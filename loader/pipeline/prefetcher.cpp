@@ -2,7 +2,9 @@
 #include "loader/pipeline/prefetcher.h"
 
 #include <algorithm>
+#include <chrono>
 
+#include "loader/format/image_decode.h"
 #include "loader/format/tfrecord.h"
 
 namespace feedrate {
@@ -92,6 +94,13 @@ Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* d
       }
       break;
     }
+    case SampleCheck::kImageDecode: {
+      thread_local ImageDecoder decoder;  // per I/O thread: keeps its decompressor and pixel buffer
+      uint64_t pixels = 0;
+      Status st = decoder.Decode(data, e.length, &pixels);
+      if (!st.ok()) return Status::Corruption(path + ": image decode failed: " + st.message());
+      break;
+    }
     case SampleCheck::kNone:
       break;
   }
@@ -111,6 +120,7 @@ void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status, 
   if (!status.ok()) {
     Fail(slot, status);
   } else if (table_.check != SampleCheck::kNone) {
+    const auto t0 = check_ns_ != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     // The request covered samples first .. first+n-1, back to back from the first one's offset.
     const uint64_t* ids = samples_->data() + slot.step * batch_ + first;
     const uint64_t base = table_.At(ids[0]).offset;
@@ -121,6 +131,9 @@ void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status, 
         Fail(slot, st);
         break;
       }
+    }
+    if (check_ns_ != nullptr) {
+      check_ns_->fetch_add(static_cast<uint64_t>((std::chrono::steady_clock::now() - t0).count()), std::memory_order_relaxed);
     }
   }
   if (slot.pending.fetch_sub(n, std::memory_order_acq_rel) == n) slot.pending.notify_all();

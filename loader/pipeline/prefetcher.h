@@ -40,6 +40,8 @@ class Prefetcher final : public CompletionTarget {
   BatchResult WaitBatch(uint64_t step);
   // Waits for every batch still in flight (after an error or an early stop).
   void Drain();
+  // Where to add the time the I/O threads spend in sample checks (CRC, decoding), in ns; nullptr: not measured.
+  void set_check_time_counter(std::atomic<uint64_t>* ns) { check_ns_ = ns; }
   // Memory the slots hold (retain mode).
   uint64_t retained_bytes() const { return retained_bytes_; }
 
@@ -73,6 +75,7 @@ class Prefetcher final : public CompletionTarget {
   const std::vector<uint64_t>* samples_ = nullptr;
   uint64_t steps_ = 0;
   uint64_t next_submit_ = 0;
+  std::atomic<uint64_t>* check_ns_ = nullptr;
 };
 
 }  // namespace feedrate

@@ -1,17 +1,30 @@
-// indexed_binary (DLRM), PNG and JPEG whole-file samples: generation, runs counting exactly the bytes of every
-// sample, and clear errors for broken index files, mislabelled images and formats Feedrate cannot generate.
+// indexed_binary (DLRM), PNG and JPEG whole-file samples: generation (images checked with PIL, DLIO's reader, where
+// installed), runs counting exactly the bytes of every sample, optional decoding, and clear errors for broken
+// index files, truncated or mislabelled images.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <cstring>
 #include <fstream>
 
+#include "datagen/generator.h"
 #include "harness.h"
 
 namespace feedrate::it {
 namespace {
 
 namespace fs = std::filesystem;
+
+bool HavePil() {
+  return std::string(FEEDRATE_PYTHON3).size() > 0 && Sh(std::string(FEEDRATE_PYTHON3) + " -c \"import PIL.Image, numpy\"").code == 0;
+}
+
+// What DLIO's reader does with each file: np.asarray(PIL.Image.open(f)); prints "shape dtype" per file.
+CmdResult PilShapes(const test::TempDir& dir, const std::string& files) {
+  test::WriteFile(dir / "pil.py", "import sys, numpy, PIL.Image\nfor f in sys.argv[1:]:\n"
+                                  "    a = numpy.asarray(PIL.Image.open(f))\n    print(a.shape, a.dtype)\n");
+  return Sh(std::string(FEEDRATE_PYTHON3) + " " + (dir / "pil.py") + " " + files);
+}
 
 TEST(BinaryFormats, IndexedBinaryDatagenRunAndBrokenIndex) {
   test::TempDir dir;
@@ -66,26 +79,75 @@ TEST(BinaryFormats, PngDatagenAndWholeFileReads) {
   auto run = Sh(Feedrate("run -w retinanet_h100 --data-dir " + data + p + " --results-dir " + (dir / "r")));
   ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
   EXPECT_EQ(ReadJson(dir / "r/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), total);
+  auto dec = Sh(Feedrate("run -w retinanet_h100 --data-dir " + data + p + " --param feedrate.decode_images=true --results-dir " +
+                         (dir / "d")));
+  ASSERT_TRUE(dec.code == 0 || dec.code == 3) << dec.output;
+  EXPECT_GT(ReadJson(dir / "d/summary.json")["feedrate"]["sample_check_seconds"].get<double>(), 0.0);
+  if (HavePil()) {
+    auto pil = PilShapes(dir, data + "/train/img_0_of_6.png");
+    const auto dims = DlioDimensions(40000, 8000, 6);
+    EXPECT_EQ(pil.output, "(" + std::to_string(dims[0].first) + ", " + std::to_string(dims[0].second) + ") uint8\n");
+  }
 }
 
-TEST(BinaryFormats, JpegIsReadWholeButNotGenerated) {
+TEST(BinaryFormats, JpegDatagenPilReadableDecodeTimingAndCorruptImages) {
   test::TempDir dir;
-  auto gen = Sh(Feedrate("datagen -w retinanet_h100 --data-dir " + dir / "j" + " --param dataset.num_files_train=2"));
-  EXPECT_EQ(gen.code, 2);
-  EXPECT_NE(gen.output.find("JPEG needs an encoder"), std::string::npos) << gen.output;
-  fs::create_directories(dir / "jpeg/train");
-  std::string jpeg = std::string("\xFF\xD8\xFF\xE0", 4) + std::string(5000, 'j') + std::string("\xFF\xD9", 2);
-  test::WriteFile(dir / "jpeg/train/img_0_of_2.jpeg", jpeg);
-  test::WriteFile(dir / "jpeg/train/img_1_of_2.jpeg", jpeg);
-  const std::string p = " --param dataset.num_files_train=2 --param reader.batch_size=1 --param train.epochs=1"
-                        " --param train.computation_time=0";
-  auto run = Sh(Feedrate("run -w retinanet_h100 --data-dir " + dir / "jpeg" + p + " --results-dir " + (dir / "r")));
-  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
-  EXPECT_EQ(ReadJson(dir / "r/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 2 * jpeg.size());
-  test::WriteFile(dir / "jpeg/train/img_1_of_2.jpeg", std::string("\x89PNG\r\n\x1a\n", 8) + std::string(100, 'p'));
-  auto wrong = Sh(Feedrate("run -w retinanet_h100 --data-dir " + dir / "jpeg" + p + " --results-dir " + (dir / "w")));
+  const std::string data = dir / "jpeg";
+  const std::string p = " --param dataset.num_files_train=6 --param dataset.record_length_bytes=40000"
+                        " --param dataset.record_length_bytes_stdev=8000 --param reader.batch_size=2"
+                        " --param train.epochs=1 --param train.computation_time=0";
+  auto gen = Sh(MpiFeedrate(2, "datagen -w retinanet_h100 --data-dir " + data + p));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  const auto dims = DlioDimensions(40000, 8000, 6);
+  uint64_t total = 0;
+  std::string files, want;
+  for (int i = 0; i < 6; ++i) {
+    const std::string f = data + "/train/img_" + std::to_string(i) + "_of_6.jpeg";
+    std::string bytes = test::ReadFile(f);
+    ASSERT_GT(bytes.size(), 4u) << f;
+    EXPECT_EQ(bytes.substr(0, 2), "\xFF\xD8") << f;
+    EXPECT_EQ(bytes.substr(bytes.size() - 2), "\xFF\xD9") << f;
+    EXPECT_LT(bytes.size(), dims[i].first * dims[i].second) << f;  // quality-75 noise: below a byte per pixel
+    total += bytes.size();
+    files += " " + f;
+    want += "(" + std::to_string(dims[i].first) + ", " + std::to_string(dims[i].second) + ") uint8\n";
+  }
+  if (HavePil()) {  // DLIO's own reader path: PIL decodes every file to (d1, d2) uint8
+    auto pil = PilShapes(dir, files);
+    EXPECT_EQ(pil.output, want);
+  }
+  auto plain = Sh(Feedrate("run -w retinanet_h100 --data-dir " + data + p + " --results-dir " + (dir / "r")));
+  ASSERT_TRUE(plain.code == 0 || plain.code == 3) << plain.output;
+  auto f = ReadJson(dir / "r/summary.json")["feedrate"];
+  EXPECT_EQ(f["bytes_read"].get<uint64_t>(), total);
+  EXPECT_EQ(f["sample_check"], "none");
+  EXPECT_EQ(f["sample_check_seconds"].get<double>(), 0.0);
+
+  const std::string decode = " --param feedrate.decode_images=true";
+  auto dec = Sh(Feedrate("run -w retinanet_h100 --data-dir " + data + p + decode + " --results-dir " + (dir / "d")));
+  ASSERT_TRUE(dec.code == 0 || dec.code == 3) << dec.output;
+  f = ReadJson(dir / "d/summary.json")["feedrate"];
+  EXPECT_EQ(f["bytes_read"].get<uint64_t>(), total);
+  EXPECT_NE(f["sample_check"].get<std::string>().find("image: every sample decoded"), std::string::npos) << f["sample_check"];
+  EXPECT_GT(f["sample_check_seconds"].get<double>(), 0.0);
+
+  // A file cut short: whole-file reads cannot tell, decoding does (libjpeg's "premature end" is an error here, as
+  // PIL's truncated-image error is for DLIO).
+  const std::string cut = data + "/train/img_3_of_6.jpeg";
+  std::string bytes = test::ReadFile(cut);
+  test::WriteFile(cut, bytes.substr(0, bytes.size() / 2));
+  auto broken = Sh(Feedrate("run -w retinanet_h100 --data-dir " + data + p + decode + " --results-dir " + (dir / "b")));
+  EXPECT_EQ(broken.code, 2) << broken.output;
+  EXPECT_NE(broken.output.find("img_3_of_6.jpeg: image decode failed: JPEG:"), std::string::npos) << broken.output;
+  auto again = Sh(Feedrate("datagen -w retinanet_h100 --skip-existing --data-dir " + data + p));
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find("wrote 1 files"), std::string::npos) << again.output;  // only the cut file is redone
+  EXPECT_EQ(test::ReadFile(cut), bytes);
+
+  test::WriteFile(cut, std::string("\x89PNG\r\n\x1a\n", 8) + std::string(100, 'p'));
+  auto wrong = Sh(Feedrate("run -w retinanet_h100 --data-dir " + data + p + " --results-dir " + (dir / "w")));
   EXPECT_EQ(wrong.code, 2);
-  EXPECT_NE(wrong.output.find("img_1_of_2.jpeg: not a jpeg file (PNG signature)"), std::string::npos) << wrong.output;
+  EXPECT_NE(wrong.output.find("img_3_of_6.jpeg: not a jpeg file (PNG signature)"), std::string::npos) << wrong.output;
 }
 
 }  // namespace

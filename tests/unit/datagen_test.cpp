@@ -1,12 +1,16 @@
 // Dataset generation: DLIO names and shapes, rank split, skip-existing, durable commits in the background, and
-// clear errors on a bad target.
+// clear errors on a bad target; generated PNG/JPEG images decoded back.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "datagen/background_committer.h"
 #include "datagen/generator.h"
+#include "datagen/jpeg_writer.h"
+#include "datagen/png_writer.h"
 #include "datagen/temp_file.h"
+#include "loader/format/image_decode.h"
 #include "loader/format/npz.h"
 #include "loader/io/unique_fd.h"
 #include "test_util.h"
@@ -114,6 +118,59 @@ TEST(BackgroundCommitter, AFailedCommitIsReportedAndNothingAfterItIsRenamed) {
   EXPECT_FALSE(std::filesystem::exists(dir / "later0"));  // queued behind the failure: dropped, not renamed
   EXPECT_FALSE(std::filesystem::exists(dir / "later49"));
   EXPECT_EQ(TempFilesUnder(dir.path()), 0u);
+}
+
+TEST(Images, PngDecodesToExactlyThePixelsWrittenAndJpegCloseToThem) {
+  test::TempDir dir;
+  AlignedBuffer scratch(4096);
+  ImageDecoder decoder;
+  uint64_t n = 0;
+  // PNG is lossless: every pixel comes back. The writer fills each row with one FastBytes::Fill call.
+  ASSERT_TRUE(WritePng(dir / "a.png", 7, 13, 42, &scratch).ok());
+  std::string png = test::ReadFile(dir / "a.png");
+  auto size = ReadImageSize(png.data(), png.size());
+  ASSERT_TRUE(size.ok()) << size.status().ToString();
+  EXPECT_EQ(size->width, 13u);
+  EXPECT_EQ(size->height, 7u);
+  EXPECT_EQ(size->channels, 1u);
+  ASSERT_TRUE(decoder.Decode(png.data(), png.size(), &n).ok());
+  ASSERT_EQ(n, 7u * 13);
+  FastBytes rng(42);
+  std::string row(13, '\0');
+  for (int r = 0; r < 7; ++r) {
+    rng.Fill(row.data(), row.size());
+    EXPECT_EQ(std::string(decoder.pixels() + r * 13, 13), row) << "row " << r;
+  }
+  // JPEG is lossy: the pixels come back close to the noise written (random guesses would be ~85 levels off).
+  ASSERT_TRUE(WriteJpeg(dir / "b.jpeg", 64, 48, 7, &scratch).ok());
+  std::string jpeg = test::ReadFile(dir / "b.jpeg");
+  size = ReadImageSize(jpeg.data(), jpeg.size());
+  ASSERT_TRUE(size.ok()) << size.status().ToString();
+  EXPECT_EQ(size->width, 48u);
+  EXPECT_EQ(size->height, 64u);
+  ASSERT_TRUE(decoder.Decode(jpeg.data(), jpeg.size(), &n).ok());
+  ASSERT_EQ(n, 64u * 48);
+  std::string want(64 * 48, '\0');
+  FastBytes(7).Fill(want.data(), want.size());
+  double diff = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const int w = (static_cast<unsigned char>(want[i]) * 255) >> 8;  // DLIO's randint(255) range, as written
+    diff += std::abs(w - static_cast<unsigned char>(decoder.pixels()[i]));
+  }
+  EXPECT_LT(diff / static_cast<double>(want.size()), 40.0);
+  EXPECT_TRUE(JpegHasSize(dir / "b.jpeg", 64, 48));
+  EXPECT_FALSE(JpegHasSize(dir / "b.jpeg", 48, 64));
+
+  // Truncated, corrupt and foreign bytes are errors, not crashes.
+  EXPECT_FALSE(decoder.Decode(jpeg.data(), jpeg.size() / 2, &n).ok());
+  std::string bad = jpeg;
+  for (size_t i = bad.size() / 3; i < bad.size() / 3 + 64; ++i) bad[i] = static_cast<char>(0xFF);
+  Status st = decoder.Decode(bad.data(), bad.size(), &n);
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind("JPEG: ", 0), 0u) << st.message();
+  EXPECT_FALSE(decoder.Decode(png.data(), png.size() - 20, &n).ok());
+  EXPECT_FALSE(decoder.Decode("GIF89a", 6, &n).ok());
+  EXPECT_TRUE(decoder.Decode(jpeg.data(), jpeg.size(), &n).ok());  // and the decoder still works afterwards
 }
 
 TEST(Datagen, UnwritableTargetNamesTheDirectory) {

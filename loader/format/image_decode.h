@@ -1,0 +1,42 @@
+// JPEG (libjpeg-turbo) and PNG (libpng) samples decoded in memory, the work DLIO's PIL reader does per sample
+// (np.asarray(Image.open(f))); used when a run asks for decode timing (feedrate.decode_images).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "loader/io/aligned_buffer.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+struct ImageSize {
+  uint32_t width = 0, height = 0, channels = 0;
+};
+
+// Width, height and channels from a JPEG's frame header (SOFn) or a PNG's IHDR, without decoding.
+Result<ImageSize> ReadImageSize(const char* data, size_t n);
+
+// One per thread: keeps its libjpeg decompressor and its pixel buffer (grown to the largest image) across images.
+class ImageDecoder {
+ public:
+  ImageDecoder();
+  ~ImageDecoder();
+  ImageDecoder(const ImageDecoder&) = delete;
+  ImageDecoder& operator=(const ImageDecoder&) = delete;
+
+  // Decodes the whole image (format by signature) to its pixels; *pixel_bytes gets their size. Errors say what
+  // the decoder reported; the caller adds the file.
+  Status Decode(const char* data, size_t n, uint64_t* pixel_bytes);
+  // The last decoded image's pixels, row by row (valid until the next Decode).
+  const char* pixels() const { return pixels_.data(); }
+
+ private:
+  struct Jpeg;
+  Status DecodeJpeg(const unsigned char* data, size_t n, uint64_t* pixel_bytes);
+  Status DecodePng(const unsigned char* data, size_t n, uint64_t* pixel_bytes);
+  std::unique_ptr<Jpeg> jpeg_;
+  AlignedBuffer pixels_;
+};
+
+}  // namespace feedrate
