@@ -26,5 +26,6 @@ Runner AddDatasize(CLI::App& app);
 Runner AddInspect(CLI::App& app);
 Runner AddIobench(CLI::App& app, int* argc, char*** argv);
 Runner AddWorkloads(CLI::App& app);
+Runner AddSweep(CLI::App& app);
 
 }  // namespace feedrate::cli

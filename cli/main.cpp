@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add(feedrate::cli::AddInspect(app));
   add(feedrate::cli::AddIobench(app, &argc, &argv));
   add(feedrate::cli::AddWorkloads(app));
+  add(feedrate::cli::AddSweep(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -237,16 +237,18 @@ nlohmann::json BuildSummary(const RunRecord& r) {
     f["stall_seconds"] = Percentiles(r.stall_seconds);
     f["barrier_seconds"] = Percentiles(r.barrier_seconds);
   }
-  double cpu = 0, check = 0;
+  double cpu = 0, check = 0, train_cpu = 0;
   json affinity = json::array();
   for (const auto& ri : r.rank_info) {
     cpu += ri.cpu_seconds;
     check += ri.check_seconds;
+    train_cpu += ri.train_cpu_seconds;
     affinity.push_back({{"rank", ri.rank}, {"host", ri.hostname}, {"cpus", ri.cpus}, {"allowed_cpus", ri.allowed_cpus},
                         {"threads", ri.threads}, {"narrower_than_threads", ri.allowed_cpus < ri.threads}});
   }
   f["cpu_affinity"] = affinity;
   f["cpu_seconds"] = cpu;
+  f["train_cpu_seconds"] = train_cpu;  // during the training loop only, all ranks
   // Time the I/O threads spent checking or decoding samples once read (0 when sample_check is "none").
   f["sample_check_seconds"] = check;
   if (completed && TotalBytes(m) > 0) f["cpu_seconds_per_gib"] = cpu / (static_cast<double>(TotalBytes(m)) / kGiB);

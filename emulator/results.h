@@ -21,6 +21,7 @@ struct RankInfo {
   unsigned allowed_cpus = 0;
   unsigned threads = 0;     // accelerator + I/O threads of the rank
   double cpu_seconds = 0;   // user + system, whole process
+  double train_cpu_seconds = 0;  // user + system during the training loop (what wall_seconds covers)
   unsigned host_cpu_count = 0;
   uint64_t host_mem_bytes = 0;
   std::string processor;

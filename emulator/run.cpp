@@ -263,14 +263,15 @@ void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
   }
 }
 
-std::string RankInfoJson(const Comm& comm, unsigned threads, const EngineCounters& counters = {}, double check_seconds = 0) {
+std::string RankInfoJson(const Comm& comm, unsigned threads, const EngineCounters& counters = {}, double check_seconds = 0,
+                         double train_cpu_seconds = 0) {
   HostInfo h = ReadHostInfo();
   auto cpus = CpuAffinity();
   nlohmann::json j = {{"rank", comm.rank()},   {"hostname", h.hostname},   {"cpus", CpuListString(cpus)},
                       {"allowed", cpus.size()}, {"threads", threads},       {"cpu_seconds", ProcessCpuSeconds()},
                       {"cpu_count", h.cpu_count}, {"mem", h.mem_total_bytes}, {"processor", h.processor_name},
                       {"device_bytes", counters.device_bytes}, {"requeued", counters.requeued},
-                      {"check_seconds", check_seconds}};
+                      {"check_seconds", check_seconds}, {"train_cpu_seconds", train_cpu_seconds}};
   return j.dump();
 }
 
@@ -290,6 +291,7 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
     ri.device_bytes = j["device_bytes"];
     ri.requeued = j["requeued"];
     ri.check_seconds = j["check_seconds"];
+    ri.train_cpu_seconds = j["train_cpu_seconds"];
     r->rank_info.push_back(ri);
   }
 }
@@ -404,6 +406,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
 
   TrainingResult result;
   int64_t t0 = NowNs();
+  const double cpu0 = ProcessCpuSeconds();
   EngineCounters counters;
   std::atomic<uint64_t> check_ns{0};  // I/O threads' time in sample checks (CRC, decoding)
   {
@@ -440,7 +443,8 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   }
 
   auto packed = comm.GatherDoubles(PackRank(cfg, result));
-  auto infos = comm.GatherStrings(RankInfoJson(comm, threads, counters, static_cast<double>(check_ns.load()) / 1e9));
+  auto infos = comm.GatherStrings(RankInfoJson(comm, threads, counters, static_cast<double>(check_ns.load()) / 1e9,
+                                                  ProcessCpuSeconds() - cpu0));
   rec.end_iso = NowIso8601();
   int code = kExitError;
   if (comm.root()) {

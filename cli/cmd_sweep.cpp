@@ -1,0 +1,299 @@
+// `feedrate sweep`: finds the largest accelerator count that meets the AU bar by running `feedrate run` again and
+// again (bracket, then bisect; see emulator/sweep.h), each run a child process with its own results directory.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "emulator/results.h"
+#include "emulator/run.h"
+#include "emulator/sweep.h"
+#include "loader/config/workload_config.h"
+
+namespace feedrate::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SweepArgs {
+  SweepOptions search;
+  bool closed = false;
+  std::string mode = "threads";
+  std::string hosts;  // h1:slots,h2:slots
+  std::string results_dir;
+  std::string mpirun = "mpirun --bind-to none";
+  double ceiling_mib_per_s = 0;
+  bool measure_ceiling = false;
+  std::vector<std::string> run_flags;  // forwarded to every `feedrate run`
+};
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, sep)) {
+    if (!cur.empty()) out.push_back(cur);
+  }
+  return out;
+}
+
+std::string SelfExe() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("feedrate") : p.string();
+}
+
+volatile sig_atomic_t g_child = 0;  // the run in progress, for forwarding SIGTERM
+
+void ForwardTerm(int sig) {
+  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
+}
+
+// Runs argv with stdout and stderr into `log`; the child's exit code (128 + signal when killed). Ctrl-C reaches the
+// child through the terminal's process group (it stops at its next step and exits 130), so the sweep ignores it
+// while waiting; SIGTERM sent to the sweep alone is passed on.
+int Spawn(const std::vector<std::string>& argv, const std::string& log) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  struct sigaction ignore {}, forward {}, old_int {}, old_term {};
+  ignore.sa_handler = SIG_IGN;
+  forward.sa_handler = ForwardTerm;
+  ::sigaction(SIGINT, &ignore, &old_int);
+  ::sigaction(SIGTERM, &forward, &old_term);
+  const pid_t pid = ::fork();
+  if (pid < 0) return -errno;
+  if (pid == 0) {
+    ::signal(SIGINT, SIG_DFL);  // ignored dispositions survive exec
+    ::signal(SIGTERM, SIG_DFL);
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    ::execvp(args[0], args.data());
+    std::fprintf(stderr, "feedrate sweep: cannot start %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  g_child = pid;
+  int status = 0;
+  int rc = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      rc = -errno;
+      break;
+    }
+  }
+  g_child = 0;
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  if (rc != 0) return rc;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// What a user would look for first in the run's log: its last "error" line, else its first line with words (a
+// launcher's banner such as mpirun's).
+std::string ErrorFromLog(const std::string& log) {
+  std::ifstream in(log);
+  std::string line, last_error, first_words;
+  while (std::getline(in, line)) {
+    if (line.find("error") != std::string::npos) last_error = line;
+    if (first_words.empty() && std::any_of(line.begin(), line.end(), [](unsigned char c) { return std::isalpha(c); })) {
+      first_words = line;
+    }
+  }
+  return !last_error.empty() ? last_error : !first_words.empty() ? first_words : "no output";
+}
+
+// The storage's sequential read MiB/s on the dataset's largest training file, through the same kind of reads as
+// the runs (block = reader.transfer_size, O_DIRECT when the runs use it), from a `feedrate iobench` child.
+// 0 with a message on stderr when it cannot be measured.
+double MeasureCeiling(const std::string& exe, const WorkloadConfig& cfg, bool odirect, const std::string& results_dir) {
+  std::error_code ec;
+  std::string largest;
+  uintmax_t size = 0;
+  for (fs::recursive_directory_iterator it(cfg.data_folder + "/train", ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec) && it->file_size(ec) > size) {
+      size = it->file_size(ec);
+      largest = it->path().string();
+    }
+  }
+  const uint64_t bs = std::max<uint64_t>(4096, cfg.transfer_size);
+  if (largest.empty() || size < bs) {
+    std::fprintf(stderr, "feedrate: warning: no training file of at least %llu bytes under %s/train: no storage ceiling\n",
+                 static_cast<unsigned long long>(bs), cfg.data_folder.c_str());
+    return 0;
+  }
+  const std::string dir = results_dir + "/ceiling";
+  fs::create_directories(dir, ec);
+  const uint64_t threads = std::min<uint64_t>(size / bs, std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
+  std::vector<std::string> argv = {exe, "iobench", "--path", largest, "--rw", "read", "--bs", std::to_string(bs),
+                                   "--qd", odirect ? "16" : "1", "--threads", std::to_string(threads),
+                                   "--size", std::to_string(size / bs * bs), "--runtime", "3", "--results-dir", dir};
+  if (odirect) argv.push_back("--direct");
+  const int code = Spawn(argv, dir + "/iobench.log");
+  std::ifstream in(dir + "/iobench.json");
+  if (code == 0 && in) {
+    auto j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_discarded() && !j["cells"].empty()) return j["cells"][0].value("mib_per_s", 0.0);
+  }
+  std::fprintf(stderr, "feedrate: warning: the storage ceiling could not be measured (%s): %s\n", largest.c_str(),
+               ErrorFromLog(dir + "/iobench.log").c_str());
+  return 0;
+}
+
+}  // namespace
+
+Runner AddSweep(CLI::App& app) {
+  auto* sub = app.add_subcommand("sweep", "find the largest accelerator count that meets the AU bar; exit 0 with an "
+                                          "answer, 3 when the minimum fails, 2 on error");
+  auto w = std::make_shared<WorkloadArgs>();
+  auto a = std::make_shared<SweepArgs>();
+  auto engine = std::make_shared<std::string>();
+  auto order = std::make_shared<std::string>();
+  auto io_threads = std::make_shared<uint64_t>(0);
+  auto queue_depth = std::make_shared<uint64_t>(0);
+  auto odirect = std::make_shared<bool>(false);
+  auto keep_open = std::make_shared<bool>(false);
+  w->Register(sub, true);
+  sub->add_option("--min", a->search.min, "smallest accelerator count per host to try (default 1)")->check(CLI::PositiveNumber);
+  sub->add_option("--max", a->search.max, "largest accelerator count per host to try (default: double until a point fails)");
+  sub->add_option("--repeats", a->search.repeats, "runs per point; a point passes when all pass (default 1)")
+      ->check(CLI::Range(1, 100));
+  sub->add_flag("--closed", a->closed, "MLPerf CLOSED: 5 runs per point");
+  sub->add_option("--mode", a->mode, "threads: accelerators as threads of one process per host (default); ranks: one MPI rank each")
+      ->check(CLI::IsMember({"threads", "ranks"}));
+  sub->add_option("--hosts", a->hosts, "h1:slots,h2:slots: run on these hosts through mpirun, equal accelerators per host");
+  sub->add_option("--mpirun", a->mpirun, "launcher for --mode ranks or --hosts (default \"mpirun --bind-to none\")");
+  sub->add_option("--results-dir", a->results_dir, "where every run's results and sweep.json go (default results/<timestamp>_sweep_<workload>)");
+  sub->add_flag("--ceiling", a->measure_ceiling, "first measure the storage's read MiB/s with feedrate iobench on the "
+                                               "largest training file (reader.transfer_size blocks, all CPUs, 3 s)");
+  sub->add_option("--ceiling-mib-s", a->ceiling_mib_per_s, "the storage's read MiB/s (e.g. from feedrate iobench), to tell a storage limit from others");
+  sub->add_option("--engine", *engine, "forwarded to run")->check(CLI::IsMember({"auto", "uring", "posix"}));
+  sub->add_option("--order", *order, "forwarded to run")->check(CLI::IsMember({"dlio", "shuffled"}));
+  sub->add_option("--io-threads", *io_threads, "forwarded to run (per rank)");
+  sub->add_option("--queue-depth", *queue_depth, "forwarded to run");
+  sub->add_flag("--odirect", *odirect, "forwarded to run");
+  sub->add_flag("--keep-files-open", *keep_open, "forwarded to run");
+  return [=] {
+    SweepArgs args = *a;
+    if (args.closed) args.search.repeats = 5;
+    // Validate the workload and overrides once, up front, rather than in every run.
+    WorkloadConfig cfg;
+    try {
+      cfg = LoadWorkload(w->workload, w->Overrides());
+    } catch (const ConfigError& e) {
+      std::fprintf(stderr, "feedrate: error: %s\n", e.what());
+      return kExitError;
+    }
+    std::vector<std::string> host_names;
+    for (const auto& h : Split(args.hosts, ',')) host_names.push_back(h.substr(0, h.find(':')));
+    args.search.hosts = host_names.empty() ? 1 : host_names.size();
+    const bool launcher = args.mode == "ranks" || !host_names.empty();
+    if (args.results_dir.empty()) args.results_dir = "results/" + NowCompact() + "_sweep_" + cfg.name;
+    std::error_code ec;
+    fs::create_directories(args.results_dir, ec);
+    if (ec) {
+      std::fprintf(stderr, "feedrate: error: cannot create results directory %s: %s\n", args.results_dir.c_str(), ec.message().c_str());
+      return kExitError;
+    }
+    std::vector<std::string> forwarded;
+    for (const auto& p : w->params) forwarded.insert(forwarded.end(), {"--param", p});
+    for (const auto& p : w->positional) forwarded.push_back(p);
+    if (!engine->empty()) forwarded.insert(forwarded.end(), {"--engine", *engine});
+    if (!order->empty()) forwarded.insert(forwarded.end(), {"--order", *order});
+    if (*io_threads > 0) forwarded.insert(forwarded.end(), {"--io-threads", std::to_string(*io_threads)});
+    if (*queue_depth > 0) forwarded.insert(forwarded.end(), {"--queue-depth", std::to_string(*queue_depth)});
+    if (*odirect) forwarded.push_back("--odirect");
+    if (*keep_open) forwarded.push_back("--keep-files-open");
+    const std::string exe = SelfExe();
+    if (args.measure_ceiling && args.ceiling_mib_per_s <= 0) {
+      args.ceiling_mib_per_s = MeasureCeiling(exe, cfg, cfg.odirect || *odirect, args.results_dir);
+      if (args.ceiling_mib_per_s > 0) std::printf("sweep: storage ceiling %.1f MiB/s (feedrate iobench)\n", args.ceiling_mib_per_s);
+    }
+
+    SweepRunner runner = [&](uint64_t total, int repeat) {
+      SweepRun run;
+      const uint64_t per_host = total / args.search.hosts;
+      run.results_dir = args.results_dir + "/n" + std::to_string(total) + "_r" + std::to_string(repeat);
+      fs::remove_all(run.results_dir, ec);
+      fs::create_directories(run.results_dir, ec);
+      std::vector<std::string> argv;
+      if (launcher) {
+        argv = Split(args.mpirun, ' ');
+        const uint64_t ranks_per_host = args.mode == "ranks" ? per_host : 1;
+        argv.insert(argv.end(), {"-np", std::to_string(ranks_per_host * args.search.hosts)});
+        if (!host_names.empty()) {
+          std::string hosts;
+          for (const auto& h : host_names) hosts += (hosts.empty() ? "" : ",") + h + ":" + std::to_string(ranks_per_host);
+          argv.insert(argv.end(), {"--host", hosts});
+        }
+      }
+      const uint64_t per_rank = args.mode == "ranks" ? 1 : per_host;
+      argv.insert(argv.end(), {exe, "run", "-w", w->workload, "--data-dir", w->data_dir, "-n", std::to_string(per_rank),
+                               "--results-dir", run.results_dir});
+      argv.insert(argv.end(), forwarded.begin(), forwarded.end());
+      const std::string log = run.results_dir + "/run.log";
+      run.exit_code = Spawn(argv, log);
+      std::ifstream in(run.results_dir + "/summary.json");
+      if (in) {
+        try {
+          FillSweepRun(nlohmann::json::parse(in), &run);
+        } catch (const std::exception& e) {
+          if (run.exit_code == 0 || run.exit_code == 3) run.exit_code = kExitError;
+          run.error = run.results_dir + "/summary.json: " + e.what();
+        }
+      }
+      if (run.exit_code != 0 && run.exit_code != 3 && run.error.empty()) run.error = ErrorFromLog(log) + " (" + log + ")";
+      return run;
+    };
+    args.search.on_run = [](const SweepRun& r) {
+      std::printf("sweep: %4llu accelerators, run %d: %s  AU %6.2f%%  %9.1f MiB/s  client CPU %3.0f%%  stall p99 %.4f s\n",
+                  static_cast<unsigned long long>(r.accelerators), r.repeat,
+                  r.exit_code == 0 ? "pass" : r.exit_code == 3 ? "miss" : "ERROR", r.au_pct, r.read_mib_per_s,
+                  100 * r.cpu_utilisation, r.stall_p99);
+      if (!r.error.empty()) std::printf("sweep:      %s\n", r.error.c_str());
+      std::fflush(stdout);
+    };
+    SweepResult result = RunSweep(args.search, runner);
+    nlohmann::json doc = SweepJson(result, args.search, args.ceiling_mib_per_s);
+    doc["workload"] = cfg.name;
+    doc["workload_source"] = cfg.source;
+    doc["mode"] = args.mode;
+    doc["au_bar_pct"] = cfg.au * 100;
+    doc["data_dir"] = w->data_dir;
+    doc["storage_ceiling_source"] = args.ceiling_mib_per_s <= 0 ? "none" : args.measure_ceiling && a->ceiling_mib_per_s <= 0
+                                                                              ? "feedrate iobench (ceiling/iobench.json)"
+                                                                              : "--ceiling-mib-s";
+    Status st = WriteFileAtomic(args.results_dir + "/sweep.json", doc.dump(1) + "\n");
+    if (!st.ok()) {
+      std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
+      return kExitError;
+    }
+    if (result.stop_code != 0) {
+      std::fprintf(stderr, "feedrate: error: sweep stopped: %s\n", result.stop_reason.c_str());
+      return result.stop_code == 130 ? kExitInterrupted : kExitError;
+    }
+    const auto& b = doc["bottleneck"];
+    std::printf("accelerators supported: %llu%s (%s, AU bar %.0f%%, %d run(s) per point)\n",
+                static_cast<unsigned long long>(result.accelerators_supported), result.capped ? " or more" : "",
+                cfg.name.c_str(), cfg.au * 100, args.search.repeats);
+    std::printf("limit: %s: %s\n", b["limit"].get<std::string>().c_str(), b["explanation"].get<std::string>().c_str());
+    std::printf("results: %s/sweep.json\n", args.results_dir.c_str());
+    return result.accelerators_supported > 0 ? kExitPass : kExitMissedAu;
+  };
+}
+
+}  // namespace feedrate::cli

@@ -1,0 +1,70 @@
+// `feedrate sweep`: the largest accelerator count whose runs all meet the AU bar. Bracket (doubling) then bisect,
+// each point repeated; the runs themselves come from a SweepRunner (real `feedrate run` processes, or a fake in
+// tests), so the search is independent of how a point is measured.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace feedrate {
+
+// One run at one accelerator count, as read back from its summary.json.
+struct SweepRun {
+  uint64_t accelerators = 0;  // total, all hosts
+  int repeat = 1;             // 1-based
+  int exit_code = 2;          // feedrate run's: 0 AU met, 3 missed, 2 error, 130 interrupted
+  double au_pct = 0;          // train_au_mean_percentage
+  double throughput = 0;      // samples/s (DLIO's mean)
+  double read_mib_per_s = 0;  // bytes really read / epoch time
+  double cpu_utilisation = 0; // client CPU seconds / (training wall time x CPUs the ranks may use), 0..1
+  double stall_p50 = 0, stall_p99 = 0;  // seconds an accelerator waited for a batch
+  std::string results_dir;
+  std::string error;          // exit 2: the run's message
+  bool passed() const { return exit_code == 0; }
+};
+
+using SweepRunner = std::function<SweepRun(uint64_t accelerators, int repeat)>;
+
+struct SweepOptions {
+  uint64_t min = 1;    // per-host count to start from
+  uint64_t max = 0;    // per-host upper limit (0: keep doubling up to kSweepHardMax)
+  uint64_t hosts = 1;  // accelerators = per-host count x hosts (equal per host, as the rules require)
+  int repeats = 1;     // runs per point; a point passes only when every run passes (a failure stops its repeats)
+  // Called after every run (progress printing).
+  std::function<void(const SweepRun&)> on_run;
+};
+constexpr uint64_t kSweepHardMax = 4096;
+
+struct SweepPoint {
+  uint64_t accelerators = 0;  // total
+  std::vector<SweepRun> runs;
+  bool passed = false;
+};
+
+struct SweepResult {
+  uint64_t accelerators_supported = 0;  // total; 0 when even the minimum failed
+  bool capped = false;                  // the largest count tried passed: the answer is a lower bound
+  std::vector<SweepPoint> points;       // in the order tried
+  int stop_code = 0;                    // non-zero when a run ended the sweep (2 error, 130 interrupted)
+  std::string stop_reason;
+};
+
+SweepResult RunSweep(const SweepOptions& options, const SweepRunner& runner);
+
+// Fills a run's figures from its summary.json (as `feedrate run` writes it): AU, throughput, MiB/s, stall
+// percentiles, and the client CPU utilisation = train_cpu_seconds / (wall_seconds x usable CPUs), where usable CPUs per
+// host = min(the host's CPUs, the CPUs its ranks may run on).
+void FillSweepRun(const nlohmann::json& summary, SweepRun* run);
+
+// What limited the answer, from the last passing and the first failing point: the client's CPU, the storage
+// (delivered MiB/s near `ceiling_mib_per_s`, when known), or neither saturated (latency-bound).
+nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling_mib_per_s);
+
+// sweep.json: accelerators_supported, every point and run, the bottleneck evidence.
+nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double ceiling_mib_per_s);
+
+}  // namespace feedrate

@@ -1,0 +1,94 @@
+// `feedrate sweep` end to end with real `feedrate run` children: answers made independent of the machine's speed
+// by the AU bar itself (metric.au=0 always passes, 1.0 never does), results kept per run, sweep.json, exit codes,
+// ranks mode through mpirun, and a failing run stopping the sweep with its error.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "harness.h"
+
+namespace feedrate::it {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kTiny =
+    " --param dataset.num_files_train=8 --param dataset.record_length_bytes=65536"
+    " --param dataset.record_length_bytes_stdev=0 --param train.epochs=1 --param reader.batch_size=1"
+    " --param train.computation_time=0.001";
+
+class SweepRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data_ + kTiny));
+    ASSERT_EQ(gen.code, 0) << gen.output;
+  }
+  std::string Sweep(const std::string& extra, const std::string& results) {
+    return Feedrate("sweep -w unet3d_h100 --data-dir " + data_ + kTiny + " --results-dir " + results + " " + extra);
+  }
+  test::TempDir dir_;
+  std::string data_ = dir_ / "data";
+};
+
+TEST_F(SweepRun, EveryCountPassingAnswersTheMaximumAndKeepsEveryRun) {
+  const std::string r = dir_ / "pass";
+  auto sweep = Sh(Sweep("--param metric.au=0 --max 3 --repeats 2 --ceiling --param reader.transfer_size=65536", r));
+  ASSERT_EQ(sweep.code, 0) << sweep.output;
+  EXPECT_NE(sweep.output.find("accelerators supported: 3 or more"), std::string::npos) << sweep.output;
+  auto j = ReadJson(r + "/sweep.json");
+  EXPECT_EQ(j["accelerators_supported"], 3);
+  EXPECT_EQ(j["lower_bound_only"], true);
+  EXPECT_EQ(j["workload"], "unet3d_h100");
+  ASSERT_EQ(j["points"].size(), 3u);  // 1, 2, 3
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& p = j["points"][i];
+    EXPECT_EQ(p["accelerators"], i == 2 ? 3 : (1 << i));
+    EXPECT_EQ(p["passed"], true);
+    ASSERT_EQ(p["runs"].size(), 2u);
+    for (const auto& run : p["runs"]) {
+      const std::string rd = run["results_dir"];
+      auto s = ReadJson(rd + "/summary.json");
+      EXPECT_EQ(s["num_accelerators"], p["accelerators"]);
+      EXPECT_EQ(run["au_pct"].get<double>(), s["metric"]["train_au_mean_percentage"].get<double>());
+      EXPECT_GT(run["read_mib_per_s"].get<double>(), 0.0);
+      EXPECT_TRUE(fs::exists(rd + "/run.log"));
+    }
+  }
+  EXPECT_EQ(j["bottleneck"]["limit"], "none reached");
+  // --ceiling measured the storage first with iobench on a training file.
+  EXPECT_GT(j["bottleneck"]["storage_ceiling_mib_per_s"].get<double>(), 0.0);
+  EXPECT_EQ(j["storage_ceiling_source"], "feedrate iobench (ceiling/iobench.json)");
+  EXPECT_TRUE(fs::exists(r + "/ceiling/iobench.json"));
+}
+
+TEST_F(SweepRun, MinimumMissingExits3AndRanksModeGoesThroughMpirun) {
+  const std::string r = dir_ / "miss";
+  // The launcher is one word here (Sh's quoting has no room for a quoted --mpirun); root and oversubscription
+  // are allowed through OpenMPI's environment instead.
+  auto sweep = Sh("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " +
+                  Sweep("--param metric.au=1.0 --min 2 --mode ranks --mpirun " + std::string(FEEDRATE_MPIEXEC), r));
+  EXPECT_EQ(sweep.code, 3) << sweep.output << Sh("cat " + r + "/n2_r1/run.log").output;
+  auto j = ReadJson(r + "/sweep.json");
+  EXPECT_EQ(j["accelerators_supported"], 0);
+  ASSERT_EQ(j["points"].size(), 1u);
+  EXPECT_EQ(j["mode"], "ranks");
+  const std::string rd = j["points"][0]["runs"][0]["results_dir"];
+  auto s = ReadJson(rd + "/summary.json");
+  EXPECT_EQ(s["feedrate"]["ranks"], 2);  // two MPI ranks of one accelerator each
+  EXPECT_EQ(s["num_accelerators"], 2);
+}
+
+TEST_F(SweepRun, ARunThatFailsStopsTheSweepNamingTheCause) {
+  const std::string r = dir_ / "err";
+  auto sweep = Sh(Feedrate("sweep -w unet3d_h100 --data-dir " + (dir_ / "nowhere") + kTiny + " --results-dir " + r));
+  EXPECT_EQ(sweep.code, 2) << sweep.output;
+  EXPECT_NE(sweep.output.find("sweep stopped: run at 1 accelerators failed:"), std::string::npos) << sweep.output;
+  EXPECT_NE(sweep.output.find("nowhere"), std::string::npos) << sweep.output;
+  EXPECT_TRUE(ReadJson(r + "/sweep.json").contains("stopped"));
+  auto bad = Sh(Feedrate("sweep -w unet3d_h100 --data-dir " + data_ + " --param reader.no_such_key=1 --results-dir " + r));
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("no_such_key"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace feedrate::it

@@ -1,0 +1,165 @@
+// Sweep search on fake runners (deterministic pass/fail by accelerator count): bracket, bisect, caps, repeats,
+// flaky points, errors, hosts; figures read from a summary.json; the bottleneck verdicts.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "emulator/sweep.h"
+
+namespace feedrate {
+namespace {
+
+// Passes while accelerators <= threshold; records every call.
+struct ThresholdRunner {
+  uint64_t threshold;
+  std::vector<uint64_t> calls;
+  SweepRun operator()(uint64_t n, int /*repeat*/) {
+    calls.push_back(n);
+    SweepRun r;
+    r.exit_code = n <= threshold ? 0 : 3;
+    r.au_pct = n <= threshold ? 95 : 80;
+    return r;
+  }
+};
+
+std::vector<uint64_t> Tried(const SweepResult& r) {
+  std::vector<uint64_t> v;
+  for (const auto& p : r.points) v.push_back(p.accelerators);
+  return v;
+}
+
+TEST(Sweep, BracketsByDoublingThenBisects) {
+  ThresholdRunner t{13, {}};
+  SweepResult r = RunSweep({}, std::ref(t));
+  EXPECT_EQ(r.accelerators_supported, 13u);
+  EXPECT_FALSE(r.capped);
+  EXPECT_EQ(Tried(r), (std::vector<uint64_t>{1, 2, 4, 8, 16, 12, 14, 13}));
+  EXPECT_EQ(r.stop_code, 0);
+}
+
+TEST(Sweep, EveryAnswerFromOneToFortyIsFound) {
+  for (uint64_t t = 1; t <= 40; ++t) {
+    ThresholdRunner runner{t, {}};
+    SweepOptions o;
+    o.min = 1;
+    SweepResult r = RunSweep(o, std::ref(runner));
+    EXPECT_EQ(r.accelerators_supported, t);
+    EXPECT_LE(r.points.size(), 2 * 6u + 1) << t;  // log2 bracket + log2 bisect
+  }
+}
+
+TEST(Sweep, MinimumFailingAnswersZero) {
+  ThresholdRunner t{2, {}};
+  SweepOptions o;
+  o.min = 3;
+  SweepResult r = RunSweep(o, std::ref(t));
+  EXPECT_EQ(r.accelerators_supported, 0u);
+  EXPECT_EQ(Tried(r), (std::vector<uint64_t>{3}));
+}
+
+TEST(Sweep, MaxCapsTheSearchAndMarksALowerBound) {
+  ThresholdRunner t{1000, {}};
+  SweepOptions o;
+  o.max = 6;
+  SweepResult r = RunSweep(o, std::ref(t));
+  EXPECT_EQ(r.accelerators_supported, 6u);
+  EXPECT_TRUE(r.capped);
+  EXPECT_EQ(Tried(r), (std::vector<uint64_t>{1, 2, 4, 6}));
+}
+
+TEST(Sweep, RepeatsAllMustPassAndAFlakyRepeatFailsItsPoint) {
+  // 4 accelerators pass twice then miss on the third run: the point fails, its remaining repeats are skipped.
+  std::map<uint64_t, int> runs;
+  SweepRunner flaky = [&](uint64_t n, int repeat) {
+    ++runs[n];
+    SweepRun r;
+    r.exit_code = (n <= 5 && !(n == 4 && repeat == 3)) ? 0 : 3;
+    return r;
+  };
+  SweepOptions o;
+  o.repeats = 3;
+  std::vector<int> seen;
+  o.on_run = [&](const SweepRun& r) { seen.push_back(r.repeat); };
+  SweepResult r = RunSweep(o, flaky);
+  EXPECT_EQ(Tried(r), (std::vector<uint64_t>{1, 2, 4, 3}));
+  EXPECT_EQ(r.accelerators_supported, 3u);
+  EXPECT_EQ(runs[1], 3);
+  EXPECT_EQ(runs[4], 3);
+  EXPECT_FALSE(r.points[2].passed);
+  EXPECT_EQ(r.points[2].runs.size(), 3u);
+  EXPECT_EQ(seen.size(), 12u);
+}
+
+TEST(Sweep, ARunErrorStopsTheSweepWithItsMessage) {
+  SweepRunner broken = [](uint64_t n, int) {
+    SweepRun r;
+    r.exit_code = n >= 4 ? 2 : 0;
+    if (n >= 4) r.error = "read buffers would need 30 GiB";
+    return r;
+  };
+  SweepResult r = RunSweep({}, broken);
+  EXPECT_EQ(r.stop_code, 2);
+  EXPECT_NE(r.stop_reason.find("4 accelerators failed: read buffers would need 30 GiB"), std::string::npos) << r.stop_reason;
+  EXPECT_EQ(Tried(r), (std::vector<uint64_t>{1, 2, 4}));
+  SweepRunner interrupted = [](uint64_t, int) {
+    SweepRun run;
+    run.exit_code = 130;
+    return run;
+  };
+  EXPECT_EQ(RunSweep({}, interrupted).stop_code, 130);
+}
+
+TEST(Sweep, HostsKeepEqualCountsPerHost) {
+  ThresholdRunner t{10, {}};  // total accelerators
+  SweepOptions o;
+  o.hosts = 2;
+  SweepResult r = RunSweep(o, std::ref(t));
+  for (uint64_t n : t.calls) EXPECT_EQ(n % 2, 0u) << n;
+  EXPECT_EQ(r.accelerators_supported, 10u);
+}
+
+TEST(Sweep, FiguresComeFromTheRunSummary) {
+  auto s = nlohmann::json::parse(R"({
+    "host_cpu_count": [4, 2],
+    "metric": {"train_au_mean_percentage": 91.5, "train_throughput_mean_samples_per_second": 123.0},
+    "feedrate": {"read_mib_per_s": 2048.0, "wall_seconds": 10.0, "cpu_seconds": 30.0,
+                 "stall_seconds": {"p50": 0.001, "p99": 0.02},
+                 "cpu_affinity": [{"host": "a", "allowed_cpus": 1}, {"host": "a", "allowed_cpus": 1},
+                                  {"host": "b", "allowed_cpus": 8}]}})");
+  SweepRun r;
+  FillSweepRun(s, &r);
+  EXPECT_DOUBLE_EQ(r.au_pct, 91.5);
+  EXPECT_DOUBLE_EQ(r.throughput, 123.0);
+  EXPECT_DOUBLE_EQ(r.read_mib_per_s, 2048.0);
+  EXPECT_DOUBLE_EQ(r.stall_p99, 0.02);
+  // Usable CPUs: host a min(4, 1+1) = 2, host b min(2, 8) = 2; 30 CPU-s over 10 s x 4 CPUs.
+  EXPECT_DOUBLE_EQ(r.cpu_utilisation, 0.75);
+}
+
+TEST(Sweep, BottleneckTellsClientCpuFromStorageFromLatency) {
+  auto result_with = [](double cpu, double mib) {
+    SweepResult r;
+    SweepPoint pass{4, {SweepRun{}}, true}, fail{8, {SweepRun{}}, false};
+    pass.runs[0].accelerators = 4;
+    fail.runs[0].accelerators = 8;
+    fail.runs[0].exit_code = 3;
+    fail.runs[0].cpu_utilisation = cpu;
+    fail.runs[0].read_mib_per_s = mib;
+    r.points = {pass, fail};
+    r.accelerators_supported = 4;
+    return r;
+  };
+  EXPECT_EQ(SweepBottleneck(result_with(0.95, 100), 0)["limit"], "client_cpu");
+  auto storage = SweepBottleneck(result_with(0.3, 1900), 2000);
+  EXPECT_EQ(storage["limit"], "storage_bandwidth");
+  EXPECT_NEAR(storage["first_fail"]["fraction_of_storage_ceiling"].get<double>(), 0.95, 1e-9);
+  EXPECT_EQ(SweepBottleneck(result_with(0.3, 500), 2000)["limit"], "latency");
+  EXPECT_EQ(SweepBottleneck(result_with(0.3, 500), 0)["limit"], "storage_or_latency");
+  auto j = SweepJson(result_with(0.3, 500), {}, 0);
+  EXPECT_EQ(j["accelerators_supported"], 4);
+  EXPECT_EQ(j["points"].size(), 2u);
+  EXPECT_EQ(j["points"][1]["runs"][0]["exit_code"], 3);
+}
+
+}  // namespace
+}  // namespace feedrate
