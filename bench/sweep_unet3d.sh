@@ -4,7 +4,7 @@
 # unet3d_v100, unet3d_a100), each with the storage ceiling iobench measured and the sweep's bottleneck verdict.
 # 56 real files per location; the dataset is hard links to them (every sample still reads its ~140 MB), with
 # train.total_training_steps capping each run at STEPS steps so that small and large counts take similar time.
-# Usage: bench/sweep_unet3d.sh [OUT_DIR]   env: REAL=56 STEPS=32 DISK=/var/tmp/feedrate-sweep
+# Usage: bench/sweep_unet3d.sh [OUT_PREFIX]   env: REAL=56 STEPS=32 DISK=/var/tmp/feedrate-sweep PARTS="tmpfs odirect"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 real=${REAL:-56}
@@ -13,7 +13,7 @@ out=${1:-results/$(date -u +%Y-%m-%d)_sweep_unet3d}
 disk=${DISK:-/var/tmp/feedrate-sweep}
 feedrate=build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release
-mkdir -p "$out"
+mkdir -p "$(dirname "$out")"
 links=4096  # names: enough for 16 accelerators x 7 x 32 steps and more
 make_links() {  # $1: folder with $real real files under train/, $2: folder to fill with $links names
   rm -rf "$2"; mkdir -p "$2/train"
@@ -22,25 +22,30 @@ make_links() {  # $1: folder with $real real files under train/, $2: folder to f
        "$2/train/$(printf "img_%0${#links}d_of_%d.npz" "$k" "$links")"
   done
 }
-work=$(mktemp -d)  # every run's results; only sweep.json and the console output are kept under OUT_DIR
+work=$(mktemp -d)  # every run's results; only sweep.json and the console output are kept (OUT_PREFIX_*)
 trap 'rm -rf /dev/shm/feedrate-sweep-links "$disk/links" "$work"' EXIT
 common=(--param "dataset.num_files_train=$links" --param train.epochs=1 --param "train.total_training_steps=$steps" --ceiling)
 
+parts=${PARTS:-tmpfs odirect}
+if [[ " $parts " == *" tmpfs "* ]]; then
 "$feedrate" datagen -w unet3d_h100 --data-dir /dev/shm/feedrate-unet3d --param "dataset.num_files_train=$real" --skip-existing --threads 2
 make_links /dev/shm/feedrate-unet3d /dev/shm/feedrate-sweep-links
 for acc in h100 a100; do
   "$feedrate" sweep -w "unet3d_$acc" --data-dir /dev/shm/feedrate-sweep-links "${common[@]}" --min 2 \
-    --results-dir "$work/tmpfs_$acc" | tee "$out/tmpfs_$acc.txt" || [ "${PIPESTATUS[0]}" -eq 3 ]
-  cp "$work/tmpfs_$acc/sweep.json" "$out/tmpfs_$acc.json"
+    --results-dir "$work/tmpfs_$acc" | tee "${out}_tmpfs_$acc.txt" || [ "${PIPESTATUS[0]}" -eq 3 ]
+  cp "$work/tmpfs_$acc/sweep.json" "${out}_tmpfs_$acc.json"
 done
 rm -rf /dev/shm/feedrate-sweep-links
+fi
 
+if [[ " $parts " == *" odirect "* ]]; then
 "$feedrate" datagen -w unet3d_h100 --data-dir "$disk/real" --param "dataset.num_files_train=$real" --skip-existing --threads 2 --fsync
 make_links "$disk/real" "$disk/links"
 for acc in v100 a100; do
   "$feedrate" sweep -w "unet3d_$acc" --data-dir "$disk/links" "${common[@]}" --odirect \
-    --results-dir "$work/odirect_$acc" | tee "$out/odirect_$acc.txt" || [ "${PIPESTATUS[0]}" -eq 3 ]
-  cp "$work/odirect_$acc/sweep.json" "$out/odirect_$acc.json"
+    --results-dir "$work/odirect_$acc" | tee "${out}_odirect_$acc.txt" || [ "${PIPESTATUS[0]}" -eq 3 ]
+  cp "$work/odirect_$acc/sweep.json" "${out}_odirect_$acc.json"
 done
-{ date -u +%Y-%m-%dT%H:%M:%SZ; uname -r; nproc; grep -m1 "model name" /proc/cpuinfo; free -g | head -2; } > "$out/machine.txt"
-echo "results under $out (one sweep.json and console log per sweep, machine.txt)"
+fi
+{ date -u +%Y-%m-%dT%H:%M:%SZ; uname -r; nproc; grep -m1 "model name" /proc/cpuinfo; free -g | head -2; } > "${out}_machine.txt"
+echo "results: ${out}_*.{json,txt} (one sweep.json and console log per sweep, machine facts)"

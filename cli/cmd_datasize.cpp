@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "emulator/validity.h"
 #include "loader/config/workload_config.h"
 
 namespace feedrate::cli {
@@ -32,13 +33,11 @@ Runner AddDatasize(CLI::App& app) {
   sub->add_flag("--json", a->json, "print JSON");
   return [=] {
     WorkloadConfig c = LoadWorkload(w->workload, w->Overrides());
-    // mlpstorage rules.calculate_training_data_size (v2.0):
-    //   files = max((5 * total_mem_bytes) // (nspf * record_length), (500 * accelerators * batch) // nspf)
+    // mlpstorage rules.calculate_training_data_size (v2.0), shared with the runs' rule checks.
     double total_mem = a->client_memory_gib * 1073741824.0 * static_cast<double>(a->clients);
-    double by_memory = std::floor(5 * total_mem / (static_cast<double>(c.num_samples_per_file) * c.record_length));
-    double by_steps =
-        std::floor(500.0 * static_cast<double>(a->accelerators * c.batch_size) / static_cast<double>(c.num_samples_per_file));
-    double files = std::max(by_memory, by_steps);
+    const DatasetMinimum min = TrainingDatasetMinimum(c, total_mem, a->accelerators);
+    const double by_memory = static_cast<double>(min.by_memory), by_steps = static_cast<double>(min.by_steps);
+    const double files = static_cast<double>(min.files);
     double bytes = files * static_cast<double>(c.num_samples_per_file) * c.record_length;
     if (a->json) {
       nlohmann::json j = {{"workload", c.name},

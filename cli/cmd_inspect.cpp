@@ -125,7 +125,7 @@ std::string Shape(const std::vector<uint64_t>& s) {
 }  // namespace
 
 Runner AddInspect(CLI::App& app) {
-  auto* sub = app.add_subcommand("inspect", "describe .npy/.npz arrays, TFRecord records and HDF5 datasets (format from content)");
+  auto* sub = app.add_subcommand("inspect", "describe .npy/.npz arrays, TFRecord records, HDF5 datasets and JPEG/PNG images (format from content)");
   auto files = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
   sub->add_option("files", *files, "files to inspect")->required();
@@ -162,6 +162,21 @@ Runner AddInspect(CLI::App& app) {
                         d["layout"].get<std::string>().c_str(), d["data_offset"].dump().c_str(),
                         d["sha256_c"].get<std::string>().c_str());
           }
+        }
+        continue;
+      }
+      if (format.ok() && (*format == FileFormat::kJpeg || *format == FileFormat::kPng)) {
+        auto r = InspectImageFile(f);
+        if (!r.ok()) {
+          std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
+          rc = 2;
+        } else if (*json) {
+          out.push_back({{"file", r->path}, {"format", r->format}, {"size_bytes", r->size}, {"width", r->width},
+                         {"height", r->height}, {"channels", r->channels}, {"pixel_bytes", r->pixel_bytes},
+                         {"pixels_sha256", r->pixels_sha256}});
+        } else {
+          std::printf("%s: %s, %llu bytes, %u x %u, %u channel(s), pixels sha256=%s\n", f.c_str(), r->format.c_str(),
+                      static_cast<unsigned long long>(r->size), r->width, r->height, r->channels, r->pixels_sha256.c_str());
         }
         continue;
       }

@@ -13,6 +13,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "emulator/validity.h"
+
 namespace feedrate {
 namespace {
 
@@ -252,7 +254,18 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   // Time the I/O threads spent checking or decoding samples once read (0 when sample_check is "none").
   f["sample_check_seconds"] = check;
   if (completed && TotalBytes(m) > 0) f["cpu_seconds_per_gib"] = cpu / (static_cast<double>(TotalBytes(m)) / kGiB);
+  // mlpstorage v2.0 rule checks, and how the dataset compares with the clients' memory (the rules ask >= 5x).
+  RunFacts facts;
+  facts.accelerators = static_cast<uint64_t>(r.ranks) * r.accelerators_per_rank;
+  for (const auto& [name, ranks] : hosts) {
+    facts.accelerators_per_host.push_back(ranks.size() * r.accelerators_per_rank);
+    facts.client_memory_bytes += static_cast<double>(ranks.front()->host_mem_bytes);
+  }
+  f["validity"] = CheckTrainingRun(c, facts).ToJson();
+  const double ratio = facts.client_memory_bytes > 0 ? r.dataset_bytes / facts.client_memory_bytes : 0;
+  f["dataset_to_memory_ratio"] = ratio;
   f["page_cache"] = {
+      {"dataset_to_memory_ratio", ratio},
       {"dataset_per_host_GB", per_host_gb},
       {"warning", !caching.empty() && per_host_gb < 5 * host_mem[0].get<double>()},
       {"note", "the page cache may serve reads when the dataset per client is smaller than 5x its memory"}};

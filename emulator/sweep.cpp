@@ -78,6 +78,9 @@ void FillSweepRun(const nlohmann::json& s, SweepRun* run) {
   const auto& stall = f.value("stall_seconds", nlohmann::json::object());
   run->stall_p50 = stall.value("p50", 0.0);
   run->stall_p99 = stall.value("p99", 0.0);
+  const auto& validity = f.value("validity", nlohmann::json::object());
+  run->validity = validity.value("category", std::string());
+  run->validity_reasons = validity.value("reasons", std::vector<std::string>());
   // Usable CPUs: per host (summary lists hosts in name order), the lesser of its CPUs and its ranks' affinity.
   std::map<std::string, double> allowed;
   for (const auto& a : f.value("cpu_affinity", nlohmann::json::array())) {
@@ -116,7 +119,7 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
   json b = {{"last_pass", evidence(pass)}, {"first_fail", evidence(fail)}};
   if (ceiling > 0) b["storage_ceiling_mib_per_s"] = ceiling;
   std::string limit, why;
-  char buf[256];
+  char buf[320];
   if (fail == nullptr) {
     limit = r.capped ? "none reached" : "unknown";
     why = r.capped ? "every count tried met the AU bar; raise --max" : "no failing point";
@@ -132,6 +135,18 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
                   "gave iobench", fail->read_mib_per_s, static_cast<unsigned long long>(fail->accelerators),
                   100 * fail->read_mib_per_s / ceiling, ceiling);
     why = buf;
+  } else if (pass != nullptr && pass->read_mib_per_s > 0 && fail->accelerators > pass->accelerators &&
+             fail->read_mib_per_s / pass->read_mib_per_s <
+                 0.9 * static_cast<double>(fail->accelerators) / static_cast<double>(pass->accelerators)) {
+    // More accelerators, but the delivered bandwidth did not follow while the client had CPU to spare.
+    limit = "storage_throughput";
+    std::snprintf(buf, sizeof buf, "delivered MiB/s grew %.2fx (%.0f -> %.0f) while accelerators grew %.2fx (%llu -> "
+                  "%llu) with the client's CPUs %.0f%% busy: the storage stopped scaling", fail->read_mib_per_s / pass->read_mib_per_s,
+                  pass->read_mib_per_s, fail->read_mib_per_s,
+                  static_cast<double>(fail->accelerators) / static_cast<double>(pass->accelerators),
+                  static_cast<unsigned long long>(pass->accelerators), static_cast<unsigned long long>(fail->accelerators),
+                  100 * fail->cpu_utilisation);
+    why = buf;
   } else {
     limit = ceiling > 0 ? "latency" : "storage_or_latency";
     std::snprintf(buf, sizeof buf, "client CPUs %.0f%% busy and %.0f MiB/s delivered at %llu accelerators%s; "
@@ -144,6 +159,32 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
   b["limit"] = limit;
   b["explanation"] = why;
   return b;
+}
+
+nlohmann::json SweepValidity(const SweepResult& r, int repeats) {
+  static const std::vector<std::string> kOrder = {"CLOSED", "OPEN", "INVALID"};
+  size_t worst = 0;
+  std::vector<std::string> reasons;
+  bool known = false;
+  for (const auto& p : r.points) {
+    if (!p.passed || p.accelerators != r.accelerators_supported) continue;
+    for (const auto& run : p.runs) {
+      auto it = std::find(kOrder.begin(), kOrder.end(), run.validity);
+      if (it == kOrder.end()) continue;
+      known = true;
+      worst = std::max(worst, static_cast<size_t>(it - kOrder.begin()));
+      for (const auto& why : run.validity_reasons) {
+        if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
+      }
+    }
+  }
+  if (!known) return {{"category", "INVALID"}, {"reasons", {"INVALID: no passing point to judge"}}};
+  if (repeats < 5) {
+    worst = 2;
+    reasons.push_back("INVALID: " + std::to_string(repeats) + " run(s) per point; a result is the mean of 5 consecutive "
+                      "runs (--closed)");
+  }
+  return {{"category", kOrder[worst]}, {"reasons", reasons}};
 }
 
 nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double ceiling) {
@@ -160,7 +201,8 @@ nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double cei
                 {"client_cpu_utilisation", x.cpu_utilisation},
                 {"stall_p50_seconds", x.stall_p50},
                 {"stall_p99_seconds", x.stall_p99},
-                {"results_dir", x.results_dir}};
+                {"results_dir", x.results_dir},
+                {"validity", x.validity}};
       if (!x.error.empty()) j["error"] = x.error;
       runs.push_back(j);
     }
@@ -173,7 +215,8 @@ nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double cei
             {"min_per_host", o.min},
             {"max_per_host", o.max},
             {"points", points},
-            {"bottleneck", SweepBottleneck(r, ceiling)}};
+            {"bottleneck", SweepBottleneck(r, ceiling)},
+            {"validity", SweepValidity(r, o.repeats)}};
   if (r.stop_code != 0) j["stopped"] = r.stop_reason;
   return j;
 }

@@ -24,6 +24,8 @@ struct SweepRun {
   double stall_p50 = 0, stall_p99 = 0;  // seconds an accelerator waited for a batch
   std::string results_dir;
   std::string error;          // exit 2: the run's message
+  std::string validity;       // the run's rule-check category (CLOSED, OPEN, INVALID), empty when unknown
+  std::vector<std::string> validity_reasons;
   bool passed() const { return exit_code == 0; }
 };
 
@@ -60,11 +62,16 @@ SweepResult RunSweep(const SweepOptions& options, const SweepRunner& runner);
 // host = min(the host's CPUs, the CPUs its ranks may run on).
 void FillSweepRun(const nlohmann::json& summary, SweepRun* run);
 
-// What limited the answer, from the last passing and the first failing point: the client's CPU, the storage
-// (delivered MiB/s near `ceiling_mib_per_s`, when known), or neither saturated (latency-bound).
+// What limited the answer, from the last passing and the first failing point: the client's CPU (>= 85% busy), the
+// storage (delivered MiB/s near `ceiling_mib_per_s` when known, or not growing with the accelerator count), or
+// neither saturated (latency-bound).
 nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling_mib_per_s);
 
-// sweep.json: accelerators_supported, every point and run, the bottleneck evidence.
+// The answer's validity: the worst category among the runs of the answer's point, and INVALID with fewer than 5
+// runs per point (the rules' result is the mean of 5 consecutive runs: --closed).
+nlohmann::json SweepValidity(const SweepResult& r, int repeats);
+
+// sweep.json: accelerators_supported, every point and run, the bottleneck evidence, the validity.
 nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double ceiling_mib_per_s);
 
 }  // namespace feedrate

@@ -327,6 +327,7 @@ WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& so
                         (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
     }
     SetPath(root, SplitDots(key), value, what);
+    c.overridden_keys.push_back(key);
   }
 
   CheckKeys(root, "", source, &c.warnings);
@@ -340,7 +341,9 @@ WorkloadConfig LoadWorkload(const std::string& name_or_path, const std::vector<s
   const auto& builtins = BuiltinWorkloads();
   auto it = builtins.find(name_or_path);
   if (it != builtins.end()) {
-    return ParseWorkload(std::string(it->second), "built-in workload " + name_or_path, name_or_path, overrides);
+    WorkloadConfig c = ParseWorkload(std::string(it->second), "built-in workload " + name_or_path, name_or_path, overrides);
+    c.builtin = true;
+    return c;
   }
   std::filesystem::path p(name_or_path);
   if (!std::filesystem::exists(p)) {

@@ -31,7 +31,9 @@ struct ComputeTime {
 };
 
 struct WorkloadConfig {
-  std::string source;      // the file it came from ("builtin:<name>" for built-ins)
+  std::string source;      // the file it came from ("built-in workload <name>" for built-ins)
+  bool builtin = false;    // one of Feedrate's built-in (MLPerf) workloads
+  std::vector<std::string> overridden_keys;  // canonical keys set by overrides, in order (rule checks)
   std::string name;        // workload name: built-in name or file stem
   std::string model_name;  // model.name
   std::string framework = "pytorch";

@@ -47,9 +47,21 @@ struct TfRecordReport {
 // Walks every record and checks both CRCs of each; a framing or CRC error is Corruption naming the record.
 Result<TfRecordReport> InspectTfRecordFile(const std::string& path);
 
-enum class FileFormat { kNpy, kNpz, kTfRecord, kHdf5, kUnknown };
-// By content: npy magic, zip signature, HDF5 superblock signature, or a first TFRecord header whose length CRC
-// verifies. An empty file is kUnknown.
+enum class FileFormat { kNpy, kNpz, kTfRecord, kHdf5, kJpeg, kPng, kUnknown };
+// By content: npy magic, zip signature, HDF5 superblock signature, JPEG SOI / PNG signature, or a first TFRecord
+// header whose length CRC verifies. An empty file is kUnknown.
 Result<FileFormat> DetectFileFormat(const std::string& path);
+
+struct ImageReport {
+  std::string path;
+  std::string format;  // "jpeg" or "png"
+  uint64_t size = 0;
+  uint32_t width = 0, height = 0, channels = 0;
+  uint64_t pixel_bytes = 0;
+  std::string pixels_sha256;  // of the decoded pixels, row by row (what np.asarray(PIL.Image.open(f)) holds)
+};
+
+// Decodes the whole image (libjpeg-turbo / libpng); a truncated or corrupt image is Corruption naming the file.
+Result<ImageReport> InspectImageFile(const std::string& path);
 
 }  // namespace feedrate

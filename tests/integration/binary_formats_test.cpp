@@ -116,6 +116,21 @@ TEST(BinaryFormats, JpegDatagenPilReadableDecodeTimingAndCorruptImages) {
     auto pil = PilShapes(dir, files);
     EXPECT_EQ(pil.output, want);
   }
+  // inspect decodes the image: its size, and the pixels' sha256, which PIL (the same libjpeg-turbo, same default
+  // IDCT) reproduces.
+  const std::string first = data + "/train/img_0_of_6.jpeg";
+  auto info = nlohmann::json::parse(Sh(Feedrate("inspect --json " + first)).output);
+  EXPECT_EQ(info["format"], "jpeg");
+  EXPECT_EQ(info["height"], dims[0].first);
+  EXPECT_EQ(info["width"], dims[0].second);
+  EXPECT_EQ(info["channels"], 1);
+  EXPECT_EQ(info["pixel_bytes"], dims[0].first * dims[0].second);
+  if (HavePil()) {
+    test::WriteFile(dir / "sha.py", "import sys, hashlib, numpy, PIL.Image\n"
+                                    "print(hashlib.sha256(numpy.asarray(PIL.Image.open(sys.argv[1])).tobytes()).hexdigest())\n");
+    auto sha = Sh(std::string(FEEDRATE_PYTHON3) + " " + (dir / "sha.py") + " " + first);
+    EXPECT_EQ(sha.output, info["pixels_sha256"].get<std::string>() + "\n");
+  }
   auto plain = Sh(Feedrate("run -w retinanet_h100 --data-dir " + data + p + " --results-dir " + (dir / "r")));
   ASSERT_TRUE(plain.code == 0 || plain.code == 3) << plain.output;
   auto f = ReadJson(dir / "r/summary.json")["feedrate"];
@@ -139,6 +154,9 @@ TEST(BinaryFormats, JpegDatagenPilReadableDecodeTimingAndCorruptImages) {
   auto broken = Sh(Feedrate("run -w retinanet_h100 --data-dir " + data + p + decode + " --results-dir " + (dir / "b")));
   EXPECT_EQ(broken.code, 2) << broken.output;
   EXPECT_NE(broken.output.find("img_3_of_6.jpeg: image decode failed: JPEG:"), std::string::npos) << broken.output;
+  auto cut_info = Sh(Feedrate("inspect " + cut));
+  EXPECT_EQ(cut_info.code, 2) << cut_info.output;
+  EXPECT_NE(cut_info.output.find("img_3_of_6.jpeg: JPEG:"), std::string::npos) << cut_info.output;
   auto again = Sh(Feedrate("datagen -w retinanet_h100 --skip-existing --data-dir " + data + p));
   ASSERT_EQ(again.code, 0) << again.output;
   EXPECT_NE(again.output.find("wrote 1 files"), std::string::npos) << again.output;  // only the cut file is redone

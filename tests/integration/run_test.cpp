@@ -70,6 +70,15 @@ TEST(Run, MpiTwoRanksTwoAcceleratorsWritesDlioSummary) {
   EXPECT_FALSE(f["version"].get<std::string>().empty());
   EXPECT_EQ(f["config"]["dataset"]["num_files_train"], 32);
   EXPECT_EQ(f["config"]["reader"]["batch_size"], 2);
+  // Rule checks: a 32-file dataset is far below the size rule, and reader.batch_size / train.* overrides are
+  // allowed by neither CLOSED nor OPEN.
+  EXPECT_EQ(f["validity"]["category"], "INVALID");
+  const std::string reasons = f["validity"]["reasons"].dump();
+  EXPECT_NE(reasons.find("override of reader.batch_size"), std::string::npos) << reasons;
+  EXPECT_NE(reasons.find("dataset.num_files_train=32 is below"), std::string::npos) << reasons;
+  EXPECT_GT(f["dataset_to_memory_ratio"].get<double>(), 0.0);
+  EXPECT_LT(f["dataset_to_memory_ratio"].get<double>(), 5.0);
+  EXPECT_TRUE(f["page_cache"]["warning"].get<bool>());
 
   for (const char* file : {"per_epoch.csv", "config.yaml", "report.md"}) {
     EXPECT_TRUE(std::filesystem::exists(results + "/" + file)) << file;

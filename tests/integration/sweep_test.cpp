@@ -59,6 +59,12 @@ TEST_F(SweepRun, EveryCountPassingAnswersTheMaximumAndKeepsEveryRun) {
   EXPECT_GT(j["bottleneck"]["storage_ceiling_mib_per_s"].get<double>(), 0.0);
   EXPECT_EQ(j["storage_ceiling_source"], "feedrate iobench (ceiling/iobench.json)");
   EXPECT_TRUE(fs::exists(r + "/ceiling/iobench.json"));
+  // Rule checks: metric.au and train.* overrides are allowed by neither CLOSED nor OPEN; 2 runs per point are not 5.
+  EXPECT_EQ(j["validity"]["category"], "INVALID");
+  const std::string reasons = j["validity"]["reasons"].dump();
+  EXPECT_NE(reasons.find("override of metric.au"), std::string::npos) << reasons;
+  EXPECT_NE(reasons.find("2 run(s) per point"), std::string::npos) << reasons;
+  EXPECT_EQ(j["points"][0]["runs"][0]["validity"], "INVALID");
 }
 
 TEST_F(SweepRun, MinimumMissingExits3AndRanksModeGoesThroughMpirun) {

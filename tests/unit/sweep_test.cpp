@@ -137,10 +137,11 @@ TEST(Sweep, FiguresComeFromTheRunSummary) {
 }
 
 TEST(Sweep, BottleneckTellsClientCpuFromStorageFromLatency) {
-  auto result_with = [](double cpu, double mib) {
+  auto result_with = [](double cpu, double mib, double pass_mib = 0) {
     SweepResult r;
     SweepPoint pass{4, {SweepRun{}}, true}, fail{8, {SweepRun{}}, false};
     pass.runs[0].accelerators = 4;
+    pass.runs[0].read_mib_per_s = pass_mib;
     fail.runs[0].accelerators = 8;
     fail.runs[0].exit_code = 3;
     fail.runs[0].cpu_utilisation = cpu;
@@ -155,6 +156,11 @@ TEST(Sweep, BottleneckTellsClientCpuFromStorageFromLatency) {
   EXPECT_NEAR(storage["first_fail"]["fraction_of_storage_ceiling"].get<double>(), 0.95, 1e-9);
   EXPECT_EQ(SweepBottleneck(result_with(0.3, 500), 2000)["limit"], "latency");
   EXPECT_EQ(SweepBottleneck(result_with(0.3, 500), 0)["limit"], "storage_or_latency");
+  // Twice the accelerators but 1.1x the MiB/s, CPU to spare: the storage stopped scaling (no ceiling needed).
+  auto plateau = SweepBottleneck(result_with(0.3, 1100, 1000), 0);
+  EXPECT_EQ(plateau["limit"], "storage_throughput");
+  EXPECT_NE(plateau["explanation"].get<std::string>().find("grew 1.10x"), std::string::npos) << plateau["explanation"];
+  EXPECT_EQ(SweepBottleneck(result_with(0.3, 1950, 1000), 0)["limit"], "storage_or_latency");  // it did scale
   auto j = SweepJson(result_with(0.3, 500), {}, 0);
   EXPECT_EQ(j["accelerators_supported"], 4);
   EXPECT_EQ(j["points"].size(), 2u);

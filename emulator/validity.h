@@ -1,0 +1,40 @@
+// MLPerf Storage v2.0 rule checks (mlpstorage rules.py TrainingRulesChecker): the dataset-size rule, which
+// parameter overrides CLOSED and OPEN allow, O_DIRECT only for unet3d, equal accelerators per host; plus what
+// Feedrate itself does differently from DLIO. A result is CLOSED, OPEN or INVALID with the reasons.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "loader/config/workload_config.h"
+
+namespace feedrate {
+
+// mlpstorage rules.calculate_training_data_size (v2.0):
+//   files = max((5 * total_client_memory_bytes) // (nspf * record_length), (500 * accelerators * batch) // nspf)
+struct DatasetMinimum {
+  uint64_t files = 0, by_memory = 0, by_steps = 0;
+};
+DatasetMinimum TrainingDatasetMinimum(const WorkloadConfig& cfg, double total_client_memory_bytes, uint64_t accelerators);
+
+struct Validity {
+  std::string category = "CLOSED";  // CLOSED, OPEN or INVALID
+  std::vector<std::string> reasons;  // why it is not CLOSED (empty for CLOSED)
+  // Lowers the category to `to` (never raises it) and records why.
+  void Demote(const std::string& to, const std::string& reason);
+  nlohmann::json ToJson() const;
+};
+
+struct RunFacts {
+  uint64_t accelerators = 0;                     // total
+  std::vector<uint64_t> accelerators_per_host;   // one entry per host
+  double client_memory_bytes = 0;                // all hosts together
+};
+
+// The checks mlpstorage v2.0 runs on a training run, plus Feedrate's own departures from DLIO's behaviour.
+Validity CheckTrainingRun(const WorkloadConfig& cfg, const RunFacts& facts);
+
+}  // namespace feedrate

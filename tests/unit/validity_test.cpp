@@ -1,0 +1,92 @@
+// Rule checks (mlpstorage v2.0): overrides allowed in CLOSED / OPEN / neither, the dataset-size rule, O_DIRECT
+// only for unet3d, equal accelerators per host, Feedrate's own departures; and a sweep's validity.
+#include <gtest/gtest.h>
+
+#include "emulator/sweep.h"
+#include "emulator/validity.h"
+
+namespace feedrate {
+namespace {
+
+RunFacts OneHost(uint64_t accelerators, double mem_gib) {
+  return {accelerators, {accelerators}, mem_gib * 1073741824.0};
+}
+
+TEST(Validity, DatasetMinimumIsMlpstoragesFormula) {
+  // Reference worked example: 2 x 128 GiB for unet3d gives 9375 files from memory; 8 H100s 500 x 7 x 8 = 28000.
+  auto c = LoadWorkload("unet3d_h100", {});
+  auto m = TrainingDatasetMinimum(c, 2 * 128 * 1073741824.0, 8);
+  EXPECT_EQ(m.by_memory, 9375u);
+  EXPECT_EQ(m.by_steps, 28000u);
+  EXPECT_EQ(m.files, 28000u);
+}
+
+TEST(Validity, ClosedOpenAndInvalidOverrides) {
+  // resnet50: no checkpoint or O_DIRECT rules involved. 1 GiB of client memory keeps the size rule small.
+  auto closed = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "reader.read_threads=8",
+                                               "feedrate.engine=posix", "dataset.data_folder=/x"});
+  auto v = CheckTrainingRun(closed, OneHost(1, 1));
+  EXPECT_EQ(v.category, "CLOSED") << nlohmann::json(v.reasons).dump();
+  EXPECT_TRUE(v.reasons.empty());
+
+  auto open = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "++workload.dataset.num_samples_per_file=2",
+                                             "feedrate.order=shuffled"});
+  v = CheckTrainingRun(open, OneHost(1, 1));
+  EXPECT_EQ(v.category, "OPEN");
+  ASSERT_EQ(v.reasons.size(), 2u);
+  EXPECT_NE(v.reasons[0].find("dataset.num_samples_per_file"), std::string::npos) << v.reasons[0];
+  EXPECT_NE(v.reasons[1].find("feedrate.order"), std::string::npos) << v.reasons[1];
+
+  auto invalid = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "train.computation_time=0.01"});
+  v = CheckTrainingRun(invalid, OneHost(1, 1));
+  EXPECT_EQ(v.category, "INVALID");
+  EXPECT_NE(v.reasons[0].find("train.computation_time"), std::string::npos) << v.reasons[0];
+}
+
+TEST(Validity, SizeRuleODirectCheckpointAndHosts) {
+  auto small = LoadWorkload("resnet50_h100", {"dataset.num_files_train=10"});
+  auto v = CheckTrainingRun(small, OneHost(2, 64));
+  EXPECT_EQ(v.category, "INVALID");
+  EXPECT_NE(v.reasons[0].find("dataset.num_files_train=10 is below"), std::string::npos) << v.reasons[0];
+
+  auto odirect = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "reader.odirect=true"});
+  v = CheckTrainingRun(odirect, OneHost(1, 1));
+  EXPECT_EQ(v.category, "INVALID");
+  EXPECT_NE(v.reasons.back().find("unet3d only"), std::string::npos);
+
+  // unet3d with O_DIRECT is allowed, but its training checkpoints are not emulated yet: OPEN, saying so.
+  auto unet = LoadWorkload("unet3d_h100", {"dataset.num_files_train=100000", "reader.odirect=true"});
+  v = CheckTrainingRun(unet, OneHost(1, 1));
+  EXPECT_EQ(v.category, "OPEN");
+  EXPECT_NE(v.reasons.back().find("does not write checkpoints"), std::string::npos);
+  auto no_ckpt = LoadWorkload("unet3d_h100", {"dataset.num_files_train=100000", "workflow.checkpoint=False"});
+  EXPECT_EQ(CheckTrainingRun(no_ckpt, OneHost(1, 1)).category, "INVALID");
+
+  auto ok = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000"});
+  EXPECT_EQ(CheckTrainingRun(ok, {6, {2, 4}, 2 * 1073741824.0}).category, "INVALID");  // unequal per host
+  EXPECT_EQ(CheckTrainingRun(ok, {6, {3, 3}, 2 * 1073741824.0}).category, "CLOSED");
+}
+
+TEST(Validity, SweepTakesTheAnswersRunsAndNeedsFiveRepeats) {
+  SweepResult r;
+  SweepRun closed;
+  closed.exit_code = 0;
+  closed.validity = "CLOSED";
+  SweepRun open = closed;
+  open.validity = "OPEN";
+  open.validity_reasons = {"OPEN: override of feedrate.order"};
+  SweepRun fail;
+  fail.exit_code = 3;
+  fail.validity = "INVALID";  // a failing point does not decide the answer's validity
+  r.points = {{2, {closed, closed, closed, closed, closed}, true}, {4, std::vector<SweepRun>(5, open), true}, {8, {fail}, false}};
+  r.accelerators_supported = 4;
+  auto v = SweepValidity(r, 5);
+  EXPECT_EQ(v["category"], "OPEN");
+  EXPECT_EQ(v["reasons"].size(), 1u);
+  auto quick = SweepValidity(r, 1);
+  EXPECT_EQ(quick["category"], "INVALID");
+  EXPECT_NE(quick["reasons"].back().get<std::string>().find("1 run(s) per point"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace feedrate
