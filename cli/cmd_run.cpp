@@ -32,6 +32,8 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--queue-depth", *queue_depth, "reads in flight per I/O thread (io_uring; default 1 buffered, 16 with O_DIRECT)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{4096}));
   sub->add_flag("--odirect", *odirect, "O_DIRECT reads (same as reader.odirect: true)");
+  sub->add_flag("--quiet,-q", o->quiet, "no progress output (the result is still printed)");
+  sub->add_flag("--json-events", o->json_events, "progress (each second), epochs and the result as JSON lines on stdout");
   return [=] {
     Comm comm(argc, argv);
     InstallInterruptHandlers();

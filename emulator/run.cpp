@@ -296,9 +296,9 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
   }
 }
 
-// Live progress: one line per epoch on rank 0, from figures reduced over all ranks.
-void PrintEpochLine(const WorkloadConfig& cfg, const Comm& comm, uint64_t epoch, uint64_t steps,
-                    const std::vector<AcceleratorLog>& logs) {
+// One line per epoch on rank 0 (text, or a JSON event), from figures reduced over all ranks.
+void ReportEpoch(const WorkloadConfig& cfg, const Comm& comm, uint64_t epoch, uint64_t steps,
+                 const std::vector<AcceleratorLog>& logs, ProgressReporter* out) {
   double au = 0, tp = 0, bytes = 0, secs = 0;
   for (const auto& log : logs) {
     std::span<const StepRecord> st(log.steps.data() + (epoch - 1) * steps, steps);
@@ -314,12 +314,17 @@ void PrintEpochLine(const WorkloadConfig& cfg, const Comm& comm, uint64_t epoch,
   tp = comm.SumDouble(tp);
   bytes = comm.SumDouble(bytes);
   secs = comm.MaxDouble(secs);
-  if (comm.root()) {
-    std::printf("epoch %llu/%llu: AU %.2f%%, %.2f samples/s, read %.1f MiB/s, %.2f s\n",
-                static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(cfg.epochs), 100 * au / n, tp,
-                secs > 0 ? bytes / 1048576.0 / secs : 0.0, secs);
-    std::fflush(stdout);
+  if (!comm.root() || out == nullptr) return;
+  const double mib = secs > 0 ? bytes / 1048576.0 / secs : 0.0;
+  if (out->mode() == ProgressMode::kJsonEvents) {
+    out->Emit(nlohmann::json{{"event", "epoch"}, {"epoch", epoch}, {"epochs", cfg.epochs}, {"au_pct", 100 * au / n},
+                             {"samples_per_s", tp}, {"read_mib_per_s", mib}, {"seconds", secs}}.dump());
+    return;
   }
+  char line[160];
+  std::snprintf(line, sizeof line, "epoch %llu/%llu: AU %.2f%%, %.2f samples/s, read %.1f MiB/s, %.2f s",
+                static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(cfg.epochs), 100 * au / n, tp, mib, secs);
+  out->Emit(line);
 }
 
 }  // namespace
@@ -379,6 +384,11 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
     if (comm.root()) {
       ParseRankInfos(infos, &rec);
       std::fprintf(stderr, "feedrate: error: %s\n", error.c_str());
+      if (opt.json_events) {
+        std::printf("%s\n", nlohmann::json{{"event", "done"}, {"status", status}, {"error", error},
+                                           {"results_dir", rec.results_dir}}.dump().c_str());
+        std::fflush(stdout);
+      }
       std::error_code ec;
       if (!rec.results_dir.empty() && std::filesystem::is_directory(rec.results_dir, ec)) {
         Status w = WriteRunResults(rec);
@@ -409,6 +419,8 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   const double cpu0 = ProcessCpuSeconds();
   EngineCounters counters;
   std::atomic<uint64_t> check_ns{0};  // I/O threads' time in sample checks (CRC, decoding)
+  TrainProgress progress;             // rank 0's live counters
+  const ProgressMode progress_mode = ChooseProgressMode(opt.quiet, opt.json_events);
   {
     IoEngine& engine = *setup.engine.engine;
     rec.engine = engine.name();
@@ -419,8 +431,12 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
     to.retain_batches = setup.retain;
     to.direct_align = cfg.odirect ? setup.engine_options.direct_align : 0;
     uint64_t steps = setup.sampler->steps_per_epoch();
+    // Rank 0 reports; the other ranks only take part in the per-epoch reductions.
+    ProgressReporter::Shape shape{cfg.epochs, steps, opt.accelerators, comm.rank(), comm.size()};
+    ProgressReporter reporter(progress, shape, comm.root() ? progress_mode : ProgressMode::kQuiet);
+    to.progress = comm.root() ? &progress : nullptr;
     to.on_epoch = [&](uint64_t epoch, const std::vector<AcceleratorLog>& logs) {
-      PrintEpochLine(cfg, comm, epoch, steps, logs);
+      ReportEpoch(cfg, comm, epoch, steps, logs, &reporter);
     };
     to.files = setup.file_table.get();
     to.coalesce_bytes = cfg.coalesce_reads ? setup.engine_options.transfer_size : 0;
@@ -458,8 +474,15 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
       std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
       code = kExitError;
     } else {
-      std::printf("%s", FormatResultTable(rec).c_str());
-      std::printf("results: %s\n", rec.results_dir.c_str());
+      if (progress_mode == ProgressMode::kJsonEvents) {
+        std::printf("%s\n", nlohmann::json{{"event", "done"}, {"status", rec.status},
+                                           {"au_pct", rec.metrics.au_mean_pct}, {"au_bar_pct", 100 * cfg.au},
+                                           {"accelerators", static_cast<uint64_t>(rec.ranks) * rec.accelerators_per_rank},
+                                           {"results_dir", rec.results_dir}}.dump().c_str());
+      } else {
+        std::printf("%s", FormatResultTable(rec).c_str());
+        std::printf("results: %s\n", rec.results_dir.c_str());
+      }
       std::fflush(stdout);
       code = rec.metrics.meets_au ? kExitPass : kExitMissedAu;
     }

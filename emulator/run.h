@@ -15,6 +15,8 @@ struct RunOptions {
   std::string results_dir;       // "" = results/<timestamp>_<workload>
   bool retain_batches = false;
   std::string version;
+  bool quiet = false;            // no progress output (the final result is still printed)
+  bool json_events = false;      // progress, epochs and the result as JSON lines on stdout
 };
 
 // Exit codes: 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on every rank.

@@ -42,6 +42,14 @@ void Trainer::OnBarrier() noexcept {
   if (Interrupted()) result_.interrupted = true;
   stop_ = comm_.AnyTrue(local_stop);
   if (stop_) result_.stopped = true;
+  if (pos == 0 && opt_.progress != nullptr) {  // an epoch's start: every accelerator waits here, none is adding
+    TrainProgress& p = *opt_.progress;
+    p.steps.store(0, std::memory_order_relaxed);
+    p.bytes.store(0, std::memory_order_relaxed);
+    p.compute_ns.store(0, std::memory_order_relaxed);
+    p.epoch_start_ns.store(NowNs(), std::memory_order_relaxed);
+    p.epoch.store(barrier_epoch_, std::memory_order_relaxed);  // pos 0 never ends a schedule, so still this epoch
+  }
   if (pos == result_.steps_per_epoch + 1 && !stop_) {  // the training block's end
     ++result_.epochs_completed;
     if (opt_.on_epoch) opt_.on_epoch(result_.epochs_completed, result_.logs);
@@ -144,6 +152,11 @@ void Trainer::AcceleratorMain(uint64_t local) {
       barrier.arrive_and_wait();  // the emulated all-reduce
       const int64_t t3 = NowNs();
       rec[s] = {t1 - t0, t2 - t1, t3 - t2, batch.bytes};
+      if (opt_.progress != nullptr) {
+        opt_.progress->compute_ns.fetch_add(static_cast<uint64_t>(t2 - t1), std::memory_order_relaxed);
+        opt_.progress->bytes.fetch_add(batch.bytes, std::memory_order_relaxed);
+        opt_.progress->steps.fetch_add(1, std::memory_order_relaxed);
+      }
       if (stop_) {
         prefetcher.Drain();
         return;

@@ -13,6 +13,7 @@
 
 #include "emulator/comm.h"
 #include "emulator/metrics.h"
+#include "emulator/progress.h"
 #include "loader/config/workload_config.h"
 #include "loader/format/sample_table.h"
 #include "loader/io/io_engine.h"
@@ -45,6 +46,7 @@ struct TrainerOptions {
   const FileTable* files = nullptr;  // names files in sample-check errors
   uint64_t coalesce_bytes = 0;       // read back-to-back samples of a batch together, up to this many bytes
   std::atomic<uint64_t>* check_ns = nullptr;  // where the prefetchers add their sample-check time
+  TrainProgress* progress = nullptr;          // live counters for the progress line (one add per step each)
   // Evaluation (workflow.evaluation): the sampler over the validation files, whose sample ids start at
   // eval_id_offset in the sample table.
   const Sampler* eval_sampler = nullptr;

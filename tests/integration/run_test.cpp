@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "datagen/generator.h"
 #include "harness.h"
@@ -222,6 +223,46 @@ TEST(Run, InterruptStopsCleanlyAndSaysSo) {
   auto s = ReadJson(dir / "r/summary.json");
   EXPECT_EQ(s["feedrate"]["status"], "interrupted");
   EXPECT_FALSE(s.contains("metric"));
+}
+
+TEST(Run, JsonEventsAndQuietProgress) {
+  test::TempDir dir;
+  const std::string data = dir / "d";
+  const std::string ds = SmallDatasetParams(16, 65536);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + ds)).code, 0);
+  const std::string args = "run -w unet3d_h100 --data-dir " + data + " " + ds +
+                           " --param reader.batch_size=1 --param train.epochs=2 --param train.computation_time=0.1";
+  // Each step takes 0.1 s, so a 16-step epoch lasts longer than the one-second progress period.
+  auto events = Sh(Feedrate(args + " --json-events --results-dir " + (dir / "j")) + " 2>/dev/null");
+  ASSERT_TRUE(events.code == 0 || events.code == 3) << events.output;
+  std::istringstream lines(events.output);
+  std::string line;
+  int progress = 0, epochs = 0, done = 0;
+  while (std::getline(lines, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << "not JSON: " << line;
+    const std::string e = j["event"];
+    progress += e == "progress";
+    epochs += e == "epoch";
+    if (e == "done") {
+      ++done;
+      EXPECT_EQ(j["results_dir"], dir / "j");
+      EXPECT_EQ(j["status"], events.code == 0 ? "success" : "fail");
+    }
+  }
+  EXPECT_GE(progress, 1);
+  EXPECT_EQ(epochs, 2);
+  EXPECT_EQ(done, 1);
+
+  const std::string fast = "run -w unet3d_h100 --data-dir " + data + " " + ds +
+                           " --param reader.batch_size=1 --param train.epochs=2 --param train.computation_time=0.01";
+  auto quiet = Sh(Feedrate(fast + " --quiet --results-dir " + (dir / "q")) + " 2>/dev/null");
+  ASSERT_TRUE(quiet.code == 0 || quiet.code == 3) << quiet.output;
+  EXPECT_EQ(quiet.output.find("epoch 1/2:"), std::string::npos) << quiet.output;
+  EXPECT_NE(quiet.output.find("results: "), std::string::npos) << quiet.output;
+  auto plain = Sh(Feedrate(fast + " --results-dir " + (dir / "p")) + " 2>/dev/null");  // not a terminal: epoch lines
+  EXPECT_NE(plain.output.find("epoch 1/2: AU"), std::string::npos) << plain.output;
+  EXPECT_EQ(plain.output.find("\033[K"), std::string::npos);
 }
 
 }  // namespace
