@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -121,6 +122,61 @@ Status WriteFileAtomic(const std::string& path, const std::string& content) {
   }
   return Status::Ok();
 }
+
+namespace {
+
+// Per host: its ranks and accelerators, delivered MiB/s (its bytes per epoch over the epoch's slowest block,
+// averaged over epochs), AU spread over its accelerators and epochs, CPU utilisation of the training loop, and
+// how much later than the earliest host it entered the training loop.
+nlohmann::json HostFigures(const RunRecord& r, const std::map<std::string, std::vector<const RankInfo*>>& hosts) {
+  using nlohmann::json;
+  double first_start = 0;
+  for (const auto& ri : r.rank_info) {
+    if (ri.train_start_unix > 0 && (first_start == 0 || ri.train_start_unix < first_start)) first_start = ri.train_start_unix;
+  }
+  json out = json::array();
+  for (const auto& [name, ranks] : hosts) {
+    double start = 0, cpu = 0, allowed = 0;
+    std::vector<double> au;
+    std::vector<double> bytes, secs;  // per epoch
+    for (const RankInfo* ri : ranks) {
+      if (ri->train_start_unix > 0 && (start == 0 || ri->train_start_unix < start)) start = ri->train_start_unix;
+      cpu += ri->train_cpu_seconds;
+      allowed += ri->allowed_cpus;
+      for (uint64_t a = 0; a < r.accelerators_per_rank; ++a) {
+        const size_t idx = static_cast<size_t>(ri->rank) * r.accelerators_per_rank + a;
+        if (idx >= r.per_accelerator.size()) continue;
+        const auto& eps = r.per_accelerator[idx];
+        if (bytes.size() < eps.size()) {
+          bytes.resize(eps.size(), 0);
+          secs.resize(eps.size(), 0);
+        }
+        for (size_t e = 0; e < eps.size(); ++e) {
+          au.push_back(100 * eps[e].block.au);
+          bytes[e] += static_cast<double>(eps[e].bytes);
+          secs[e] = std::max(secs[e], eps[e].seconds);
+        }
+      }
+    }
+    double mib = 0;
+    for (size_t e = 0; e < bytes.size(); ++e) mib += secs[e] > 0 ? bytes[e] / kMiB / secs[e] : 0;
+    if (!bytes.empty()) mib /= static_cast<double>(bytes.size());
+    const double usable = std::min(static_cast<double>(ranks.front()->host_cpu_count), allowed);
+    json h = {{"hostname", name},
+              {"ranks", ranks.size()},
+              {"accelerators", ranks.size() * r.accelerators_per_rank},
+              {"read_mib_per_s", mib},
+              {"au_min_pct", au.empty() ? 0.0 : *std::min_element(au.begin(), au.end())},
+              {"au_mean_pct", Mean(au)},
+              {"au_max_pct", au.empty() ? 0.0 : *std::max_element(au.begin(), au.end())},
+              {"cpu_utilisation", usable > 0 && r.wall_seconds > 0 ? std::min(1.0, cpu / (r.wall_seconds * usable)) : 0.0},
+              {"start_skew_seconds", start > 0 && first_start > 0 ? start - first_start : 0.0}};
+    out.push_back(h);
+  }
+  return out;
+}
+
+}  // namespace
 
 nlohmann::json BuildSummary(const RunRecord& r) {
   using nlohmann::json;
@@ -262,6 +318,7 @@ nlohmann::json BuildSummary(const RunRecord& r) {
     facts.client_memory_bytes += static_cast<double>(ranks.front()->host_mem_bytes);
   }
   f["validity"] = CheckTrainingRun(c, facts).ToJson();
+  f["hosts"] = HostFigures(r, hosts);
   const double ratio = facts.client_memory_bytes > 0 ? r.dataset_bytes / facts.client_memory_bytes : 0;
   f["dataset_to_memory_ratio"] = ratio;
   f["page_cache"] = {

@@ -22,6 +22,7 @@ struct RankInfo {
   unsigned threads = 0;     // accelerator + I/O threads of the rank
   double cpu_seconds = 0;   // user + system, whole process
   double train_cpu_seconds = 0;  // user + system during the training loop (what wall_seconds covers)
+  double train_start_unix = 0;   // wall-clock time (s since the epoch) the rank entered the training loop
   unsigned host_cpu_count = 0;
   uint64_t host_mem_bytes = 0;
   std::string processor;
@@ -50,6 +51,7 @@ struct RunRecord {
   double buffer_bytes_per_rank = 0;
   std::vector<RankInfo> rank_info;
   RunMetrics metrics;
+  std::vector<std::vector<AcceleratorEpoch>> per_accelerator;  // [rank * accelerators_per_rank + a][epoch]
   std::vector<double> stall_seconds;    // every step of every accelerator
   std::vector<double> barrier_seconds;  // every step of every accelerator
   double wall_seconds = 0;              // training loop, all epochs

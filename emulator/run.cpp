@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -264,14 +265,15 @@ void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
 }
 
 std::string RankInfoJson(const Comm& comm, unsigned threads, const EngineCounters& counters = {}, double check_seconds = 0,
-                         double train_cpu_seconds = 0) {
+                         double train_cpu_seconds = 0, double train_start_unix = 0) {
   HostInfo h = ReadHostInfo();
   auto cpus = CpuAffinity();
   nlohmann::json j = {{"rank", comm.rank()},   {"hostname", h.hostname},   {"cpus", CpuListString(cpus)},
                       {"allowed", cpus.size()}, {"threads", threads},       {"cpu_seconds", ProcessCpuSeconds()},
                       {"cpu_count", h.cpu_count}, {"mem", h.mem_total_bytes}, {"processor", h.processor_name},
                       {"device_bytes", counters.device_bytes}, {"requeued", counters.requeued},
-                      {"check_seconds", check_seconds}, {"train_cpu_seconds", train_cpu_seconds}};
+                      {"check_seconds", check_seconds}, {"train_cpu_seconds", train_cpu_seconds},
+                      {"train_start_unix", train_start_unix}};
   return j.dump();
 }
 
@@ -292,6 +294,7 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
     ri.requeued = j["requeued"];
     ri.check_seconds = j["check_seconds"];
     ri.train_cpu_seconds = j["train_cpu_seconds"];
+    ri.train_start_unix = j["train_start_unix"];
     r->rank_info.push_back(ri);
   }
 }
@@ -417,6 +420,8 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   TrainingResult result;
   int64_t t0 = NowNs();
   const double cpu0 = ProcessCpuSeconds();
+  const double start_unix =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();  // skew between hosts
   EngineCounters counters;
   std::atomic<uint64_t> check_ns{0};  // I/O threads' time in sample checks (CRC, decoding)
   TrainProgress progress;             // rank 0's live counters
@@ -460,7 +465,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
 
   auto packed = comm.GatherDoubles(PackRank(cfg, result));
   auto infos = comm.GatherStrings(RankInfoJson(comm, threads, counters, static_cast<double>(check_ns.load()) / 1e9,
-                                                  ProcessCpuSeconds() - cpu0));
+                                                  ProcessCpuSeconds() - cpu0, start_unix));
   rec.end_iso = NowIso8601();
   int code = kExitError;
   if (comm.root()) {
@@ -468,6 +473,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
     UnpackRanks(packed, &rec, &per_acc);
     ParseRankInfos(infos, &rec);
     rec.metrics = AggregateRun(per_acc, cfg.record_length, cfg.au);
+    rec.per_accelerator = std::move(per_acc);
     rec.status = rec.metrics.meets_au ? "success" : "fail";
     Status w = WriteRunResults(rec);
     if (!w.ok()) {

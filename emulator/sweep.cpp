@@ -81,6 +81,7 @@ void FillSweepRun(const nlohmann::json& s, SweepRun* run) {
   const auto& validity = f.value("validity", nlohmann::json::object());
   run->validity = validity.value("category", std::string());
   run->validity_reasons = validity.value("reasons", std::vector<std::string>());
+  run->hosts = f.value("hosts", nlohmann::json::array());
   // Usable CPUs: per host (summary lists hosts in name order), the lesser of its CPUs and its ranks' affinity.
   std::map<std::string, double> allowed;
   for (const auto& a : f.value("cpu_affinity", nlohmann::json::array())) {
@@ -112,7 +113,7 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
     if (run == nullptr) return nullptr;
     json e = {{"accelerators", run->accelerators}, {"au_pct", run->au_pct}, {"read_mib_per_s", run->read_mib_per_s},
               {"client_cpu_utilisation", run->cpu_utilisation}, {"stall_p50_seconds", run->stall_p50},
-              {"stall_p99_seconds", run->stall_p99}, {"results_dir", run->results_dir}};
+              {"stall_p99_seconds", run->stall_p99}, {"results_dir", run->results_dir}, {"hosts", run->hosts}};
     if (ceiling > 0) e["fraction_of_storage_ceiling"] = run->read_mib_per_s / ceiling;
     return e;
   };
@@ -202,7 +203,8 @@ nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double cei
                 {"stall_p50_seconds", x.stall_p50},
                 {"stall_p99_seconds", x.stall_p99},
                 {"results_dir", x.results_dir},
-                {"validity", x.validity}};
+                {"validity", x.validity},
+                {"hosts", x.hosts}};
       if (!x.error.empty()) j["error"] = x.error;
       runs.push_back(j);
     }

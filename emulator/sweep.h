@@ -26,6 +26,7 @@ struct SweepRun {
   std::string error;          // exit 2: the run's message
   std::string validity;       // the run's rule-check category (CLOSED, OPEN, INVALID), empty when unknown
   std::vector<std::string> validity_reasons;
+  nlohmann::json hosts = nlohmann::json::array();  // the run's per-host figures (summary feedrate.hosts)
   bool passed() const { return exit_code == 0; }
 };
 

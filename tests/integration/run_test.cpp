@@ -67,6 +67,18 @@ TEST(Run, MpiTwoRanksTwoAcceleratorsWritesDlioSummary) {
   for (const char* k : {"p50", "p90", "p99", "max"}) EXPECT_TRUE(f["stall_seconds"].contains(k)) << k;
   EXPECT_LE(f["au_min"].get<double>(), f["au_max"].get<double>());
   ASSERT_EQ(f["cpu_affinity"].size(), 2u);
+  // Per-host view: one host with both ranks' accelerators.
+  ASSERT_EQ(f["hosts"].size(), 1u);
+  const auto& h = f["hosts"][0];
+  EXPECT_EQ(h["hostname"], s["hostname"]);
+  EXPECT_EQ(h["ranks"], 2);
+  EXPECT_EQ(h["accelerators"], 4);
+  EXPECT_GT(h["read_mib_per_s"].get<double>(), 0.0);
+  EXPECT_LE(h["au_min_pct"].get<double>(), h["au_mean_pct"].get<double>());
+  EXPECT_LE(h["au_mean_pct"].get<double>(), h["au_max_pct"].get<double>());
+  EXPECT_NEAR(h["au_mean_pct"].get<double>(), au, 1e-6);  // one host: the run's mean
+  EXPECT_EQ(h["start_skew_seconds"].get<double>(), 0.0);
+  EXPECT_GE(h["cpu_utilisation"].get<double>(), 0.0);
   EXPECT_FALSE(f["cpu_affinity"][0]["cpus"].get<std::string>().empty());
   EXPECT_FALSE(f["version"].get<std::string>().empty());
   EXPECT_EQ(f["config"]["dataset"]["num_files_train"], 32);

@@ -52,6 +52,8 @@ TEST_F(SweepRun, EveryCountPassingAnswersTheMaximumAndKeepsEveryRun) {
       EXPECT_EQ(run["au_pct"].get<double>(), s["metric"]["train_au_mean_percentage"].get<double>());
       EXPECT_GT(run["read_mib_per_s"].get<double>(), 0.0);
       EXPECT_TRUE(fs::exists(rd + "/run.log"));
+      ASSERT_EQ(run["hosts"].size(), 1u);  // the run's per-host figures travel with it
+      EXPECT_EQ(run["hosts"][0]["accelerators"], p["accelerators"]);
     }
   }
   EXPECT_EQ(j["bottleneck"]["limit"], "none reached");
