@@ -27,5 +27,6 @@ Runner AddInspect(CLI::App& app);
 Runner AddIobench(CLI::App& app, int* argc, char*** argv);
 Runner AddWorkloads(CLI::App& app);
 Runner AddSweep(CLI::App& app);
+Runner AddReport(CLI::App& app);
 
 }  // namespace feedrate::cli

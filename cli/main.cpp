@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add(feedrate::cli::AddIobench(app, &argc, &argv));
   add(feedrate::cli::AddWorkloads(app));
   add(feedrate::cli::AddSweep(app));
+  add(feedrate::cli::AddReport(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -14,6 +14,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "emulator/sysinfo.h"
 #include "emulator/validity.h"
 
 namespace feedrate {
@@ -319,6 +320,7 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   }
   f["validity"] = CheckTrainingRun(c, facts).ToJson();
   f["hosts"] = HostFigures(r, hosts);
+  f["host_facts"] = {{"kernel", KernelRelease()}, {"data_dir", c.data_folder}, {"data_dir_fs", FileSystemType(c.data_folder)}};
   const double ratio = facts.client_memory_bytes > 0 ? r.dataset_bytes / facts.client_memory_bytes : 0;
   f["dataset_to_memory_ratio"] = ratio;
   f["page_cache"] = {

@@ -1,10 +1,13 @@
-// Host and process facts from /proc, sched_getaffinity and getrusage.
+// Host and process facts from /proc, sched_getaffinity, getrusage, uname and statfs.
 #include "emulator/sysinfo.h"
 
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -64,6 +67,29 @@ double ProcessCpuSeconds() {
   ::getrusage(RUSAGE_SELF, &ru);
   auto secs = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; };
   return secs(ru.ru_utime) + secs(ru.ru_stime);
+}
+
+std::string KernelRelease() {
+  struct utsname u {};
+  return ::uname(&u) == 0 ? std::string(u.release) : std::string();
+}
+
+std::string FileSystemType(const std::string& path) {
+  struct statfs st {};
+  if (::statfs(path.c_str(), &st) != 0) return "";
+  static const std::pair<unsigned long, const char*> kTypes[] = {
+      {0xEF53, "ext2/3/4"},     {0x58465342, "xfs"},     {0x01021994, "tmpfs"},   {0x9123683E, "btrfs"},
+      {0x6969, "nfs"},          {0x0BD00BD0, "lustre"},  {0x65735546, "fuse"},    {0x794C7630, "overlayfs"},
+      {0x00C36400, "ceph"},     {0x47504653, "gpfs"},    {0x2FC12FC1, "zfs"},     {0xFF534D42, "cifs"},
+      {0x5346544E, "ntfs"},     {0x4244, "hfs"},         {0x858458F6, "ramfs"},   {0x73717368, "squashfs"},
+      {0x19830326, "beegfs"},   {0x6B414653, "afs"},     {0x012FF7B7, "coh"},     {0x61756673, "aufs"}};
+  const auto magic = static_cast<unsigned long>(st.f_type) & 0xFFFFFFFFul;
+  for (const auto& [m, name] : kTypes) {
+    if (m == magic) return name;
+  }
+  char b[40];
+  std::snprintf(b, sizeof b, "unknown (0x%lx)", magic);
+  return b;
 }
 
 }  // namespace feedrate

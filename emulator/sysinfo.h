@@ -24,4 +24,10 @@ std::string CpuListString(const std::vector<int>& cpus);
 // User + system CPU seconds used by this process so far.
 double ProcessCpuSeconds();
 
+// uname's release, e.g. "6.1.0-18-amd64".
+std::string KernelRelease();
+// The file system type under `path` by statfs magic ("ext4", "xfs", "tmpfs", "nfs", "lustre", ...), or
+// "unknown (0x...)"; "" when the path cannot be examined.
+std::string FileSystemType(const std::string& path);
+
 }  // namespace feedrate
