@@ -37,6 +37,18 @@ std::vector<EpochRow> ReadEpochCsv(const std::string& path) {
   return rows;
 }
 
+std::vector<StepRow> ReadStepCsv(const std::string& path) {
+  std::vector<StepRow> rows;
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line)) return rows;  // header
+  while (std::getline(in, line)) {
+    StepRow r;
+    if (std::sscanf(line.c_str(), "%d,%d,%d,%lf", &r.accelerator, &r.epoch, &r.step, &r.stall_seconds) == 4) rows.push_back(r);
+  }
+  return rows;
+}
+
 std::string Fmt(double v, int decimals = 2) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*f", decimals, v);
@@ -76,6 +88,42 @@ RunFacts Facts(const ReportInput& in) {
 }
 
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
+
+// A histogram of every step's stall (20 bins up to the largest), and epoch 1's steps: mean and max stall over
+// accelerators.
+std::string StallCharts(const std::vector<StepRow>& steps) {
+  double top = 0;
+  int last_step = 0;
+  for (const auto& r : steps) {
+    top = std::max(top, r.stall_seconds);
+    if (r.epoch == 1) last_step = std::max(last_step, r.step);
+  }
+  const int kBins = 20;
+  const double width = top > 0 ? top / kBins : 1e-3;
+  std::vector<double> count(kBins, 0);
+  for (const auto& r : steps) count[std::min(kBins - 1, static_cast<int>(r.stall_seconds / width))] += 1;
+  Chart hist{"Stall per step, every accelerator and epoch (" + std::to_string(steps.size()) + " steps)", "stall (s)", "steps", {},
+             false, 0, "", 0, true, width};
+  ChartSeries bins{"steps", {}, kColors[0]};
+  for (int i = 0; i < kBins; ++i) bins.points.push_back({i * width, count[static_cast<size_t>(i)]});
+  hist.series = {bins};
+  std::vector<double> sum(static_cast<size_t>(last_step) + 1, 0), max(sum.size(), 0), n(sum.size(), 0);
+  for (const auto& r : steps) {
+    if (r.epoch != 1 || r.step < 1) continue;
+    const auto k = static_cast<size_t>(r.step);
+    sum[k] += r.stall_seconds;
+    max[k] = std::max(max[k], r.stall_seconds);
+    n[k] += 1;
+  }
+  ChartSeries mean{"mean over accelerators", {}, kColors[0]}, worst{"max over accelerators", {}, kColors[1]};
+  for (size_t k = 1; k < sum.size(); ++k) {
+    if (n[k] == 0) continue;
+    mean.points.push_back({static_cast<double>(k), sum[k] / n[k]});
+    worst.points.push_back({static_cast<double>(k), max[k]});
+  }
+  Chart timeline{"Epoch 1, step by step: time waiting for the batch", "step", "stall (s)", {mean, worst}, false, 0, ""};
+  return RenderSvgChart(hist) + RenderSvgChart(timeline);
+}
 
 std::string RunHtml(const ReportInput& in) {
   const RunFacts f = Facts(in);
@@ -131,6 +179,7 @@ std::string RunHtml(const ReportInput& in) {
   }
   if (!au.series.empty()) o += RenderSvgChart(au);
   if (!mib.series.empty()) o += RenderSvgChart(mib);
+  if (!in.steps.empty()) o += StallCharts(in.steps);
   if (fr.contains("validity") && !fr["validity"]["reasons"].empty()) {
     o += "<h3>Validity: " + HtmlEscape(f.validity) + "</h3><ul>";
     for (const auto& r : fr["validity"]["reasons"]) o += "<li>" + HtmlEscape(r.get<std::string>()) + "</li>";
@@ -201,6 +250,7 @@ Result<ReportInput> LoadResultDir(const std::string& dir) {
   in.summary = std::move(*summary);
   in.kind = in.summary.contains("feedrate") ? "feedrate run" : "dlio run";
   in.epochs = ReadEpochCsv(dir + "/per_epoch.csv");
+  in.steps = ReadStepCsv(dir + "/steps.csv");
   return in;
 }
 

@@ -383,6 +383,19 @@ Status WriteRunResults(const RunRecord& r) {
         << "," << read << "," << m.epoch_seconds[e] << "\n";
   }
   FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "per_epoch.csv", csv.str()));
+  // Per step of every accelerator (gathered in rank, accelerator, epoch, step order): the stall histogram and
+  // timeline of `feedrate report` come from here.
+  const size_t steps = r.steps_per_epoch, epochs = m.au_pct.size();
+  if (steps > 0 && epochs > 0 && r.stall_seconds.size() == r.barrier_seconds.size() &&
+      r.stall_seconds.size() % (steps * epochs) == 0) {
+    std::ostringstream st;
+    st << "accelerator,epoch,step,stall_seconds,barrier_seconds\n";
+    for (size_t i = 0; i < r.stall_seconds.size(); ++i) {
+      st << i / (steps * epochs) << "," << i / steps % epochs + 1 << "," << i % steps + 1 << "," << r.stall_seconds[i] << ","
+         << r.barrier_seconds[i] << "\n";
+    }
+    FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "steps.csv", st.str()));
+  }
 
   std::ostringstream md;
   md << "# Feedrate run: " << r.cfg->name << "\n\n";

@@ -46,14 +46,14 @@ std::string HtmlEscape(const std::string& s) {
 }
 
 std::string RenderSvgChart(const Chart& c) {
-  const double W = 640, H = 320, L = 70, R = 20, T = 36, B = 52;
+  const double W = 640, H = 320, L = 70, R = 20, T = 46, B = 52;
   double x0 = 0, x1 = 0, y1 = 0;
   bool any = false;
   size_t count = 0;
   for (const auto& s : c.series) {
     for (const auto& [x, y] : s.points) {
       x0 = any ? std::min(x0, x) : x;
-      x1 = any ? std::max(x1, x) : x;
+      x1 = any ? std::max(x1, c.bars ? x + c.bar_width : x) : (c.bars ? x + c.bar_width : x);
       y1 = any ? std::max(y1, y) : y;
       any = true;
       ++count;
@@ -75,7 +75,7 @@ std::string RenderSvgChart(const Chart& c) {
                 "viewBox=\"0 0 %.0f %.0f\" data-points=\"%zu\">", W, H, W, H, count);
   o += b;
   o += "<title>" + HtmlEscape(c.title) + "</title>";
-  std::snprintf(b, sizeof b, "<text x=\"%.0f\" y=\"20\" class=\"ct\">", L);
+  std::snprintf(b, sizeof b, "<text x=\"%.0f\" y=\"18\" class=\"ct\">", L);
   o += b + HtmlEscape(c.title) + "</text>";
   // Axes and ticks.
   std::snprintf(b, sizeof b, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" class=\"ax\"/>", L, H - B, W - R, H - B);
@@ -108,6 +108,15 @@ std::string RenderSvgChart(const Chart& c) {
   // Series, then a legend.
   double legend_x = L;
   for (const auto& s : c.series) {
+    if (c.bars) {
+      for (const auto& [x, y] : s.points) {
+        const double w = std::max(1.0, sx(x + c.bar_width) - sx(x) - 1);
+        std::snprintf(b, sizeof b, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
+                      sx(x), sy(y), w, sy(0) - sy(y), s.color.c_str());
+        o += b + HtmlEscape(s.name) + ": " + Num(x) + ", " + Num(y) + "</title></rect>";
+      }
+      continue;
+    }
     std::string pts;
     for (const auto& [x, y] : s.points) {
       std::snprintf(b, sizeof b, "%.1f,%.1f ", sx(x), sy(y));
@@ -119,10 +128,11 @@ std::string RenderSvgChart(const Chart& c) {
                     sx(x), sy(y), s.color.c_str(), HtmlEscape(s.name).c_str(), Num(x).c_str(), Num(y).c_str());
       o += b;
     }
-    std::snprintf(b, sizeof b, "<rect x=\"%.0f\" y=\"26\" width=\"10\" height=\"3\" fill=\"%s\"/><text x=\"%.0f\" y=\"31\" class=\"tk\">",
-                  legend_x + 260, s.color.c_str(), legend_x + 274);
+    // Legend on its own line under the title, each entry as wide as its name.
+    std::snprintf(b, sizeof b, "<rect x=\"%.0f\" y=\"30\" width=\"10\" height=\"3\" fill=\"%s\"/><text x=\"%.0f\" y=\"35\" class=\"tk\">",
+                  legend_x, s.color.c_str(), legend_x + 14);
     o += b + HtmlEscape(s.name) + "</text>";
-    legend_x += 110;
+    legend_x += 34 + 6.2 * static_cast<double>(s.name.size());
   }
   o += "</svg>";
   return o;

@@ -21,9 +21,12 @@ struct Chart {
   double reference = 0;          // e.g. the AU bar
   std::string reference_label;
   double y_max = 0;  // 0: from the data (e.g. 100 for percentages)
+  bool bars = false;  // a bar per point (histograms) instead of lines; x = the bin's left edge
+  double bar_width = 1;
 };
 
-// The chart as an <svg> element (640 x 320), with a data-points attribute counting its points.
+// The chart as an <svg> element (640 x 320), with a data-points attribute counting its points (each drawn as a
+// circle of class "pt", or a rect of class "bar" for bar charts).
 std::string RenderSvgChart(const Chart& chart);
 
 // Escapes &, <, >, " for HTML/SVG text.

@@ -1,6 +1,6 @@
-// `feedrate report` end to end: from a real run and a DLIO-named result dir to HTML + markdown, rendered by
-// headless Chromium (where installed): the page loads, its charts hold the expected data points, and a
-// screenshot is kept as a test artifact (build/<preset>/test-artifacts/report.png).
+// `feedrate report` end to end: from a real run (with its per-step log) and a DLIO-named result dir to HTML +
+// markdown, rendered by headless Chromium (where installed): the page loads, its charts hold the expected data
+// points, and a screenshot is kept as a test artifact (build/<preset>/test-artifacts/report.png).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -40,9 +40,13 @@ TEST(Report, RunAndDlioDirsRenderInHeadlessChromium) {
   const std::string page = test::ReadFile(html);
   const std::string md = test::ReadFile(dir / "out/report.md");
   EXPECT_NE(md.find("dlio run | unet3d | 8 | 91.80"), std::string::npos) << md;
-  // Run: AU per epoch (mean/min/max x 3 epochs) and MiB/s (3); DLIO: AU per epoch (5).
-  const size_t points = 9 + 3 + 5;
+  // Run: AU per epoch (mean/min/max x 3 epochs), MiB/s (3), epoch 1's stall timeline (mean and max per step);
+  // DLIO: AU per epoch (5). Plus the run's stall histogram: 20 bars from steps.csv.
+  const auto steps = ReadJson(run + "/summary.json")["feedrate"]["steps_per_epoch"].get<size_t>();
+  ASSERT_TRUE(fs::exists(run + "/steps.csv"));
+  const size_t points = 9 + 3 + 2 * steps + 5;
   EXPECT_EQ(Count(page, "<circle class=\"pt\""), points);
+  EXPECT_EQ(Count(page, "<rect class=\"bar\""), 20u);
   EXPECT_NE(page.find("kernel, data file system"), std::string::npos);
 
   if (std::string(FEEDRATE_CHROMIUM).empty()) GTEST_SKIP() << "chromium not installed: rendering not checked";
@@ -53,7 +57,8 @@ TEST(Report, RunAndDlioDirsRenderInHeadlessChromium) {
   ASSERT_EQ(dom.code, 0) << dom.output;
   EXPECT_NE(dom.output.find("<h1>Feedrate report</h1>"), std::string::npos);
   EXPECT_EQ(Count(dom.output, "class=\"pt\""), points);  // the browser parsed every chart's points
-  EXPECT_EQ(Count(dom.output, "<svg"), 3u);
+  EXPECT_EQ(Count(dom.output, "class=\"bar\""), 20u);
+  EXPECT_EQ(Count(dom.output, "<svg"), 5u);
   fs::create_directories(FEEDRATE_ARTIFACTS);
   const std::string shot = std::string(FEEDRATE_ARTIFACTS) + "/report.png";
   fs::remove(shot);

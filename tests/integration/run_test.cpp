@@ -93,6 +93,10 @@ TEST(Run, MpiTwoRanksTwoAcceleratorsWritesDlioSummary) {
   EXPECT_LT(f["dataset_to_memory_ratio"].get<double>(), 5.0);
   EXPECT_TRUE(f["page_cache"]["warning"].get<bool>());
 
+  // The per-step log: one row per step of every accelerator (4 accelerators x 2 epochs x 4 steps).
+  std::string steps_csv = test::ReadFile(results + "/steps.csv");
+  EXPECT_EQ(std::count(steps_csv.begin(), steps_csv.end(), '\n'), 1 + 4 * 2 * 4);
+  EXPECT_EQ(steps_csv.substr(0, steps_csv.find('\n')), "accelerator,epoch,step,stall_seconds,barrier_seconds");
   for (const char* file : {"per_epoch.csv", "config.yaml", "report.md"}) {
     EXPECT_TRUE(std::filesystem::exists(results + "/" + file)) << file;
   }
