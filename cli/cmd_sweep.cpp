@@ -74,7 +74,12 @@ int Spawn(const std::vector<std::string>& argv, const std::string& log) {
   ::sigaction(SIGINT, &ignore, &old_int);
   ::sigaction(SIGTERM, &forward, &old_term);
   const pid_t pid = ::fork();
-  if (pid < 0) return -errno;
+  if (pid < 0) {
+    const int err = errno;
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+    return -err;
+  }
   if (pid == 0) {
     ::signal(SIGINT, SIG_DFL);  // ignored dispositions survive exec
     ::signal(SIGTERM, SIG_DFL);
@@ -265,7 +270,11 @@ Runner AddSweep(CLI::App& app) {
           run.error = run.results_dir + "/summary.json: " + e.what();
         }
       }
-      if (run.exit_code != 0 && run.exit_code != 3 && run.error.empty()) run.error = ErrorFromLog(log) + " (" + log + ")";
+      if (run.exit_code < 0) {
+        run.error = std::string("cannot start the run: ") + std::strerror(-run.exit_code);
+      } else if (run.exit_code != 0 && run.exit_code != 3 && run.error.empty()) {
+        run.error = ErrorFromLog(log) + " (" + log + ")";
+      }
       return run;
     };
     args.search.on_run = [](const SweepRun& r) {
