@@ -62,14 +62,14 @@ std::string Str(const json& j, const char* key) {
 }
 
 // The figures a comparison row and a run section share.
-struct RunFacts {
+struct RunFigures {
   std::string workload, status, validity, engine;
   double accelerators = 0, au = 0, au_bar = 0, throughput = 0, mib = 0;
   bool odirect = false;
 };
 
-RunFacts Facts(const ReportInput& in) {
-  RunFacts f;
+RunFigures Facts(const ReportInput& in) {
+  RunFigures f;
   const json& s = in.summary;
   const json m = s.value("metric", json::object());
   const json fr = s.value("feedrate", json::object());
@@ -85,6 +85,23 @@ RunFacts Facts(const ReportInput& in) {
   const json cfg = fr.value("config", json::object());
   f.au_bar = 100 * cfg.value("metric", json::object()).value("au", 0.0);
   return f;
+}
+
+// The side-by-side table's cells, one row per input (markdown and HTML format the same rows).
+const std::vector<std::string> kComparisonHeader = {"result", "kind", "workload", "accelerators", "AU %", "MiB/s", "status", "validity"};
+
+std::vector<std::vector<std::string>> ComparisonRows(const std::vector<ReportInput>& inputs) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& in : inputs) {
+    if (in.kind == "feedrate sweep") {
+      rows.push_back({in.dir, "sweep", Str(in.sweep, "workload"), Str(in.sweep, "accelerators_supported") + " supported", "", "", "",
+                      in.sweep.contains("validity") ? Str(in.sweep["validity"], "category") : ""});
+    } else {
+      const RunFigures f = Facts(in);
+      rows.push_back({in.dir, in.kind, f.workload, Fmt(f.accelerators, 0), Fmt(f.au), Fmt(f.mib, 1), f.status, f.validity});
+    }
+  }
+  return rows;
 }
 
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"};
@@ -126,7 +143,7 @@ std::string StallCharts(const std::vector<StepRow>& steps) {
 }
 
 std::string RunHtml(const ReportInput& in) {
-  const RunFacts f = Facts(in);
+  const RunFigures f = Facts(in);
   const json& s = in.summary;
   const json fr = s.value("feedrate", json::object());
   std::string o = "<section class=\"run\"><h2>" + HtmlEscape(in.kind + ": " + f.workload) + "</h2>";
@@ -277,7 +294,7 @@ std::string RenderReportMarkdown(const std::vector<ReportInput>& inputs) {
       }
       o << "\n";
     } else {
-      const RunFacts f = Facts(in);
+      const RunFigures f = Facts(in);
       o << "## " << in.kind << ": " << f.workload << " (`" << in.dir << "`)\n\n";
       o << "- " << Fmt(f.accelerators, 0) << " accelerator(s): AU " << Fmt(f.au) << "%, " << f.status
         << (f.validity.empty() ? "" : ", validity " + f.validity) << "\n";
@@ -285,16 +302,15 @@ std::string RenderReportMarkdown(const std::vector<ReportInput>& inputs) {
     }
   }
   if (inputs.size() > 1) {
-    o << "## Side by side\n\n| result | kind | workload | accelerators | AU % | MiB/s | status | validity |\n|---|---|---|---|---|---|---|---|\n";
-    for (const auto& in : inputs) {
-      if (in.kind == "feedrate sweep") {
-        o << "| `" << in.dir << "` | sweep | " << Str(in.sweep, "workload") << " | " << Str(in.sweep, "accelerators_supported")
-          << " supported | | | | " << (in.sweep.contains("validity") ? Str(in.sweep["validity"], "category") : "") << " |\n";
-      } else {
-        const RunFacts f = Facts(in);
-        o << "| `" << in.dir << "` | " << in.kind << " | " << f.workload << " | " << Fmt(f.accelerators, 0) << " | " << Fmt(f.au)
-          << " | " << Fmt(f.mib, 1) << " | " << f.status << " | " << f.validity << " |\n";
-      }
+    o << "## Side by side\n\n|";
+    for (const auto& h : kComparisonHeader) o << " " << h << " |";
+    o << "\n|";
+    for (size_t i = 0; i < kComparisonHeader.size(); ++i) o << "---|";
+    o << "\n";
+    for (const auto& row : ComparisonRows(inputs)) {
+      o << "| `" << row[0] << "` |";
+      for (size_t i = 1; i < row.size(); ++i) o << " " << row[i] << " |";
+      o << "\n";
     }
   }
   return o.str();
@@ -310,19 +326,13 @@ std::string RenderReportHtml(const std::vector<ReportInput>& inputs) {
       ".ct{font-size:14px;font-weight:bold}pre{background:#f7f7f7;padding:1em;overflow:auto}"
       "</style></head><body><h1>Feedrate report</h1>";
   if (inputs.size() > 1) {
-    o += "<h2>Side by side</h2><table id=\"comparison\"><tr><th>result</th><th>kind</th><th>workload</th><th>accelerators</th>"
-         "<th>AU %</th><th>MiB/s</th><th>status</th><th>validity</th></tr>";
-    for (const auto& in : inputs) {
-      if (in.kind == "feedrate sweep") {
-        o += "<tr><td>" + HtmlEscape(in.dir) + "</td><td>sweep</td><td>" + HtmlEscape(Str(in.sweep, "workload")) + "</td><td>" +
-             Str(in.sweep, "accelerators_supported") + " supported</td><td></td><td></td><td></td><td>" +
-             (in.sweep.contains("validity") ? HtmlEscape(Str(in.sweep["validity"], "category")) : "") + "</td></tr>";
-      } else {
-        const RunFacts f = Facts(in);
-        o += "<tr><td>" + HtmlEscape(in.dir) + "</td><td>" + HtmlEscape(in.kind) + "</td><td>" + HtmlEscape(f.workload) +
-             "</td><td>" + Fmt(f.accelerators, 0) + "</td><td>" + Fmt(f.au) + "</td><td>" + Fmt(f.mib, 1) + "</td><td>" +
-             HtmlEscape(f.status) + "</td><td>" + HtmlEscape(f.validity) + "</td></tr>";
-      }
+    o += "<h2>Side by side</h2><table id=\"comparison\"><tr>";
+    for (const auto& h : kComparisonHeader) o += "<th>" + HtmlEscape(h) + "</th>";
+    o += "</tr>";
+    for (const auto& row : ComparisonRows(inputs)) {
+      o += "<tr>";
+      for (const auto& cell : row) o += "<td>" + HtmlEscape(cell) + "</td>";
+      o += "</tr>";
     }
     o += "</table>";
   }
