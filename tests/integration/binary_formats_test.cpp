@@ -15,15 +15,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool HavePil() {
-  return std::string(FEEDRATE_PYTHON3).size() > 0 && Sh(std::string(FEEDRATE_PYTHON3) + " -c \"import PIL.Image, numpy\"").code == 0;
-}
+bool HavePil() { return HavePython("PIL.Image, numpy"); }
 
 // What DLIO's reader does with each file: np.asarray(PIL.Image.open(f)); prints "shape dtype" per file.
 CmdResult PilShapes(const test::TempDir& dir, const std::string& files) {
-  test::WriteFile(dir / "pil.py", "import sys, numpy, PIL.Image\nfor f in sys.argv[1:]:\n"
-                                  "    a = numpy.asarray(PIL.Image.open(f))\n    print(a.shape, a.dtype)\n");
-  return Sh(std::string(FEEDRATE_PYTHON3) + " " + (dir / "pil.py") + " " + files);
+  return RunPython(dir, "import sys, numpy, PIL.Image\nfor f in sys.argv[1:]:\n"
+                        "    a = numpy.asarray(PIL.Image.open(f))\n    print(a.shape, a.dtype)\n", files);
 }
 
 TEST(BinaryFormats, IndexedBinaryDatagenRunAndBrokenIndex) {
@@ -126,9 +123,8 @@ TEST(BinaryFormats, JpegDatagenPilReadableDecodeTimingAndCorruptImages) {
   EXPECT_EQ(info["channels"], 1);
   EXPECT_EQ(info["pixel_bytes"], dims[0].first * dims[0].second);
   if (HavePil()) {
-    test::WriteFile(dir / "sha.py", "import sys, hashlib, numpy, PIL.Image\n"
-                                    "print(hashlib.sha256(numpy.asarray(PIL.Image.open(sys.argv[1])).tobytes()).hexdigest())\n");
-    auto sha = Sh(std::string(FEEDRATE_PYTHON3) + " " + (dir / "sha.py") + " " + first);
+    auto sha = RunPython(dir, "import sys, hashlib, numpy, PIL.Image\n"
+                              "print(hashlib.sha256(numpy.asarray(PIL.Image.open(sys.argv[1])).tobytes()).hexdigest())\n", first);
     EXPECT_EQ(sha.output, info["pixels_sha256"].get<std::string>() + "\n");
   }
   auto plain = Sh(Feedrate("run -w retinanet_h100 --data-dir " + data + p + " --results-dir " + (dir / "r")));

@@ -34,9 +34,15 @@ nlohmann::json ReadJson(const std::string& path) {
   return nlohmann::json::parse(in, nullptr, false);
 }
 
-bool HaveNumpy() {
+bool HavePython(const std::string& modules) {
   return std::string(FEEDRATE_PYTHON3).size() > 0 &&
-         Sh(std::string(FEEDRATE_PYTHON3) + " -c \"import numpy\"").code == 0;
+         Sh(std::string(FEEDRATE_PYTHON3) + " -c \"import " + modules + "\"").code == 0;
+}
+
+CmdResult RunPython(const test::TempDir& dir, const std::string& script, const std::string& args) {
+  const std::string file = dir / "script.py";
+  test::WriteFile(file, script);
+  return Sh(std::string(FEEDRATE_PYTHON3) + " " + file + " " + args);
 }
 
 std::string SmallDatasetParams(int files, int record_bytes) {

@@ -22,7 +22,11 @@ std::string Feedrate(const std::string& args);
 // "mpirun --allow-run-as-root --oversubscribe -np N <feedrate> <args>"
 std::string MpiFeedrate(int ranks, const std::string& args);
 nlohmann::json ReadJson(const std::string& path);
-bool HaveNumpy();
+// Debian's /usr/bin/python3 has these modules (e.g. "numpy", "h5py", "PIL.Image, numpy", "google.protobuf").
+bool HavePython(const std::string& modules);
+inline bool HaveNumpy() { return HavePython("numpy"); }
+// Writes `script` to <dir>/script.py and runs it with `args` (a file: Sh()'s quoting leaves no room for quotes).
+CmdResult RunPython(const test::TempDir& dir, const std::string& script, const std::string& args);
 
 // A small unet3d-shaped dataset: `files` files of about `record_bytes` (stdev 25%).
 std::string SmallDatasetParams(int files, int record_bytes);

@@ -17,16 +17,7 @@ const char* kParams =
     " --param dataset.format=hdf5 --param dataset.num_files_train=8 --param dataset.num_samples_per_file=4"
     " --param dataset.record_length_bytes=65536 --param dataset.record_length_bytes_stdev=16384";
 
-// Runs a Python script (written to a file: the shell quoting of Sh() leaves no room for quotes inside).
-CmdResult Python(const test::TempDir& dir, const std::string& script, const std::string& args) {
-  const std::string file = dir / "script.py";
-  test::WriteFile(file, script);
-  return Sh(std::string(FEEDRATE_PYTHON3) + " " + file + " " + args);
-}
-
-bool HaveH5py() {
-  return std::string(FEEDRATE_PYTHON3).size() > 0 && Sh(std::string(FEEDRATE_PYTHON3) + " -c \"import h5py\"").code == 0;
-}
+bool HaveH5py() { return HavePython("h5py"); }
 
 TEST(Hdf5Run, DatagenWritesDlioLayoutAndRunsReadEveryRow) {
   test::TempDir dir;
@@ -47,7 +38,7 @@ TEST(Hdf5Run, DatagenWritesDlioLayoutAndRunsReadEveryRow) {
     EXPECT_EQ(j["datasets"][0]["path"], "/labels");
     rows_bytes += 4 * dims[i].first * dims[i].second;
     if (i == 0 && HaveH5py()) {
-      auto py = Python(dir, "import h5py, sys\nf = h5py.File(sys.argv[1])\n"
+      auto py = RunPython(dir, "import h5py, sys\nf = h5py.File(sys.argv[1])\n"
                             "print(f['records'].shape, f['records'].dtype, [int(v) for v in f['labels'][:]])\n", path);
       EXPECT_EQ(py.output, "(4, " + std::to_string(dims[0].first) + ", " + std::to_string(dims[0].second) +
                                ") uint8 [0, 0, 0, 0]\n");
@@ -106,7 +97,7 @@ TEST(Hdf5Run, MultiRowChunksWithShuffleAndFletcher32ReadTheWholeChunkPerSample) 
   if (!HaveH5py()) GTEST_SKIP() << "python3-h5py not installed";
   test::TempDir dir;
   fs::create_directories(dir / "d/train");
-  auto py = Python(dir, "import h5py, numpy, sys\nrng = numpy.random.default_rng(1)\n"
+  auto py = RunPython(dir, "import h5py, numpy, sys\nrng = numpy.random.default_rng(1)\n"
                         "for i in range(2):\n"
                         "    f = h5py.File(sys.argv[1] + '/img_%d_of_2.hdf5' % i, 'w')\n"
                         "    x = (numpy.arange(8 * 32 * 32) % 7).astype('u1').reshape(8, 32, 32)\n"
@@ -136,7 +127,7 @@ TEST(Hdf5Run, UnavailableFilterIsNamed) {
   test::TempDir dir;
   const std::string path = dir / "lzf.h5";
   // h5py carries its own LZF filter; Debian's libhdf5 does not.
-  auto py = Python(dir, "import h5py, numpy, sys\nf = h5py.File(sys.argv[1], 'w')\n"
+  auto py = RunPython(dir, "import h5py, numpy, sys\nf = h5py.File(sys.argv[1], 'w')\n"
                         "f.create_dataset('x', data=numpy.arange(4096, dtype='u1'), compression='lzf')\n", path);
   ASSERT_EQ(py.code, 0) << py.output;
   auto r = Sh(Feedrate("inspect " + path));

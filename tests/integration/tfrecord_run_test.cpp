@@ -31,10 +31,7 @@ struct Dataset {
   std::string File(int i) const { return data + "/train/img_" + std::to_string(i) + "_of_8.tfrecord"; }
 };
 
-bool HaveProtobufPython() {
-  return std::string(FEEDRATE_PYTHON3).size() > 0 &&
-         Sh(std::string(FEEDRATE_PYTHON3) + " -c \"import google.protobuf\"").code == 0;
-}
+bool HaveProtobufPython() { return HavePython("google.protobuf"); }
 
 TEST(TfRecordRun, DatagenWritesDlioLayoutThatAnIndependentParserAccepts) {
   Dataset d;
