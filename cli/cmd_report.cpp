@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "emulator/mlperf_export.h"
 #include "emulator/report.h"
 #include "emulator/results.h"
 #include "emulator/run.h"
@@ -16,7 +17,7 @@ Runner AddReport(CLI::App& app) {
   auto out = std::make_shared<std::string>();
   sub->add_option("dirs", *dirs, "result directories (feedrate run or sweep, or DLIO's)")->required();
   sub->add_option("-o,--output", *out, "HTML file to write (default: report.html in the first directory); the markdown "
-                                      "goes beside it (.md)");
+                                      "(.md) and the MLPerf-style results.json / results.csv go beside it");
   return [=] {
     std::vector<ReportInput> inputs;
     for (const auto& d : *dirs) {
@@ -37,14 +38,35 @@ Runner AddReport(CLI::App& app) {
       std::fprintf(stderr, "feedrate: error: cannot create %s: %s\n", parent.c_str(), ec.message().c_str());
       return kExitError;
     }
-    for (const auto& [path, text] : {std::pair{html, RenderReportHtml(inputs)}, std::pair{md, RenderReportMarkdown(inputs)}}) {
+    // One MLPerf-style row per run: the runs given, and every run a sweep recorded.
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& in : inputs) {
+      for (const auto& run_dir : RunDirsOf(in)) {
+        if (run_dir == in.dir) {
+          rows.push_back(MlperfRunRow(in));
+          continue;
+        }
+        auto run = LoadResultDir(run_dir);
+        if (run.ok()) {
+          rows.push_back(MlperfRunRow(*run));
+        } else {
+          std::fprintf(stderr, "feedrate: warning: sweep %s: run left out of results.json: %s\n", in.dir.c_str(),
+                       run.status().ToString().c_str());
+        }
+      }
+    }
+    const auto dir = parent.empty() ? std::filesystem::path(".") : parent;
+    const std::string rjson = (dir / "results.json").string(), rcsv = (dir / "results.csv").string();
+    for (const auto& [path, text] : {std::pair{html, RenderReportHtml(inputs)}, std::pair{md, RenderReportMarkdown(inputs)},
+                                     std::pair{rjson, rows.dump(2) + "\n"}, std::pair{rcsv, MlperfResultsCsv(rows)}}) {
       Status st = WriteFileAtomic(path, text);
       if (!st.ok()) {
         std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
         return kExitError;
       }
     }
-    std::printf("report: %s\nmarkdown: %s\n", html.c_str(), md.c_str());
+    std::printf("report: %s\nmarkdown: %s\nresults (MLPerf-style, %zu run(s)): %s, %s\n", html.c_str(), md.c_str(), rows.size(),
+                rjson.c_str(), rcsv.c_str());
     return kExitPass;
   };
 }

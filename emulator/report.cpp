@@ -14,41 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-Result<json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot open");
-  json j = json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Status::Corruption(path + ": not a JSON object");
-  return j;
-}
-
-std::vector<EpochRow> ReadEpochCsv(const std::string& path) {
-  std::vector<EpochRow> rows;
-  std::ifstream in(path);
-  std::string line;
-  if (!std::getline(in, line)) return rows;  // header
-  while (std::getline(in, line)) {
-    std::vector<double> v;
-    std::stringstream ss(line);
-    for (std::string cell; std::getline(ss, cell, ',');) v.push_back(std::strtod(cell.c_str(), nullptr));
-    if (v.size() < 9) continue;
-    rows.push_back({v[0], v[1], v[2], v[3], v[4], v[8]});
-  }
-  return rows;
-}
-
-std::vector<StepRow> ReadStepCsv(const std::string& path) {
-  std::vector<StepRow> rows;
-  std::ifstream in(path);
-  std::string line;
-  if (!std::getline(in, line)) return rows;  // header
-  while (std::getline(in, line)) {
-    StepRow r;
-    if (std::sscanf(line.c_str(), "%d,%d,%d,%lf", &r.accelerator, &r.epoch, &r.step, &r.stall_seconds) == 4) rows.push_back(r);
-  }
-  return rows;
-}
-
 std::string Fmt(double v, int decimals = 2) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*f", decimals, v);
@@ -177,7 +142,9 @@ std::string RunHtml(const ReportInput& in) {
   o += "</table>";
   // AU per epoch (mean, and the spread over accelerators when Feedrate recorded it).
   Chart au{"AU per epoch", "epoch", "AU %", {}, f.au_bar > 0, f.au_bar, "AU bar", 100};
-  Chart mib{"Read MiB/s per epoch", "epoch", "MiB/s", {}, false, 0, ""};
+  const bool dlio = in.kind == "dlio run";
+  if (dlio) o.insert(o.rfind("</table>"), "<tr><th>per-rank outputs</th><td>" + std::to_string(in.dlio_rank_files) + " ({rank}_output.json)</td></tr>");
+  Chart mib{dlio ? "MiB/s per epoch (DLIO: samples/s x record size)" : "Read MiB/s per epoch", "epoch", "MiB/s", {}, false, 0, ""};
   if (!in.epochs.empty()) {
     ChartSeries mean{"mean", {}, kColors[0]}, lo{"min", {}, kColors[1]}, hi{"max", {}, kColors[2]}, rd{"read", {}, kColors[0]};
     for (const auto& e : in.epochs) {
@@ -187,7 +154,7 @@ std::string RunHtml(const ReportInput& in) {
       rd.points.push_back({e.epoch, e.read_mib_per_s});
     }
     au.series = {mean, lo, hi};
-    mib.series = {rd};
+    if (!dlio || rd.points.front().second > 0) mib.series = {rd};
   } else if (s.value("metric", json::object()).contains("train_au_percentage")) {  // DLIO: per epoch AU only
     ChartSeries mean{"mean", {}, kColors[0]};
     double e = 1;
@@ -250,26 +217,6 @@ std::string SweepHtml(const ReportInput& in) {
 }
 
 }  // namespace
-
-Result<ReportInput> LoadResultDir(const std::string& dir) {
-  ReportInput in;
-  in.dir = dir;
-  auto sweep = ReadJsonFile(dir + "/sweep.json");
-  if (sweep.ok()) {
-    in.kind = "feedrate sweep";
-    in.sweep = std::move(*sweep);
-    return in;
-  }
-  auto summary = ReadJsonFile(dir + "/summary.json");
-  if (!summary.ok()) {
-    return Status::NotFound(dir + ": no sweep.json or summary.json (" + summary.status().message() + ")");
-  }
-  in.summary = std::move(*summary);
-  in.kind = in.summary.contains("feedrate") ? "feedrate run" : "dlio run";
-  in.epochs = ReadEpochCsv(dir + "/per_epoch.csv");
-  in.steps = ReadStepCsv(dir + "/steps.csv");
-  return in;
-}
 
 std::string RenderReportMarkdown(const std::vector<ReportInput>& inputs) {
   std::ostringstream o;

@@ -53,6 +53,9 @@ std::map<std::string, std::vector<const RankInfo*>> ByHost(const RunRecord& r) {
   return hosts;
 }
 
+
+}  // namespace
+
 // The resolved workload tree as JSON, scalars typed the way YAML 1.1 reads them (bool, int, float, string).
 nlohmann::json YamlToJson(const YAML::Node& n) {
   if (n.IsMap()) {
@@ -76,8 +79,6 @@ nlohmann::json YamlToJson(const YAML::Node& n) {
   if (YAML::convert<double>::decode(n, d)) return d;
   return v;
 }
-
-}  // namespace
 
 namespace {
 std::string UtcNow(const char* format) {

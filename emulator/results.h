@@ -60,6 +60,8 @@ struct RunRecord {
   std::string error;
 };
 
+// A YAML tree as JSON, scalars typed the way YAML 1.1 reads them (bool, int, float, string).
+nlohmann::json YamlToJson(const YAML::Node& n);
 nlohmann::json BuildSummary(const RunRecord& r);
 // Writes all result files into r.results_dir (which must exist).
 Status WriteRunResults(const RunRecord& r);

@@ -67,6 +67,55 @@ TEST_F(SweepRun, EveryCountPassingAnswersTheMaximumAndKeepsEveryRun) {
   EXPECT_NE(reasons.find("override of metric.au"), std::string::npos) << reasons;
   EXPECT_NE(reasons.find("2 run(s) per point"), std::string::npos) << reasons;
   EXPECT_EQ(j["points"][0]["runs"][0]["validity"], "INVALID");
+
+  // The report's MLPerf-style export: one row per run the sweep kept, in mlpstorage's BenchmarkRun.as_dict shape.
+  auto rep = Sh(Feedrate("report " + r + " -o " + r + "/report.html"));
+  ASSERT_EQ(rep.code, 0) << rep.output;
+  auto rows = ReadJson(r + "/results.json");
+  ASSERT_EQ(rows.size(), 6u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["benchmark_type"], "training");
+    EXPECT_EQ(row["command"], "run_benchmark");
+    EXPECT_EQ(row["model"], "unet3d");
+    EXPECT_EQ(row["accelerator"], "h100");
+    EXPECT_EQ(row["category"], "invalid");
+    EXPECT_EQ(row["parameters"]["dataset"]["num_files_train"], 8);
+    EXPECT_EQ(row["system_info"]["num_hosts"], 1);
+    auto s = ReadJson(row["run_id"].get<std::string>() + "/summary.json");
+    EXPECT_EQ(row["num_processes"], s["num_accelerators"]);
+    EXPECT_EQ(row["metrics"], s["metric"]);
+  }
+  // results.csv is what Python's csv.DictWriter writes for those rows after flattening nested keys with "."
+  // (mlpstorage's write_csv_file): compared byte for byte.
+  if (!HavePython("csv")) GTEST_SKIP() << "python3 not installed";
+  auto py = RunPython(dir_, R"(import csv, io, json, math, sys
+def flat(d, prefix=""):
+    out = {}
+    for k, v in d.items():
+        key = prefix + "." + k if prefix else k
+        if isinstance(v, dict):
+            out.update(flat(v, key))
+        elif not (isinstance(v, float) and math.isnan(v)):
+            out[key] = v
+    return out
+rows = [flat(r) for r in json.load(open(sys.argv[1]))]
+names = set()
+for r in rows:
+    names.update(r.keys())
+buf = io.StringIO()
+w = csv.DictWriter(buf, fieldnames=sorted(names), lineterminator="\n")
+w.writeheader()
+w.writerows(rows)
+mine = open(sys.argv[2]).read()
+if buf.getvalue() != mine:
+    for a, b in zip(buf.getvalue().splitlines(), mine.splitlines()):
+        if a != b:
+            print("python:  " + a[:400]); print("feedrate:" + b[:400]); break
+    sys.exit(1)
+print("identical", len(rows))
+)", r + "/results.json " + r + "/results.csv");
+  EXPECT_EQ(py.code, 0) << py.output;
+  EXPECT_NE(py.output.find("identical 6"), std::string::npos) << py.output;
 }
 
 TEST_F(SweepRun, MinimumMissingExits3AndRanksModeGoesThroughMpirun) {

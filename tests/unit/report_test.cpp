@@ -2,6 +2,7 @@
 // a DLIO-named summary and a sweep, with a side-by-side table for several inputs.
 #include <gtest/gtest.h>
 
+#include "emulator/mlperf_export.h"
 #include "emulator/report.h"
 #include "emulator/svg_chart.h"
 #include "test_util.h"
@@ -82,6 +83,74 @@ TEST(Report, RunsSweepsAndDlioSummariesSideBySide) {
   auto missing = LoadResultDir(dir / "nothing");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("no sweep.json or summary.json"), std::string::npos);
+}
+
+// A DLIO run dir as DLIO 2.0 and mlpstorage leave it: summary.json, {rank}_output.json per rank (blocks split by
+// checkpoints, an eval entry), and the Hydra config under dlio_config/.
+TEST(Report, DlioPerRankOutputAndHydraConfig) {
+  test::TempDir dir;
+  const std::string d = dir / "dlio";
+  std::filesystem::create_directories(d + "/dlio_config");
+  test::WriteFile(d + "/summary.json", R"({"num_accelerators": 2, "hostname": "c1", "num_hosts": 1, "start": "2025-06-01T10:00:00",
+    "host_memory_GB": [256.0], "host_cpu_count": [64],
+    "metric": {"train_au_percentage": [90.5, 80.0], "train_au_mean_percentage": 85.25,
+               "train_throughput_mean_samples_per_second": 10.0, "train_io_mean_MB_per_second": 1280.0,
+               "train_au_meet_expectation": "fail", "train_au_stdev_percentage": NaN}})");
+  // Rank 0: epoch 1 in two blocks (3 + 1 steps); rank 1: one block. block10 sorts before block2 as text.
+  test::WriteFile(d + "/0_output.json", R"({"1": {"load": {"block1": [0.5, 0.01, 0.02], "block2": [0.03]},
+      "proc": {"block1": [1, 1, 1], "block2": [1]}, "au": {"block1": 90.0, "block2": 94.0},
+      "throughput": {"block1": 4.0, "block2": 8.0}, "compute": {"block1": [], "block2": []}},
+    "2": {"load": {"block1": [0.4, 0.2]}, "proc": {"block1": [1, 1]}, "au": {"block1": 70.0, "eval": 10.0},
+          "throughput": {"block1": 3.0}},
+    "hostname": "c1"})");
+  test::WriteFile(d + "/1_output.json", R"({"1": {"load": {"block1": [0.1, 0.1, 0.1, 0.1]}, "proc": {"block1": [1, 1, 1, 1]},
+      "au": {"block1": 91.0}, "throughput": {"block1": 5.0}},
+    "2": {"load": {"block1": [0.3, 0.3]}, "proc": {"block1": [1, 1]}, "au": {"block1": 90.0}, "throughput": {"block1": 5.0}},
+    "hostname": "c1"})");
+  test::WriteFile(d + "/dlio_config/config.yaml", "workload:\n  model:\n    name: unet3d\n  dataset:\n    num_files_train: 42\n"
+                                                 "  reader:\n    read_threads: 8\n    odirect: true\n");
+  test::WriteFile(d + "/dlio_config/overrides.yaml", "- workload=unet3d_h100\n- ++workload.dataset.num_files_train=42\n");
+  auto in = LoadResultDir(d);
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  EXPECT_EQ(in->kind, "dlio run");
+  EXPECT_EQ(in->dlio_rank_files, 2);
+  ASSERT_EQ(in->epochs.size(), 2u);
+  // Epoch 1: rank 0 = (3*90 + 1*94)/4 = 91, rank 1 = 91; samples/s (3*4+8)/4 = 5 + 5.
+  EXPECT_DOUBLE_EQ(in->epochs[0].au_pct, 91.0);
+  EXPECT_DOUBLE_EQ(in->epochs[0].samples_per_s, 10.0);
+  EXPECT_DOUBLE_EQ(in->epochs[0].read_mib_per_s, 10.0 * 128);  // 1280 MB/s / 10 samples/s = 128 MiB per sample
+  // Epoch 2: 70 and 90 (eval left out).
+  EXPECT_DOUBLE_EQ(in->epochs[1].au_pct, 80.0);
+  EXPECT_DOUBLE_EQ(in->epochs[1].au_min_pct, 70.0);
+  EXPECT_DOUBLE_EQ(in->epochs[1].au_max_pct, 90.0);
+  ASSERT_EQ(in->steps.size(), 4u + 2 + 4 + 2);
+  EXPECT_EQ(in->steps[3].step, 4);  // block2's step continues block1's numbering
+  EXPECT_DOUBLE_EQ(in->steps[0].stall_seconds, 0.5);
+
+  const std::string html = RenderReportHtml({*in});
+  EXPECT_NE(html.find("per-rank outputs</th><td>2"), std::string::npos);
+  EXPECT_EQ(Count(html, "<rect class=\"bar\""), 20u);  // the load-time histogram
+
+  const nlohmann::json row = MlperfRunRow(*in);
+  EXPECT_EQ(row["model"], "unet3d");
+  EXPECT_EQ(row["accelerator"], "h100");
+  EXPECT_EQ(row["num_processes"], 2);
+  EXPECT_EQ(row["parameters"]["dataset"]["num_files_train"], 42);
+  EXPECT_EQ(row["parameters"]["reader"]["odirect"], true);
+  EXPECT_EQ(row["system_info"]["total_memory_bytes"], int64_t{256} << 30);
+  EXPECT_EQ(row["system_info"]["total_cores"], 64);
+  EXPECT_EQ(row["system_info"]["collection_method"], "dlio_summary");
+  EXPECT_EQ(row["tool"], "dlio");
+
+  // Python's NaN (DLIO's numpy statistics) reads as null.
+  EXPECT_TRUE(row["metrics"]["train_au_stdev_percentage"].is_null());
+  // CSV: dotted columns, sorted; lists as Python prints them; bools True/False.
+  const std::string csv = MlperfResultsCsv(nlohmann::json::array({row}));
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_NE(header.find("metrics.train_au_percentage"), std::string::npos) << header;
+  EXPECT_LT(header.find("accelerator,"), header.find("benchmark_type"));
+  EXPECT_NE(csv.find("\"[90.5, 80.0]\""), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",True,"), std::string::npos) << csv;
 }
 
 }  // namespace
