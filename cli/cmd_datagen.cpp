@@ -8,6 +8,7 @@
 #include "datagen/temp_file.h"
 #include "datagen/generator.h"
 #include "emulator/comm.h"
+#include "loader/io/fault_injection.h"
 
 namespace feedrate::cli {
 
@@ -22,6 +23,10 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
   sub->add_flag("--fsync", opt->fsync, "fsync every file before renaming it into place (durable; device speed)");
   sub->add_option("--write-size", opt->write_size, "bytes per write() (default 256 KiB; 4 KiB to 64 MiB)")
       ->check(CLI::Range(uint64_t{4096}, uint64_t{64} << 20));
+  auto inject = std::make_shared<std::string>();
+  sub->add_option("--inject", *inject, "inject write faults, for tests and demos: enospc|eio|short|delay[:op=write,every=N,"
+                                       "after=N,count=N,file=GLOB,offset=A-B] (docs/faults.md)")
+      ->check(CheckInjectRules);
   return [=] {
     Comm comm(argc, argv);
     WorkloadConfig cfg;
@@ -33,6 +38,20 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
     }
     DatagenOptions o = *opt;
     TempFile::SetDurableCommits(o.fsync);
+    // Write faults: every rule applies to writes here (enospc does already; eio, short and delay are moved over).
+    std::unique_ptr<FaultInjector> faults;
+    if (!inject->empty()) {
+      FaultPlan plan = *ParseFaultPlan(*inject);
+      for (auto& r : plan.rules) {
+        if (r.kind == FaultKind::kEagain) {
+          if (comm.root()) std::fprintf(stderr, "feedrate: error: --inject '%s': eagain is a read fault\n", r.text.c_str());
+          return 2;
+        }
+        r.op = FaultOp::kWrite;
+      }
+      faults = std::make_unique<FaultInjector>(std::move(plan));
+      TempFile::SetFaultInjector(faults.get());
+    }
     o.rank = comm.rank();
     o.ranks = comm.size();
     auto t0 = std::chrono::steady_clock::now();
@@ -44,7 +63,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
     } catch (const ConfigError& e) {
       st = Status::InvalidArgument(e.what());
     }
-    int bad = comm.LowestTrue(!st.ok());
+    TempFile::SetFaultInjector(nullptr);    int bad = comm.LowestTrue(!st.ok());
     if (bad >= 0) {
       std::string msg = comm.Broadcast(st.ToString(), bad);
       if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());

@@ -6,6 +6,7 @@
 #include "emulator/comm.h"
 #include "emulator/interrupt.h"
 #include "emulator/run.h"
+#include "loader/io/fault_injection.h"
 
 namespace feedrate::cli {
 
@@ -34,6 +35,10 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   sub->add_flag("--odirect", *odirect, "O_DIRECT reads (same as reader.odirect: true)");
   sub->add_flag("--quiet,-q", o->quiet, "no progress output (the result is still printed)");
   sub->add_flag("--json-events", o->json_events, "progress (each second), epochs and the result as JSON lines on stdout");
+  sub->add_option("--inject", o->inject, "inject faults into the training reads, for tests and demos: RULE[;RULE...], "
+                                         "RULE = short|eagain|eio|delay[:every=N,after=N,count=N,file=GLOB,offset=A-B,us=N,ms=N] "
+                                         "(docs/faults.md); the run is then INVALID")
+      ->check(CheckInjectRules);
   return [=] {
     Comm comm(argc, argv);
     InstallInterruptHandlers();

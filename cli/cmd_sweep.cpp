@@ -20,6 +20,7 @@
 #include "emulator/results.h"
 #include "emulator/run.h"
 #include "emulator/sweep.h"
+#include "loader/io/fault_injection.h"
 #include "loader/config/workload_config.h"
 
 namespace feedrate::cli {
@@ -201,6 +202,9 @@ Runner AddSweep(CLI::App& app) {
   sub->add_option("--queue-depth", *queue_depth, "forwarded to run");
   sub->add_flag("--odirect", *odirect, "forwarded to run");
   sub->add_flag("--keep-files-open", *keep_open, "forwarded to run");
+  auto inject = std::make_shared<std::string>();
+  sub->add_option("--inject", *inject, "forwarded to run: fault rules for the training reads (docs/faults.md)")
+      ->check(CheckInjectRules);
   return [=] {
     SweepArgs args = *a;
     if (args.closed) args.search.repeats = 5;
@@ -232,6 +236,7 @@ Runner AddSweep(CLI::App& app) {
     if (*queue_depth > 0) forwarded.insert(forwarded.end(), {"--queue-depth", std::to_string(*queue_depth)});
     if (*odirect) forwarded.push_back("--odirect");
     if (*keep_open) forwarded.push_back("--keep-files-open");
+    if (!inject->empty()) forwarded.insert(forwarded.end(), {"--inject", *inject});
     const std::string exe = SelfExe();
     if (args.measure_ceiling && args.ceiling_mib_per_s <= 0) {
       args.ceiling_mib_per_s = MeasureCeiling(exe, cfg, cfg.odirect || *odirect, args.results_dir);

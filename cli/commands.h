@@ -19,6 +19,9 @@ struct WorkloadArgs {
   std::vector<std::string> Overrides() const;
 };
 
+// CLI11 check for --inject: "" when the rules parse, else the parser's message.
+std::string CheckInjectRules(const std::string& rules);
+
 using Runner = std::function<int()>;
 Runner AddDatagen(CLI::App& app, int* argc, char*** argv);
 Runner AddRun(CLI::App& app, int* argc, char*** argv);

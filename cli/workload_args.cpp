@@ -1,5 +1,6 @@
-// Shared workload options: -w, --data-dir, --param and Hydra-style positional overrides.
+// Shared options: -w, --data-dir, --param and Hydra-style positional overrides; the --inject check.
 #include "cli/commands.h"
+#include "loader/io/fault_injection.h"
 
 namespace feedrate::cli {
 
@@ -20,6 +21,13 @@ std::vector<std::string> WorkloadArgs::Overrides() const {
   }
   if (!data_dir.empty()) all.push_back("dataset.data_folder=" + data_dir);
   return all;
+}
+
+std::string CheckInjectRules(const std::string& rules) {
+  auto p = ParseFaultPlan(rules);
+  if (p.ok()) return "";
+  std::string m = p.status().message();
+  return m.starts_with("--inject ") ? m.substr(9) : m;  // CLI11 names the option itself
 }
 
 }  // namespace feedrate::cli

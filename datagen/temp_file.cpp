@@ -2,6 +2,7 @@
 #include "datagen/temp_file.h"
 
 #include "datagen/background_committer.h"
+#include "loader/io/fault_injection.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@ namespace feedrate {
 namespace {
 std::atomic<bool> g_durable{false};
 std::atomic<BackgroundCommitter*> g_committer{nullptr};
+std::atomic<FaultInjector*> g_faults{nullptr};
 }  // namespace
 
 Result<TempFile> TempFile::Create(const std::string& path) {
@@ -56,8 +58,15 @@ TempFile::~TempFile() {
 Status TempFile::WriteAt(const void* data, size_t n, uint64_t off) {
   const uint64_t begin = off, len = n;
   const char* p = static_cast<const char*>(data);
+  FaultInjector* faults = g_faults.load(std::memory_order_relaxed);
   while (n > 0) {
-    ssize_t w = ::pwrite(fd_.get(), p, n, static_cast<off_t>(off));
+    size_t want = n;
+    if (faults != nullptr) {
+      const int64_t f = faults->OnWrite(path_, off, n);
+      if (f < 0) return Status::Errno(path_ + ": write failed at offset " + std::to_string(off) + " (injected)", static_cast<int>(-f));
+      if (f > 0) want = std::min(n, static_cast<size_t>(f));  // a short write: the loop writes the rest
+    }
+    ssize_t w = ::pwrite(fd_.get(), p, want, static_cast<off_t>(off));
     if (w < 0) {
       if (errno == EINTR) continue;
       return Status::Errno(path_ + ": write failed at offset " + std::to_string(off), errno);
@@ -75,6 +84,7 @@ Status TempFile::WriteAt(const void* data, size_t n, uint64_t off) {
 }
 
 void TempFile::SetDurableCommits(bool on) { g_durable.store(on, std::memory_order_relaxed); }
+void TempFile::SetFaultInjector(FaultInjector* faults) { g_faults.store(faults, std::memory_order_relaxed); }
 
 Status TempFile::WriteRandom(FastBytes& bytes, uint64_t n, uint64_t off, AlignedBuffer* scratch) {
   while (n > 0) {

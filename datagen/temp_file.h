@@ -13,6 +13,7 @@
 namespace feedrate {
 
 class BackgroundCommitter;
+class FaultInjector;
 
 // What DLIO's generators draw per file: a (d1, d2) record shape and the samples the file holds.
 struct DlioFileShape {
@@ -82,6 +83,9 @@ class TempFile {
   static void SetDurableCommits(bool on);
   // Process-wide: where durable commits go (nullptr: on the calling thread). Set by GenerateDataset for its run.
   static void SetBackgroundCommitter(BackgroundCommitter* committer);
+  // Process-wide: write fault rules (`feedrate datagen --inject`, e.g. ENOSPC) applied before each write of
+  // WriteAt; nullptr: none. Files libhdf5 writes itself (HDF5) are not covered.
+  static void SetFaultInjector(FaultInjector* faults);
   const std::string& temp_path() const { return tmp_; }
 
  private:

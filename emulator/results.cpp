@@ -16,6 +16,7 @@
 
 #include "emulator/sysinfo.h"
 #include "emulator/validity.h"
+#include "loader/io/fault_injection.h"
 
 namespace feedrate {
 namespace {
@@ -319,7 +320,22 @@ nlohmann::json BuildSummary(const RunRecord& r) {
     facts.accelerators_per_host.push_back(ranks.size() * r.accelerators_per_rank);
     facts.client_memory_bytes += static_cast<double>(ranks.front()->host_mem_bytes);
   }
+  facts.injected_faults = r.inject;
   f["validity"] = CheckTrainingRun(c, facts).ToJson();
+  if (!r.inject.empty()) {
+    // Per rule, summed over ranks: the reads it matched and the faults it injected.
+    auto plan = ParseFaultPlan(r.inject);
+    nlohmann::json rules = nlohmann::json::array();
+    for (size_t i = 0; plan.ok() && i < plan->rules.size(); ++i) {
+      uint64_t matched = 0, injected = 0;
+      for (const auto& ri : r.rank_info) {
+        if (i < ri.faults_matched.size()) matched += ri.faults_matched[i];
+        if (i < ri.faults_injected.size()) injected += ri.faults_injected[i];
+      }
+      rules.push_back({{"rule", plan->rules[i].text}, {"matched", matched}, {"injected", injected}});
+    }
+    f["injected_faults"] = rules;
+  }
   f["hosts"] = HostFigures(r, hosts);
   f["host_facts"] = {{"kernel", KernelRelease()}, {"data_dir", c.data_folder}, {"data_dir_fs", FileSystemType(c.data_folder)}};
   const double ratio = facts.client_memory_bytes > 0 ? r.dataset_bytes / facts.client_memory_bytes : 0;

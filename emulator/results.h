@@ -29,6 +29,7 @@ struct RankInfo {
   uint64_t device_bytes = 0;  // bytes the engine read (O_DIRECT windows included)
   uint64_t requeued = 0;      // short reads / EAGAIN resubmitted
   double check_seconds = 0;   // I/O threads' time in sample checks (CRC, HDF5/image decoding)
+  std::vector<uint64_t> faults_matched, faults_injected;  // per --inject rule
 };
 
 struct RunRecord {
@@ -56,6 +57,7 @@ struct RunRecord {
   std::vector<double> barrier_seconds;  // every step of every accelerator
   double wall_seconds = 0;              // training loop, all epochs
   std::vector<std::string> warnings;
+  std::string inject;  // --inject rules ("" = none)
   std::string status;  // success | fail | failed | interrupted
   std::string error;
 };

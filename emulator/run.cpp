@@ -36,6 +36,7 @@ struct Setup {
   std::unique_ptr<Sampler> eval_sampler;  // workflow.evaluation
   uint64_t eval_id_offset = 0;            // sample ids of the validation files start here
   std::unique_ptr<FileTable> file_table;
+  std::unique_ptr<FaultInjector> faults;  // --inject; outlives the engine that applies it
   EngineOptions engine_options;
   EngineChoice engine;
   uint64_t io_threads = 1;
@@ -203,6 +204,15 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   auto table = FileTable::Create(s->files, mode, cfg.odirect ? O_DIRECT : 0);
   if (!table.ok()) return table.status();
   s->file_table = std::make_unique<FileTable>(std::move(*table));
+  if (!opt.inject.empty()) {
+    auto plan = ParseFaultPlan(opt.inject);
+    if (!plan.ok()) return plan.status();
+    s->faults = std::make_unique<FaultInjector>(std::move(*plan), cfg.odirect ? eo.direct_align : 1);
+    s->faults->BindFiles(*s->file_table);
+    eo.faults = s->faults.get();
+    s->warnings.push_back("faults injected into the training reads (--inject " + opt.inject +
+                          "): the results measure them, not the storage alone");
+  }
   auto engine = MakeEngine(cfg.engine, *s->file_table, eo);
   if (!engine.ok()) return engine.status();
   s->engine = std::move(*engine);
@@ -264,8 +274,8 @@ void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
   }
 }
 
-std::string RankInfoJson(const Comm& comm, unsigned threads, const EngineCounters& counters = {}, double check_seconds = 0,
-                         double train_cpu_seconds = 0, double train_start_unix = 0) {
+std::string RankInfoJson(const Comm& comm, const FaultInjector* faults, unsigned threads, const EngineCounters& counters = {},
+                         double check_seconds = 0, double train_cpu_seconds = 0, double train_start_unix = 0) {
   HostInfo h = ReadHostInfo();
   auto cpus = CpuAffinity();
   nlohmann::json j = {{"rank", comm.rank()},   {"hostname", h.hostname},   {"cpus", CpuListString(cpus)},
@@ -274,6 +284,12 @@ std::string RankInfoJson(const Comm& comm, unsigned threads, const EngineCounter
                       {"device_bytes", counters.device_bytes}, {"requeued", counters.requeued},
                       {"check_seconds", check_seconds}, {"train_cpu_seconds", train_cpu_seconds},
                       {"train_start_unix", train_start_unix}};
+  if (faults != nullptr) {
+    for (const auto& c : faults->Counts()) {
+      j["faults_matched"].push_back(c.matched);
+      j["faults_injected"].push_back(c.injected);
+    }
+  }
   return j.dump();
 }
 
@@ -295,6 +311,8 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
     ri.check_seconds = j["check_seconds"];
     ri.train_cpu_seconds = j["train_cpu_seconds"];
     ri.train_start_unix = j["train_start_unix"];
+    if (j.contains("faults_matched")) ri.faults_matched = j["faults_matched"].get<std::vector<uint64_t>>();
+    if (j.contains("faults_injected")) ri.faults_injected = j["faults_injected"].get<std::vector<uint64_t>>();
     r->rank_info.push_back(ri);
   }
 }
@@ -339,6 +357,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   rec.ranks = comm.size();
   rec.accelerators_per_rank = opt.accelerators;
   rec.start_iso = NowIso8601();
+  rec.inject = opt.inject;
   if (!cfg.warnings.empty()) {
     std::string keys;
     for (const auto& k : cfg.warnings) keys += (keys.empty() ? "" : ", ") + k;
@@ -383,7 +402,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
     rec.status = status;
     rec.error = error;
     rec.end_iso = NowIso8601();
-    auto infos = comm.GatherStrings(RankInfoJson(comm, 0));
+    auto infos = comm.GatherStrings(RankInfoJson(comm, setup.faults.get(), 0));
     if (comm.root()) {
       ParseRankInfos(infos, &rec);
       std::fprintf(stderr, "feedrate: error: %s\n", error.c_str());
@@ -464,7 +483,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   }
 
   auto packed = comm.GatherDoubles(PackRank(cfg, result));
-  auto infos = comm.GatherStrings(RankInfoJson(comm, threads, counters, static_cast<double>(check_ns.load()) / 1e9,
+  auto infos = comm.GatherStrings(RankInfoJson(comm, setup.faults.get(), threads, counters, static_cast<double>(check_ns.load()) / 1e9,
                                                   ProcessCpuSeconds() - cpu0, start_unix));
   rec.end_iso = NowIso8601();
   int code = kExitError;

@@ -17,6 +17,7 @@ struct RunOptions {
   std::string version;
   bool quiet = false;            // no progress output (the final result is still printed)
   bool json_events = false;      // progress, epochs and the result as JSON lines on stdout
+  std::string inject;            // --inject fault rules for the training reads (fault_injection.h); "" = none
 };
 
 // Exit codes: 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on every rank.

@@ -40,6 +40,9 @@ nlohmann::json Validity::ToJson() const { return {{"category", category}, {"reas
 
 Validity CheckTrainingRun(const WorkloadConfig& cfg, const RunFacts& f) {
   Validity v;
+  if (!f.injected_faults.empty()) {
+    v.Demote("INVALID", "faults were injected (--inject " + f.injected_faults + "): the run measures them, not the storage alone");
+  }
   if (!cfg.builtin) {
     v.Demote("OPEN", "the workload file " + cfg.source + " is not one of the built-in (MLPerf) workloads, whose YAML "
                      "CLOSED and OPEN both keep unchanged");

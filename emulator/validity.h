@@ -32,6 +32,7 @@ struct RunFacts {
   uint64_t accelerators = 0;                     // total
   std::vector<uint64_t> accelerators_per_host;   // one entry per host
   double client_memory_bytes = 0;                // all hosts together
+  std::string injected_faults;                   // --inject rules ("" = none)
 };
 
 // The checks mlpstorage v2.0 runs on a training run, plus Feedrate's own departures from DLIO's behaviour.

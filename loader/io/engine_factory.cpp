@@ -24,11 +24,6 @@ bool OnTmpfs(const FileTable& files) {
 Result<EngineChoice> MakeEngine(const std::string& kind, const FileTable& files, const EngineOptions& requested) {
   EngineChoice c;
   EngineOptions options = requested;
-  if (const char* spec = std::getenv("FEEDRATE_TEST_FAULTS")) {  // test hook: see FaultPlan
-    auto plan = ParseFaultPlan(spec);
-    if (!plan.ok()) return plan.status();
-    options.faults = *plan;
-  }
   // tmpfs files do not take io_uring's non-blocking buffered reads, so every read is handed to an io-wq worker
   // thread: measured on the 2-core VM, 2.5 KB records ran at 486 MiB/s with uring against 2763 MiB/s with
   // pread, and large samples 0.9-1.0x. "auto" therefore reads buffered tmpfs data with pread.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/io/fault_injection.h"
 #include "loader/io/unique_fd.h"
 #include "loader/status.h"
 
@@ -103,40 +104,6 @@ class FdCache {
   uint32_t cached_file_ = 0;
 };
 
-// Test hook: deterministic faults injected at the engines' read boundary (pread's return, or the CQE's result),
-// per I/O thread. 0 disables a fault. Set from tests, or end to end with FEEDRATE_TEST_FAULTS=short=3,eagain=5,eio=7.
-struct FaultPlan {
-  uint32_t short_every = 0;   // every Nth read returns half the bytes (aligned down with O_DIRECT)
-  uint32_t eagain_every = 0;  // every Nth read fails with EAGAIN (to be retried)
-  uint32_t eio_every = 0;     // every Nth read fails with EIO (an error)
-  bool any() const { return short_every || eagain_every || eio_every; }
-};
-// Parses "short=3,eagain=5,eio=7"; an unknown key is an error.
-Result<FaultPlan> ParseFaultPlan(const std::string& text);
-
-// Applies a FaultPlan to read results, counting reads per I/O thread.
-class FaultInjector {
- public:
-  explicit FaultInjector(const FaultPlan& plan, uint64_t align = 1) : plan_(plan), align_(align) {}
-  // Given a read's real result (bytes, or -errno), returns the result to act on.
-  int64_t Apply(int64_t result) {
-    if (!plan_.any()) return result;
-    ++count_;
-    if (plan_.eio_every && count_ % plan_.eio_every == 0) return -EIO;
-    if (plan_.eagain_every && count_ % plan_.eagain_every == 0) return -EAGAIN;
-    if (plan_.short_every && count_ % plan_.short_every == 0 && result > 1) {
-      int64_t half = result / 2 / static_cast<int64_t>(align_) * static_cast<int64_t>(align_);
-      if (half > 0) return half;
-    }
-    return result;
-  }
-
- private:
-  FaultPlan plan_;
-  uint64_t align_;
-  uint64_t count_ = 0;
-};
-
 struct EngineOptions {
   size_t threads = 1;                // I/O threads
   uint64_t transfer_size = 1 << 20;  // bytes per read call; also the recycled buffer size
@@ -144,7 +111,7 @@ struct EngineOptions {
   size_t queue_depth = 8;            // uring: reads in flight per thread (a sample's transfers run concurrently)
   bool odirect = false;              // O_DIRECT: aligned windows around each extent
   uint64_t direct_align = 4096;      // O_DIRECT offset/length/memory alignment (DirectIoAlignment)
-  FaultPlan faults;                  // test hook (see FaultPlan)
+  FaultInjector* faults = nullptr;   // --inject (fault_injection.h): applied to every read's result; not owned
 };
 
 // Counters every engine keeps (relaxed atomics, summed at the end of a run).

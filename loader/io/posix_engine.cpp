@@ -8,25 +8,6 @@
 
 namespace feedrate {
 
-Result<FaultPlan> ParseFaultPlan(const std::string& text) {
-  FaultPlan plan;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t comma = text.find(',', pos);
-    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    pos = comma == std::string::npos ? text.size() : comma + 1;
-    size_t eq = item.find('=');
-    if (eq == std::string::npos) return Status::InvalidArgument("fault plan: expected key=N in '" + item + "'");
-    std::string key = item.substr(0, eq);
-    uint32_t v = static_cast<uint32_t>(std::strtoul(item.c_str() + eq + 1, nullptr, 10));
-    if (key == "short") plan.short_every = v;
-    else if (key == "eagain") plan.eagain_every = v;
-    else if (key == "eio") plan.eio_every = v;
-    else return Status::InvalidArgument("fault plan: unknown fault '" + key + "' (short, eagain, eio)");
-  }
-  return plan;
-}
-
 const char* FileOpenModeName(FileOpenMode m) {
   switch (m) {
     case FileOpenMode::kPerSample: return "per_sample";
@@ -77,7 +58,6 @@ void PosixEngine::Submit(const ReadRequest& request) {
 
 void PosixEngine::Worker(size_t index) {
   char* scratch = buffers_[index].data();
-  FaultInjector faults(options_.faults, options_.odirect ? options_.direct_align : 1);
   FdCache fds(files_);
   for (;;) {
     ready_.acquire();
@@ -92,7 +72,7 @@ void PosixEngine::Worker(size_t index) {
     if (!got) return;
     uint64_t bytes = 0;
     const char* data = nullptr;
-    Status st = ReadExtent(r, scratch, &faults, &fds, &bytes, &data);
+    Status st = ReadExtent(r, scratch, options_.faults, &fds, &bytes, &data);
     r.target->OnComplete(r.tag, bytes, st, st.ok() ? data : nullptr);
   }
 }
@@ -121,7 +101,8 @@ Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjecto
     size_t want = static_cast<size_t>(std::min<uint64_t>(options_.transfer_size, w.end - off));
     char* dst = base != nullptr ? base + (off - w.begin) : scratch;
     ssize_t got = ::pread(fd, dst, want, static_cast<off_t>(off));
-    int64_t n = faults->Apply(got < 0 ? -errno : got);
+    int64_t n = got < 0 ? -errno : got;
+    if (faults != nullptr) n = faults->OnRead(r.extent.file, off, want, n);
     if (n < 0) {
       if (n == -EINTR || n == -EAGAIN) {
         requeued_.fetch_add(1, std::memory_order_relaxed);

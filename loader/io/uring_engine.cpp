@@ -53,7 +53,6 @@ struct UringEngine::Worker {
   uint32_t inflight = 0;
   Status setup_status;
   std::string setup_description;
-  FaultInjector faults{FaultPlan{}};
   std::unique_ptr<FdCache> fds;  // set up with the worker (needs the engine's file table)
 
   ~Worker() {
@@ -173,9 +172,11 @@ struct UringEngine::Worker {
   }
 
   void OnCqe(uint32_t b, int cqe_res) {
-    const int res = static_cast<int>(faults.Apply(cqe_res));
     Transfer& t = transfers[b];
     SampleState& st = samples[t.sample];
+    FaultInjector* faults = engine->options_.faults;
+    const int res = faults == nullptr ? cqe_res
+                                      : static_cast<int>(faults->OnRead(st.req.extent.file, t.off + t.done, t.len - t.done, cqe_res));
     const auto& o = engine->options_;
     const std::string& path = engine->files_.path(st.req.extent.file);
     if (res == -EAGAIN || res == -EINTR) {
@@ -275,7 +276,6 @@ Result<std::unique_ptr<UringEngine>> UringEngine::Create(const FileTable& files,
   for (size_t i = 0; i < o.threads; ++i) {
     e->threads_.emplace_back([eng = e.get(), w = e->workers_[i].get()] {
       const EngineOptions& opt = eng->options_;
-      w->faults = FaultInjector(opt.faults, opt.odirect ? opt.direct_align : 1);
       w->fds = std::make_unique<FdCache>(eng->files_);
       auto setup = w->Setup(opt.queue_depth, opt.transfer_size, opt.direct_align);
       if (setup.ok()) w->setup_description = *setup; else w->setup_status = setup.status();

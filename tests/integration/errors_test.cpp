@@ -100,17 +100,6 @@ TEST(BadInput, BuffersLargerThanMemoryAreRefused) {
   c.ExpectCleanFailure(c.Run("--param reader.transfer_size=1099511627776"), {"MemAvailable", "reader.transfer_size"});
 }
 
-TEST(BadInput, ReadErrorStopsEveryRankWithFileOffsetAndErrno) {
-  ErrorCase c;
-  c.Generate(8);
-  // Every 9th read fails with EIO (injected at the engine's read boundary), on both ranks.
-  auto r = Sh("FEEDRATE_TEST_FAULTS=eio=9 " +
-              MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + c.data() + " " + SmallDatasetParams(8, 20000) +
-                                 " --param reader.batch_size=1 --param train.epochs=5 --param reader.transfer_size=4096"
-                                 " --param train.computation_time=0.001 --results-dir " + c.results()));
-  c.ExpectCleanFailure(r, {c.data() + "/train/img_", "read failed at offset", "Input/output error"});
-}
-
 TEST(BadInput, FileSystemRefusingODirectIsNamed) {
   ErrorCase c;
   c.Generate(8);

@@ -9,7 +9,9 @@
 namespace feedrate::it {
 
 CmdResult Sh(const std::string& cmd, int timeout_s) {
-  std::string full = "timeout -k 5 " + std::to_string(timeout_s) + " sh -c '" + cmd + "' 2>&1";
+  std::string quoted;  // cmd inside sh -c '...': each ' becomes '\'' so commands can quote their own arguments
+  for (char c : cmd) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  std::string full = "timeout -k 5 " + std::to_string(timeout_s) + " sh -c '" + quoted + "' 2>&1";
   CmdResult r;
   FILE* p = ::popen(full.c_str(), "r");
   if (p == nullptr) return r;

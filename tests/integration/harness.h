@@ -25,7 +25,7 @@ nlohmann::json ReadJson(const std::string& path);
 // Debian's /usr/bin/python3 has these modules (e.g. "numpy", "h5py", "PIL.Image, numpy", "google.protobuf").
 bool HavePython(const std::string& modules);
 inline bool HaveNumpy() { return HavePython("numpy"); }
-// Writes `script` to <dir>/script.py and runs it with `args` (a file: Sh()'s quoting leaves no room for quotes).
+// Writes `script` to <dir>/script.py and runs it with `args`.
 CmdResult RunPython(const test::TempDir& dir, const std::string& script, const std::string& args);
 
 // A small unet3d-shaped dataset: `files` files of about `record_bytes` (stdev 25%).

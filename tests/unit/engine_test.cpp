@@ -40,7 +40,7 @@ class Collector final : public CompletionTarget {
 struct Case {
   const char* engine;
   bool odirect;
-  FaultPlan faults = {};
+  const char* inject = "";  // --inject rules
 };
 
 class EngineBytes : public ::testing::TestWithParam<Case> {};
@@ -63,7 +63,9 @@ TEST_P(EngineBytes, RandomExtentsMatchTheFile) {
   o.queue_capacity = 256;
   o.odirect = c.odirect;
   o.direct_align = c.odirect ? *DirectIoAlignment(path) : 4096;
-  o.faults = c.faults;
+  FaultInjector faults(*ParseFaultPlan(c.inject), o.odirect ? o.direct_align : 1);
+  faults.BindFiles(*table);
+  if (faults.any()) o.faults = &faults;
   auto engine = MakeEngine(c.engine, *table, o);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   ASSERT_TRUE(engine->fallback_reason.empty()) << engine->fallback_reason;
@@ -91,8 +93,9 @@ TEST_P(EngineBytes, RandomExtentsMatchTheFile) {
   EngineCounters k = engine->engine->counters();
   uint64_t want = 0;
   for (const auto& e : extents) want += e.length;
-  if (c.faults.any()) {
+  if (faults.any()) {
     EXPECT_GT(k.requeued, 0u);  // both engines retried the injected short reads and EAGAINs
+    EXPECT_GT(faults.injected(), 0u);
   } else if (c.odirect) {
     EXPECT_GT(k.device_bytes, want);  // aligned windows read more than the samples
   } else {
@@ -120,7 +123,9 @@ TEST_P(EngineBytes, SmallSamplesAreHandedOverInPlace) {
   o.queue_capacity = 256;
   o.odirect = c.odirect;
   o.direct_align = c.odirect ? *DirectIoAlignment(path) : 4096;
-  o.faults = c.faults;
+  FaultInjector faults(*ParseFaultPlan(c.inject), o.odirect ? o.direct_align : 1);
+  faults.BindFiles(*table);
+  if (faults.any()) o.faults = &faults;
   auto engine = MakeEngine(c.engine, *table, o);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   const size_t n = 48;
@@ -149,11 +154,13 @@ INSTANTIATE_TEST_SUITE_P(Engines, EngineBytes,
                          ::testing::Values(Case{"posix", false}, Case{"uring", false}, Case{"posix", true},
                                            Case{"uring", true},
                                            // Short reads every 3rd read and EAGAIN every 4th: same bytes in the end.
-                                           Case{"posix", false, {3, 4, 0}}, Case{"uring", false, {3, 4, 0}},
-                                           Case{"posix", true, {3, 4, 0}}, Case{"uring", true, {3, 4, 0}}),
+                                           Case{"posix", false, "short:every=3;eagain:every=4"},
+                                           Case{"uring", false, "short:every=3;eagain:every=4"},
+                                           Case{"posix", true, "short:every=3;eagain:every=4"},
+                                           Case{"uring", true, "short:every=3;eagain:every=4"}),
                          [](const auto& p) {
                            return std::string(p.param.engine) + (p.param.odirect ? "_direct" : "_buffered") +
-                                  (p.param.faults.any() ? "_faults" : "");
+                                  (*p.param.inject ? "_faults" : "");
                          });
 
 TEST(Engines, TruncatedFileNamesPathAndOffset) {
@@ -183,7 +190,9 @@ TEST(Engines, InjectedEioFailsTheSampleWithPathOffsetAndErrno) {
     auto table = FileTable::Create({path}, false);
     EngineOptions o;
     o.transfer_size = 65536;
-    o.faults.eio_every = 5;
+    FaultInjector faults(*ParseFaultPlan("eio:every=5"));
+    faults.BindFiles(*table);
+    o.faults = &faults;
     auto engine = MakeEngine(kind, *table, o);
     ASSERT_TRUE(engine.ok());
     const size_t n = 8;
@@ -202,13 +211,33 @@ TEST(Engines, InjectedEioFailsTheSampleWithPathOffsetAndErrno) {
   }
 }
 
-TEST(Engines, FaultPlanParsing) {
-  auto p = ParseFaultPlan("short=3,eagain=5,eio=7");
-  ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->short_every, 3u);
-  EXPECT_EQ(p->eagain_every, 5u);
-  EXPECT_EQ(p->eio_every, 7u);
-  EXPECT_FALSE(ParseFaultPlan("bogus=1").ok());
+// Rules by file and by offset: only the matching file's reads in the range fail, and each failure names them.
+TEST(Engines, InjectedFaultsByFileAndOffset) {
+  for (const char* kind : {"posix", "uring"}) {
+    test::TempDir dir;
+    const std::string a = dir / "img_1.bin", b = dir / "img_3.bin";
+    test::WriteFile(a, std::string(1 << 20, 'a'));
+    test::WriteFile(b, std::string(1 << 20, 'b'));
+    auto table = FileTable::Create({a, b}, false);
+    EngineOptions o;
+    o.transfer_size = 65536;
+    FaultInjector faults(*ParseFaultPlan("eio:file=img_3*,offset=512K-520K"));
+    faults.BindFiles(*table);
+    o.faults = &faults;
+    auto engine = MakeEngine(kind, *table, o);
+    ASSERT_TRUE(engine.ok());
+    // Per file: [0, 256K) clean, [256K, 512K) touches the range's start only at its end (clean), [512K, 1M) fails.
+    const std::vector<SampleExtent> extents = {{0, 0, 256 << 10}, {0, 512 << 10, 512 << 10}, {1, 0, 256 << 10},
+                                               {1, 256 << 10, 256 << 10}, {1, 512 << 10, 512 << 10}};
+    Collector done(extents.size());
+    for (size_t i = 0; i < extents.size(); ++i) engine->engine->Submit({extents[i], nullptr, &done, i});
+    done.Wait();
+    for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(done.status_[i].ok()) << kind << " " << i << ": " << done.status_[i].ToString();
+    ASSERT_FALSE(done.status_[4].ok()) << kind;
+    EXPECT_NE(done.status_[4].message().find(b + ": read failed at offset 524288"), std::string::npos) << done.status_[4].ToString();
+    EXPECT_NE(done.status_[4].message().find("Input/output error"), std::string::npos);
+    EXPECT_EQ(faults.injected(), 1u) << kind;  // the sample stops at its first failed transfer
+  }
 }
 
 TEST(Engines, RingSetupFailureFallsBackOrFails) {

@@ -1,0 +1,106 @@
+// `--inject` end to end: each fault kind ends as documented. EIO on one file stops every rank with the file,
+// offset and errno and no result claiming success; short reads and EAGAIN are retried and the run reads exactly
+// the bytes a clean run reads; ENOSPC in datagen leaves no file under a final name and a rerun with
+// --skip-existing writes only what is missing. (The added latency makes the CI sweep deterministic: sweep_test.)
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "harness.h"
+
+namespace feedrate::it {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kShape = " --param dataset.num_files_train=8 --param dataset.record_length_bytes=20000"
+                     " --param dataset.record_length_bytes_stdev=0";
+
+class Faults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto r = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data_ + kShape));
+    ASSERT_EQ(r.code, 0) << r.output;
+  }
+  std::string Run(const std::string& extra, const std::string& results) const {
+    return "run -w unet3d_h100 --data-dir " + data_ + kShape +
+           " --param reader.batch_size=1 --param train.epochs=3 --param train.computation_time=0.001"
+           " --param reader.transfer_size=4096 --quiet --results-dir " + results + " " + extra;
+  }
+  test::TempDir dir_;
+  std::string data_ = dir_ / "data";
+};
+
+TEST_F(Faults, EioOnOneFileStopsEveryRankNamingFileOffsetAndErrno) {
+  const std::string results = dir_ / "eio";
+  // Only img_3's reads match; every 2nd of them fails. Two ranks: the one reading img_3 fails, both exit 2.
+  auto r = Sh(MpiFeedrate(2, Run("--inject 'eio:file=img_3_*,every=2'", results)));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("feedrate: error: rank "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(data_ + "/train/img_3_of_8.npz: read failed at offset"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Input/output error"), std::string::npos) << r.output;
+  auto s = ReadJson(results + "/summary.json");
+  ASSERT_FALSE(s.is_null());
+  EXPECT_EQ(s["feedrate"]["status"], "failed");
+  EXPECT_FALSE(s.contains("metric"));  // nothing that reads as a result
+  ASSERT_EQ(s["feedrate"]["injected_faults"].size(), 1u) << s["feedrate"].dump(2);
+  EXPECT_EQ(s["feedrate"]["injected_faults"][0]["rule"], "eio:file=img_3_*,every=2");
+  EXPECT_GE(s["feedrate"]["injected_faults"][0]["injected"].get<int>(), 1);
+}
+
+TEST_F(Faults, ShortReadsAndEagainAreRetriedAndReadTheSameBytes) {
+  for (const char* engine : {"posix", "uring"}) {
+    const std::string clean = dir_ / (std::string("clean_") + engine), faulty = dir_ / (std::string("faulty_") + engine);
+    auto a = Sh(Feedrate(Run(std::string("--engine ") + engine, clean)));
+    ASSERT_TRUE(a.code == 0 || a.code == 3) << a.output;
+    auto b = Sh(Feedrate(Run(std::string("--engine ") + engine + " --inject 'short:every=3;eagain:every=4'", faulty)));
+    ASSERT_TRUE(b.code == 0 || b.code == 3) << b.output;
+    auto sa = ReadJson(clean + "/summary.json")["feedrate"], sb = ReadJson(faulty + "/summary.json")["feedrate"];
+    EXPECT_EQ(sb["bytes_read"], sa["bytes_read"]) << engine;
+    EXPECT_EQ(sb["device_bytes_read"], sa["device_bytes_read"]) << engine;  // the remainders, not the whole again
+    EXPECT_GT(sb["requeued_reads"].get<int>(), 0) << engine;
+    EXPECT_EQ(sa["requeued_reads"], 0) << engine;
+    ASSERT_EQ(sb["injected_faults"].size(), 2u);
+    EXPECT_GT(sb["injected_faults"][0]["injected"].get<int>(), 0);
+    EXPECT_GT(sb["injected_faults"][1]["injected"].get<int>(), 0);
+    // A run with injected faults never passes for a measurement of the storage.
+    EXPECT_EQ(sb["validity"]["category"], "INVALID");
+    EXPECT_NE(sb["validity"]["reasons"].dump().find("faults were injected (--inject short:every=3;eagain:every=4)"),
+              std::string::npos);
+    EXPECT_FALSE(sa.contains("injected_faults"));
+  }
+}
+
+TEST_F(Faults, BadRulesAreRefusedBeforeAnyWork) {
+  auto r = Sh(Feedrate(Run("--inject 'eio:every=0'", dir_ / "bad")));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("every must be at least 1"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir_ / "bad/summary.json"));
+}
+
+TEST_F(Faults, EnospcInDatagenLeavesNoPartialFileAndARerunFinishesTheRest) {
+  const std::string d = dir_ / "gen";
+  const std::string args = "datagen -w unet3d_h100 --data-dir " + d + kShape + " --threads 2";
+  auto r = Sh(Feedrate(args + " --inject 'enospc:file=img_5_of_8.npz,after=1'"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(d + "/train/img_5_of_8.npz: write failed at offset"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("No space left on device"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(d + "/train/img_5_of_8.npz"));
+  size_t complete = 0;
+  for (const auto& e : fs::directory_iterator(d + "/train")) {
+    const std::string name = e.path().filename().string();
+    EXPECT_NE(name[0], '.') << "temporary file left behind: " << name;
+    ++complete;
+  }
+  auto again = Sh(Feedrate(args + " --skip-existing"));
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find("wrote " + std::to_string(8 - complete) + " files"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("kept " + std::to_string(complete) + " existing"), std::string::npos) << again.output;
+  auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + d + kShape +
+                         " --param reader.batch_size=1 --param train.computation_time=0.001 --quiet --results-dir " +
+                         (dir_ / "after")));
+  EXPECT_TRUE(run.code == 0 || run.code == 3) << run.output;
+}
+
+}  // namespace
+}  // namespace feedrate::it
