@@ -20,17 +20,6 @@ struct FaultInjector::Active {
 
 namespace {
 
-const char* KindName(FaultKind k) {
-  switch (k) {
-    case FaultKind::kShort: return "short";
-    case FaultKind::kEagain: return "eagain";
-    case FaultKind::kEio: return "eio";
-    case FaultKind::kEnospc: return "enospc";
-    case FaultKind::kDelay: return "delay";
-  }
-  return "?";
-}
-
 Result<uint64_t> Number(const std::string& rule, const std::string& key, const std::string& v) {
   char* end = nullptr;
   errno = 0;

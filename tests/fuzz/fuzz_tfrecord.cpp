@@ -1,0 +1,26 @@
+// Fuzzes TFRecord framing: the header walk, the three-header probe of uniform files, the in-memory record check
+// (length, length CRC, payload CRC), and DLIO/DALI .idx files against a data file size taken from the input.
+#include <cstring>
+
+#include "fuzz_util.h"
+#include "loader/format/tfrecord.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace feedrate;
+  fuzz::MemFile f(data, size);
+  (void)ScanTfRecordFile(f.fd(), f.size(), "fuzz.tfrecord");
+  (void)ProbeUniformTfRecordFile(f.fd(), f.size(), "fuzz.tfrecord");
+  if (size >= kTfRecordHeaderBytes) {
+    uint64_t length = 0;
+    std::memcpy(&length, data, sizeof length);
+    // CheckTfRecord's contract: length + 16 bytes follow `rec`; only call it when they do.
+    if (length <= size - kTfRecordOverhead && size >= kTfRecordOverhead) {
+      (void)CheckTfRecord(reinterpret_cast<const char*>(data), length, true, "fuzz.tfrecord", 0, 0);
+    }
+  }
+  // The same bytes as an index file, for a data file of (first 4 bytes) bytes.
+  uint32_t data_size = 0;
+  if (size >= 4) std::memcpy(&data_size, data, 4);
+  (void)ReadTfRecordIndex(f.path(), data_size);
+  return 0;
+}
