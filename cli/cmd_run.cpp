@@ -39,8 +39,14 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
                                          "RULE = short|eagain|eio|delay[:every=N,after=N,count=N,file=GLOB,offset=A-B,us=N,ms=N] "
                                          "(docs/faults.md); the run is then INVALID")
       ->check(CheckInjectRules);
+  auto collective_timeout = std::make_shared<double>(1800);
+  sub->add_option("--collective-timeout", *collective_timeout,
+                  "seconds any rank waits in a collective (step barrier, reductions) before the job ends naming the "
+                  "rank(s) and host(s) that did not arrive (default 1800; 0: forever)")
+      ->check(CLI::NonNegativeNumber);
   return [=] {
     Comm comm(argc, argv);
+    comm.SetCollectiveTimeout(*collective_timeout);
     InstallInterruptHandlers();
     auto overrides = w->Overrides();
     if (*keep_open) overrides.push_back("feedrate.keep_files_open=true");

@@ -202,6 +202,8 @@ Runner AddSweep(CLI::App& app) {
   sub->add_option("--queue-depth", *queue_depth, "forwarded to run");
   sub->add_flag("--odirect", *odirect, "forwarded to run");
   sub->add_flag("--keep-files-open", *keep_open, "forwarded to run");
+  auto collective_timeout = std::make_shared<double>(0);
+  sub->add_option("--collective-timeout", *collective_timeout, "forwarded to run")->check(CLI::NonNegativeNumber);
   auto inject = std::make_shared<std::string>();
   sub->add_option("--inject", *inject, "forwarded to run: fault rules for the training reads (docs/faults.md)")
       ->check(CheckInjectRules);
@@ -237,6 +239,7 @@ Runner AddSweep(CLI::App& app) {
     if (*odirect) forwarded.push_back("--odirect");
     if (*keep_open) forwarded.push_back("--keep-files-open");
     if (!inject->empty()) forwarded.insert(forwarded.end(), {"--inject", *inject});
+    if (*collective_timeout > 0) forwarded.insert(forwarded.end(), {"--collective-timeout", std::to_string(*collective_timeout)});
     const std::string exe = SelfExe();
     if (args.measure_ceiling && args.ceiling_mib_per_s <= 0) {
       args.ceiling_mib_per_s = MeasureCeiling(exe, cfg, cfg.odirect || *odirect, args.results_dir);

@@ -1,10 +1,15 @@
 // MPI wrapper (OpenMPI) with a single-process fallback.
 #include "emulator/comm.h"
 
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #ifdef FEEDRATE_HAVE_MPI
 #include <mpi.h>
@@ -13,6 +18,15 @@
 namespace feedrate {
 
 #ifdef FEEDRATE_HAVE_MPI
+
+namespace {
+
+constexpr int kRollCallTag = 0x5fee;   // rank 0 -> r: "which collective are you in?" (payload: the one it waits in)
+constexpr int kRollReplyTag = 0x5fef;  // r -> rank 0: the collective number r waits in
+
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+}  // namespace
 
 Comm::Comm(int* argc, char*** argv) {
   int initialized = 0;
@@ -31,100 +45,227 @@ Comm::Comm(int* argc, char*** argv) {
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  // Every rank's hostname, for messages that name a rank.
+  char name[64] = {};
+  ::gethostname(name, sizeof name - 1);
+  std::vector<char> all(64 * static_cast<size_t>(size_));
+  MPI_Allgather(name, 64, MPI_CHAR, all.data(), 64, MPI_CHAR, MPI_COMM_WORLD);
+  for (int r = 0; r < size_; ++r) hosts_.emplace_back(all.data() + 64 * r, strnlen(all.data() + 64 * r, 63));
 }
 
 Comm::~Comm() {
   if (owns_mpi_) MPI_Finalize();
 }
 
-void Comm::Barrier() const { MPI_Barrier(MPI_COMM_WORLD); }
+void Comm::AnswerRollCall() const {
+  if (rank_ == 0) return;
+  int flag = 0;
+  MPI_Status st;
+  MPI_Iprobe(0, kRollCallTag, MPI_COMM_WORLD, &flag, &st);
+  if (!flag) return;
+  uint64_t theirs = 0;
+  MPI_Recv(&theirs, 1, MPI_UINT64_T, 0, kRollCallTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  uint64_t mine = seq_;
+  MPI_Send(&mine, 1, MPI_UINT64_T, 0, kRollReplyTag, MPI_COMM_WORLD);
+}
+
+void Comm::Wait(void* request, const char* what) const {
+  auto* req = static_cast<MPI_Request*>(request);
+  if (timeout_s_ <= 0 || size_ == 1) {
+    MPI_Wait(req, MPI_STATUS_IGNORE);
+    return;
+  }
+  const double deadline = Now() + timeout_s_;
+  for (uint64_t spins = 0;; ++spins) {
+    int done = 0;
+    MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    AnswerRollCall();
+    // Spin briefly (the step barrier usually completes within microseconds of the last arrival), then poll.
+    if (spins > 2000) {
+      if (Now() > deadline) TimedOut(what);
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+}
+
+void Comm::TimedOut(const char* what) const {
+  const std::string head = "collective #" + std::to_string(seq_) + " (" + what + ") did not complete within " +
+                           std::to_string(static_cast<int>(timeout_s_)) + " s (--collective-timeout)";
+  if (rank_ != 0) {
+    // Rank 0 calls the roll and ends the job; give it time, answering it, then end the job from here.
+    const double until = Now() + 10;
+    while (Now() < until) {
+      AnswerRollCall();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::fprintf(stderr, "feedrate: error: rank %d (%s): %s, and rank 0 (%s) did not call the roll: rank 0 is stuck outside MPI or dead\n",
+                 rank_, hosts_[static_cast<size_t>(rank_)].c_str(), head.c_str(), hosts_[0].c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    std::abort();
+  }
+  // Rank 0: ask every other rank which collective it waits in; silence means stuck outside MPI (or dead).
+  std::vector<uint64_t> reply(static_cast<size_t>(size_), UINT64_MAX);
+  std::vector<MPI_Request> sends(static_cast<size_t>(size_), MPI_REQUEST_NULL), recvs(sends);
+  uint64_t mine = seq_;
+  for (int r = 1; r < size_; ++r) {
+    MPI_Isend(&mine, 1, MPI_UINT64_T, r, kRollCallTag, MPI_COMM_WORLD, &sends[static_cast<size_t>(r)]);
+    MPI_Irecv(&reply[static_cast<size_t>(r)], 1, MPI_UINT64_T, r, kRollReplyTag, MPI_COMM_WORLD, &recvs[static_cast<size_t>(r)]);
+  }
+  const double until = Now() + 5;
+  int all = 0;
+  while (!all && Now() < until) {
+    MPI_Testall(size_ - 1, recvs.data() + 1, &all, MPI_STATUSES_IGNORE);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::string missing, elsewhere;
+  for (int r = 1; r < size_; ++r) {
+    int got = 0;
+    if (recvs[static_cast<size_t>(r)] != MPI_REQUEST_NULL) MPI_Test(&recvs[static_cast<size_t>(r)], &got, MPI_STATUS_IGNORE);
+    const uint64_t theirs = reply[static_cast<size_t>(r)];
+    const std::string who = "rank " + std::to_string(r) + " (" + hosts_[static_cast<size_t>(r)] + ")";
+    if (theirs == UINT64_MAX) {
+      missing += (missing.empty() ? "" : ", ") + who;
+    } else if (theirs != mine) {
+      elsewhere += (elsewhere.empty() ? "" : ", ") + who + " waits in collective #" + std::to_string(theirs);
+    }
+  }
+  std::string msg = head + ": ";
+  if (!missing.empty()) msg += missing + " did not answer (stuck outside MPI, e.g. in I/O, or dead)";
+  if (!elsewhere.empty()) msg += (missing.empty() ? "" : "; ") + elsewhere + " (the ranks disagree on the work: a bug)";
+  if (missing.empty() && elsewhere.empty()) msg += "every rank answered from this collective (the MPI transport is stuck)";
+  std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  std::abort();
+}
+
+void Comm::Barrier() const {
+  ++seq_;
+  MPI_Request r;
+  MPI_Ibarrier(MPI_COMM_WORLD, &r);
+  Wait(&r, "barrier");
+}
 
 bool Comm::AnyTrue(bool local) const {
+  ++seq_;
   int in = local ? 1 : 0, out = 0;
-  MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Request r;
+  MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &r);
+  Wait(&r, "step barrier");
   return out != 0;
 }
 
 int Comm::LowestTrue(bool local) const {
+  ++seq_;
   int in = local ? rank_ : size_, out = size_;
-  MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Request r;
+  MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &r);
+  Wait(&r, "error agreement");
   return out == size_ ? -1 : out;
 }
 
 double Comm::SumDouble(double v) const {
+  ++seq_;
   double out = 0;
-  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Request r;
+  MPI_Iallreduce(&v, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+  Wait(&r, "sum");
   return out;
 }
 
 void Comm::SumInPlace(std::vector<double>* v) const {
-  MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(v->size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  ++seq_;
+  MPI_Request r;
+  MPI_Iallreduce(MPI_IN_PLACE, v->data(), static_cast<int>(v->size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+  Wait(&r, "epoch reduction");
 }
 
 double Comm::MaxDouble(double v) const {
+  ++seq_;
   double out = 0;
-  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Request r;
+  MPI_Iallreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &r);
+  Wait(&r, "max");
   return out;
 }
 
-namespace {
-
-// Every rank's element count and displacement at rank 0, for a Gatherv of `n` local elements.
-struct GatherLayout {
-  std::vector<int> counts, displs;
-  int total = 0;
-};
-GatherLayout GatherCounts(int n, int rank, int size) {
-  GatherLayout l;
-  if (rank == 0) l.counts.resize(size);
-  MPI_Gather(&n, 1, MPI_INT, l.counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (rank == 0) {
-    l.displs.resize(size);
-    for (int r = 0; r < size; ++r) {
-      l.displs[r] = l.total;
-      l.total += l.counts[r];
-    }
-  }
-  return l;
+std::vector<int> Comm::GatherCounts(int n) const {
+  std::vector<int> counts(rank_ == 0 ? static_cast<size_t>(size_) : 0);
+  ++seq_;
+  MPI_Request r;
+  MPI_Igather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &r);
+  Wait(&r, "gather");
+  return counts;
 }
 
+namespace {
+std::vector<int> Displacements(const std::vector<int>& counts, int* total) {
+  std::vector<int> d(counts.size());
+  *total = 0;
+  for (size_t r = 0; r < counts.size(); ++r) {
+    d[r] = *total;
+    *total += counts[r];
+  }
+  return d;
+}
 }  // namespace
 
 std::vector<std::vector<double>> Comm::GatherDoubles(const std::vector<double>& local) const {
-  GatherLayout l = GatherCounts(static_cast<int>(local.size()), rank_, size_);
-  std::vector<double> all(static_cast<size_t>(l.total));
-  MPI_Gatherv(local.data(), static_cast<int>(local.size()), MPI_DOUBLE, all.data(), l.counts.data(), l.displs.data(),
-              MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const std::vector<int> counts = GatherCounts(static_cast<int>(local.size()));
+  int total = 0;
+  const std::vector<int> displs = Displacements(counts, &total);
+  std::vector<double> all(static_cast<size_t>(total));
+  ++seq_;
+  MPI_Request r;
+  MPI_Igatherv(local.data(), static_cast<int>(local.size()), MPI_DOUBLE, all.data(), counts.data(), displs.data(),
+               MPI_DOUBLE, 0, MPI_COMM_WORLD, &r);
+  Wait(&r, "gather");
   std::vector<std::vector<double>> out;
-  for (int r = 0; rank_ == 0 && r < size_; ++r) {
-    out.emplace_back(all.begin() + l.displs[r], all.begin() + l.displs[r] + l.counts[r]);
+  for (size_t k = 0; rank_ == 0 && k < counts.size(); ++k) {
+    out.emplace_back(all.begin() + displs[k], all.begin() + displs[k] + counts[k]);
   }
   return out;
 }
 
 std::vector<std::string> Comm::GatherStrings(const std::string& local) const {
-  GatherLayout l = GatherCounts(static_cast<int>(local.size()), rank_, size_);
-  std::string all(static_cast<size_t>(l.total), '\0');
-  MPI_Gatherv(local.data(), static_cast<int>(local.size()), MPI_CHAR, all.data(), l.counts.data(), l.displs.data(),
-              MPI_CHAR, 0, MPI_COMM_WORLD);
+  const std::vector<int> counts = GatherCounts(static_cast<int>(local.size()));
+  int total = 0;
+  const std::vector<int> displs = Displacements(counts, &total);
+  std::string all(static_cast<size_t>(total), '\0');
+  ++seq_;
+  MPI_Request r;
+  MPI_Igatherv(local.data(), static_cast<int>(local.size()), MPI_CHAR, all.data(), counts.data(), displs.data(),
+               MPI_CHAR, 0, MPI_COMM_WORLD, &r);
+  Wait(&r, "gather");
   std::vector<std::string> out;
-  for (int r = 0; rank_ == 0 && r < size_; ++r) {
-    out.push_back(all.substr(static_cast<size_t>(l.displs[r]), static_cast<size_t>(l.counts[r])));
+  for (size_t k = 0; rank_ == 0 && k < counts.size(); ++k) {
+    out.push_back(all.substr(static_cast<size_t>(displs[k]), static_cast<size_t>(counts[k])));
   }
   return out;
 }
 
 std::string Comm::Broadcast(const std::string& value, int root) const {
   int n = static_cast<int>(value.size());
-  MPI_Bcast(&n, 1, MPI_INT, root, MPI_COMM_WORLD);
+  ++seq_;
+  MPI_Request r;
+  MPI_Ibcast(&n, 1, MPI_INT, root, MPI_COMM_WORLD, &r);
+  Wait(&r, "broadcast");
   std::string out = rank_ == root ? value : std::string(static_cast<size_t>(n), '\0');
-  MPI_Bcast(out.data(), n, MPI_CHAR, root, MPI_COMM_WORLD);
+  ++seq_;
+  MPI_Ibcast(out.data(), n, MPI_CHAR, root, MPI_COMM_WORLD, &r);
+  Wait(&r, "broadcast");
   return out;
 }
 
 #else  // single process
 
-Comm::Comm(int*, char***) {}
+Comm::Comm(int*, char***) {
+  char name[64] = {};
+  ::gethostname(name, sizeof name - 1);
+  hosts_.emplace_back(name);
+}
 Comm::~Comm() = default;
 void Comm::Barrier() const {}
 bool Comm::AnyTrue(bool local) const { return local; }

@@ -2,6 +2,7 @@
 // Built without MPI (FEEDRATE_WITH_MPI=OFF) it is a single process.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,12 @@ class Comm {
   ~Comm();  // MPI_Finalize
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
+
+  // Every collective below gives up after `seconds` (0: waits forever): the ranks that got there call the roll,
+  // and the job ends (MPI_Abort, exit code 2) with a message naming the rank(s) and host(s) that did not arrive.
+  void SetCollectiveTimeout(double seconds) { timeout_s_ = seconds; }
+  double collective_timeout() const { return timeout_s_; }
+  const std::string& hostname(int rank) const { return hosts_[static_cast<size_t>(rank)]; }
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -36,9 +43,18 @@ class Comm {
   std::string Broadcast(const std::string& value, int root) const;
 
  private:
+  // Waits for a non-blocking collective, answering roll calls, within the timeout (see SetCollectiveTimeout).
+  void Wait(void* request, const char* what) const;
+  [[noreturn]] void TimedOut(const char* what) const;
+  void AnswerRollCall() const;
+  std::vector<int> GatherCounts(int n) const;  // every rank's count at rank 0
+
   int rank_ = 0;
   int size_ = 1;
   bool owns_mpi_ = false;
+  double timeout_s_ = 0;
+  mutable uint64_t seq_ = 0;         // collectives entered so far (the same sequence on every rank)
+  std::vector<std::string> hosts_;  // every rank's hostname
 };
 
 }  // namespace feedrate

@@ -4,6 +4,7 @@
 #include <fnmatch.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -138,6 +139,24 @@ void FaultInjector::BindFiles(const FileTable& files) {
   }
 }
 
+// A delay paces its I/O thread: while the thread streams requests, each one's deadline is the previous deadline
+// plus the delay, so a late wake-up on a loaded machine is made up by the next request instead of adding up (the
+// thread completes 1/delay requests per second, as a device of that service time would); after the thread was
+// idle (its last deadline older than two delays), the delay counts from now.
+void FaultInjector::Pace(Active& a, uint64_t delay_us) {
+  thread_local std::vector<std::pair<const void*, std::chrono::steady_clock::time_point>> last;  // per rule
+  const auto now = std::chrono::steady_clock::now();
+  const auto delay = std::chrono::microseconds(delay_us);
+  auto it = std::find_if(last.begin(), last.end(), [&](const auto& e) { return e.first == &a; });
+  if (it == last.end()) {
+    last.emplace_back(&a, now - 3 * delay);
+    it = last.end() - 1;
+  }
+  const auto deadline = now - it->second <= 2 * delay ? it->second + delay : now + delay;
+  it->second = deadline;
+  std::this_thread::sleep_until(deadline);
+}
+
 int64_t FaultInjector::Fire(Active& a, uint64_t length, int64_t result) {
   const FaultRule& r = a.rule;
   const uint64_t n = a.matched.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -153,7 +172,7 @@ int64_t FaultInjector::Fire(Active& a, uint64_t length, int64_t result) {
   }
   switch (r.kind) {
     case FaultKind::kDelay:
-      std::this_thread::sleep_for(std::chrono::microseconds(r.delay_us));
+      Pace(a, r.delay_us);
       return result;
     case FaultKind::kEio: return -EIO;
     case FaultKind::kEagain: return -EAGAIN;

@@ -102,5 +102,29 @@ TEST_F(Faults, EnospcInDatagenLeavesNoPartialFileAndARerunFinishesTheRest) {
   EXPECT_TRUE(run.code == 0 || run.code == 3) << run.output;
 }
 
+// A rank that stops answering (SIGSTOP: alive but frozen, like a process stuck in the kernel) ends the job within
+// --collective-timeout plus the roll call, with exit code 2 and a message naming that rank and its host.
+TEST_F(Faults, ARankThatStopsAnsweringEndsTheJobNamingIt) {
+  const std::string results = dir_ / "hang";
+  const std::string script = dir_ / "hang.sh";
+  test::WriteFile(script, MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + data_ + kShape +
+                                             " --param reader.batch_size=1 --param train.epochs=1000000"
+                                             " --param train.computation_time=0.001 --quiet --collective-timeout 3"
+                                             " --results-dir " + results) +
+                              " &\n"
+                              "job=$!\n"
+                              "sleep 3\n"
+                              "for p in $(pgrep -f \"results-dir " + results + "\"); do\n"
+                              "  if tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1; then kill -STOP $p; fi\n"
+                              "done\n"
+                              "wait $job\n");
+  auto r = Sh("bash " + script, 100);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("did not complete within 3 s (--collective-timeout): rank 1 ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("did not answer"), std::string::npos) << r.output;
+  auto s = ReadJson(results + "/summary.json");
+  EXPECT_TRUE(s.is_null() || s["feedrate"]["status"] != "success");
+}
+
 }  // namespace
 }  // namespace feedrate::it
