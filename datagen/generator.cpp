@@ -1,12 +1,15 @@
 // Parallel DLIO-layout dataset generation.
 #include "datagen/generator.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -22,6 +25,8 @@
 #include "datagen/npz_writer.h"
 #include "datagen/temp_file.h"
 #include "datagen/tfrecord_writer.h"
+#include "loader/format/tfrecord.h"
+#include "loader/io/unique_fd.h"
 #include "loader/dataset/dataset.h"
 #include "loader/format/hdf5.h"
 #include "loader/pipeline/numpy_random.h"
@@ -68,8 +73,22 @@ uint64_t PlannedSize(const std::string& format, const Job& j) {
   return DlioNpzFileSize({j.d1, j.d2, j.samples});
 }
 
-// A file --skip-existing may keep: the exact size for the formats whose size is known in advance; for HDF5 (whose
-// metadata the library lays out) a file that opens with `records` of the expected shape.
+// The first bytes a complete file of `format` starts with: the npy magic, a zip local header, or a TFRecord whose
+// first length field carries its CRC. Other formats: true (their own checks below).
+bool HeaderLooksRight(const std::string& format, const std::string& path) {
+  if (format != "npz" && format != "npy" && format != "tfrecord") return true;
+  char b[12] = {};
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0 || ::pread(fd.get(), b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) return false;
+  if (format == "npy") return std::memcmp(b, "\x93NUMPY", 6) == 0;
+  if (format == "npz") return std::memcmp(b, "PK\x03\x04", 4) == 0;
+  uint32_t stored = 0;
+  std::memcpy(&stored, b + 8, 4);
+  return TfRecordPayloadCrc(b, 8) == stored;  // the masked CRC-32C of the length field
+}
+
+// A file --skip-existing may keep: the exact size and the right first bytes for the formats whose size is known in
+// advance; for HDF5 (whose metadata the library lays out) a file that opens with `records` of the expected shape.
 bool AlreadyComplete(const std::string& format, const Job& j) {
   struct stat st {};
   if (::stat(j.path.c_str(), &st) != 0) return false;
@@ -80,7 +99,10 @@ bool AlreadyComplete(const std::string& format, const Job& j) {
       (::stat((j.path + ".off.idx").c_str(), &st) != 0 || ::stat((j.path + ".sz.idx").c_str(), &st) != 0)) {
     return false;
   }
-  if (format != "hdf5") return ::stat(j.path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == PlannedSize(format, j);
+  if (format != "hdf5") {
+    return ::stat(j.path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == PlannedSize(format, j) &&
+           HeaderLooksRight(format, j.path);
+  }
   auto list = ListHdf5Datasets(j.path);
   if (!list.ok()) return false;
   for (const auto& d : *list) {

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "datagen/background_committer.h"
 #include "datagen/generator.h"
@@ -86,6 +87,30 @@ TEST(Datagen, DurableRunsCommitInTheBackgroundAndLeaveEveryFileComplete) {
     auto again = GenerateDataset(cfg, {0, 1, 2, true});  // every file (and TFRecord index) is complete
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(again->files_skipped, 9u);
+  }
+}
+
+// --skip-existing keeps a file only with the planned size and the format's first bytes: a same-size file whose
+// header was overwritten is written again.
+TEST(Datagen, SkipExistingRewritesAFileWithTheRightSizeButAWrongHeader) {
+  test::TempDir dir;
+  for (const char* format : {"npz", "npy", "tfrecord"}) {
+    SCOPED_TRACE(format);
+    auto cfg = SmallUnet(dir / format, 4);
+    cfg.format = format;
+    ASSERT_TRUE(GenerateDataset(cfg, {0, 1, 1, false}).ok());
+    const std::string victim = dir / (std::string(format) + "/train/img_2_of_4." + format);
+    ASSERT_TRUE(std::filesystem::exists(victim)) << victim;
+    const auto size = std::filesystem::file_size(victim);
+    {
+      std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
+      f.write("garbage!garbage!", 16);
+    }
+    ASSERT_EQ(std::filesystem::file_size(victim), size);
+    auto again = GenerateDataset(cfg, {0, 1, 1, true});
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ(again->files_skipped, 3u);
+    EXPECT_EQ(again->files_written, 1u);
   }
 }
 
