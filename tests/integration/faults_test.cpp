@@ -1,7 +1,8 @@
 // `--inject` end to end: each fault kind ends as documented. EIO on one file stops every rank with the file,
 // offset and errno and no result claiming success; short reads and EAGAIN are retried and the run reads exactly
 // the bytes a clean run reads; ENOSPC in datagen leaves no file under a final name and a rerun with
-// --skip-existing writes only what is missing. (The added latency makes the CI sweep deterministic: sweep_test.)
+// --skip-existing writes only what is missing; a rank that freezes or dies ends the job naming it. (The added
+// latency makes the CI sweep deterministic: sweep_answer_test.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -102,12 +103,10 @@ TEST_F(Faults, EnospcInDatagenLeavesNoPartialFileAndARerunFinishesTheRest) {
   EXPECT_TRUE(run.code == 0 || run.code == 3) << run.output;
 }
 
-// A rank that stops answering (SIGSTOP: alive but frozen, like a process stuck in the kernel) ends the job within
-// --collective-timeout plus the roll call, with exit code 2 and a message naming that rank and its host.
-TEST_F(Faults, ARankThatStopsAnsweringEndsTheJobNamingIt) {
-  const std::string results = dir_ / "hang";
-  const std::string script = dir_ / "hang.sh";
-  test::WriteFile(script, MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + data_ + kShape +
+// Freezes (SIGSTOP) or kills (SIGKILL) rank 1 of a long two-rank run after 3 s and returns how the job ended.
+CmdResult RunAndHitRank1(const test::TempDir& dir, const std::string& data, const std::string& results, const char* signal) {
+  const std::string script = dir / (std::string("hit_") + signal + ".sh");
+  test::WriteFile(script, MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + data + kShape +
                                              " --param reader.batch_size=1 --param train.epochs=1000000"
                                              " --param train.computation_time=0.001 --quiet --collective-timeout 3"
                                              " --results-dir " + results) +
@@ -115,13 +114,32 @@ TEST_F(Faults, ARankThatStopsAnsweringEndsTheJobNamingIt) {
                               "job=$!\n"
                               "sleep 3\n"
                               "for p in $(pgrep -f \"results-dir " + results + "\"); do\n"
-                              "  if tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1; then kill -STOP $p; fi\n"
+                              "  if tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1; then kill -" +
+                              signal + " $p; fi\n"
                               "done\n"
                               "wait $job\n");
-  auto r = Sh("bash " + script, 100);
+  return Sh("bash " + script, 100);
+}
+
+// A rank that stops answering (alive but frozen, like a process stuck in the kernel) ends the job within
+// --collective-timeout plus the roll call, with exit code 2 and a message naming that rank and its host.
+TEST_F(Faults, ARankThatStopsAnsweringEndsTheJobNamingIt) {
+  const std::string results = dir_ / "hang";
+  auto r = RunAndHitRank1(dir_, data_, results, "STOP");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("did not complete within 3 s (--collective-timeout): rank 1 ("), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("did not answer"), std::string::npos) << r.output;
+  auto s = ReadJson(results + "/summary.json");
+  EXPECT_TRUE(s.is_null() || s["feedrate"]["status"] != "success");
+}
+
+// A rank that dies ends the job (mpirun notices and stops the others), non-zero, naming the rank; no success.
+TEST_F(Faults, ARankThatDiesEndsTheJob) {
+  const std::string results = dir_ / "killed";
+  auto r = RunAndHitRank1(dir_, data_, results, "KILL");
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_NE(r.code, 124) << "timed out: " << r.output;
+  EXPECT_NE(r.output.find("rank 1"), std::string::npos) << r.output;
   auto s = ReadJson(results + "/summary.json");
   EXPECT_TRUE(s.is_null() || s["feedrate"]["status"] != "success");
 }
