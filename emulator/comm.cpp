@@ -121,11 +121,11 @@ void Comm::TimedOut(const char* what) const {
   }
   std::string missing, elsewhere;
   for (int r = 1; r < size_; ++r) {
-    int got = 0;
-    if (recvs[static_cast<size_t>(r)] != MPI_REQUEST_NULL) MPI_Test(&recvs[static_cast<size_t>(r)], &got, MPI_STATUS_IGNORE);
+    int answered = 1;  // a request Testall completed is MPI_REQUEST_NULL
+    if (recvs[static_cast<size_t>(r)] != MPI_REQUEST_NULL) MPI_Test(&recvs[static_cast<size_t>(r)], &answered, MPI_STATUS_IGNORE);
     const uint64_t theirs = reply[static_cast<size_t>(r)];
     const std::string who = "rank " + std::to_string(r) + " (" + hosts_[static_cast<size_t>(r)] + ")";
-    if (theirs == UINT64_MAX) {
+    if (!answered) {
       missing += (missing.empty() ? "" : ", ") + who;
     } else if (theirs != mine) {
       elsewhere += (elsewhere.empty() ? "" : ", ") + who + " waits in collective #" + std::to_string(theirs);
@@ -141,62 +141,51 @@ void Comm::TimedOut(const char* what) const {
   std::abort();
 }
 
-void Comm::Barrier() const {
+template <typename Start>
+void Comm::Collective(const char* what, Start&& start) const {
   ++seq_;
   MPI_Request r;
-  MPI_Ibarrier(MPI_COMM_WORLD, &r);
-  Wait(&r, "barrier");
+  start(&r);
+  Wait(&r, what);
+}
+
+void Comm::Barrier() const {
+  Collective("barrier", [&](MPI_Request* r) { MPI_Ibarrier(MPI_COMM_WORLD, r); });
 }
 
 bool Comm::AnyTrue(bool local) const {
-  ++seq_;
   int in = local ? 1 : 0, out = 0;
-  MPI_Request r;
-  MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &r);
-  Wait(&r, "step barrier");
+  Collective("step barrier", [&](MPI_Request* r) { MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, r); });
   return out != 0;
 }
 
 int Comm::LowestTrue(bool local) const {
-  ++seq_;
   int in = local ? rank_ : size_, out = size_;
-  MPI_Request r;
-  MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &r);
-  Wait(&r, "error agreement");
+  Collective("error agreement", [&](MPI_Request* r) { MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, r); });
   return out == size_ ? -1 : out;
 }
 
 double Comm::SumDouble(double v) const {
-  ++seq_;
   double out = 0;
-  MPI_Request r;
-  MPI_Iallreduce(&v, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
-  Wait(&r, "sum");
+  Collective("sum", [&](MPI_Request* r) { MPI_Iallreduce(&v, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, r); });
   return out;
 }
 
 void Comm::SumInPlace(std::vector<double>* v) const {
-  ++seq_;
-  MPI_Request r;
-  MPI_Iallreduce(MPI_IN_PLACE, v->data(), static_cast<int>(v->size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
-  Wait(&r, "epoch reduction");
+  Collective("epoch reduction", [&](MPI_Request* r) {
+    MPI_Iallreduce(MPI_IN_PLACE, v->data(), static_cast<int>(v->size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, r);
+  });
 }
 
 double Comm::MaxDouble(double v) const {
-  ++seq_;
   double out = 0;
-  MPI_Request r;
-  MPI_Iallreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &r);
-  Wait(&r, "max");
+  Collective("max", [&](MPI_Request* r) { MPI_Iallreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, r); });
   return out;
 }
 
 std::vector<int> Comm::GatherCounts(int n) const {
   std::vector<int> counts(rank_ == 0 ? static_cast<size_t>(size_) : 0);
-  ++seq_;
-  MPI_Request r;
-  MPI_Igather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &r);
-  Wait(&r, "gather");
+  Collective("gather", [&](MPI_Request* r) { MPI_Igather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, r); });
   return counts;
 }
 
@@ -217,11 +206,10 @@ std::vector<std::vector<double>> Comm::GatherDoubles(const std::vector<double>& 
   int total = 0;
   const std::vector<int> displs = Displacements(counts, &total);
   std::vector<double> all(static_cast<size_t>(total));
-  ++seq_;
-  MPI_Request r;
-  MPI_Igatherv(local.data(), static_cast<int>(local.size()), MPI_DOUBLE, all.data(), counts.data(), displs.data(),
-               MPI_DOUBLE, 0, MPI_COMM_WORLD, &r);
-  Wait(&r, "gather");
+  Collective("gather", [&](MPI_Request* r) {
+    MPI_Igatherv(local.data(), static_cast<int>(local.size()), MPI_DOUBLE, all.data(), counts.data(), displs.data(),
+                 MPI_DOUBLE, 0, MPI_COMM_WORLD, r);
+  });
   std::vector<std::vector<double>> out;
   for (size_t k = 0; rank_ == 0 && k < counts.size(); ++k) {
     out.emplace_back(all.begin() + displs[k], all.begin() + displs[k] + counts[k]);
@@ -234,11 +222,10 @@ std::vector<std::string> Comm::GatherStrings(const std::string& local) const {
   int total = 0;
   const std::vector<int> displs = Displacements(counts, &total);
   std::string all(static_cast<size_t>(total), '\0');
-  ++seq_;
-  MPI_Request r;
-  MPI_Igatherv(local.data(), static_cast<int>(local.size()), MPI_CHAR, all.data(), counts.data(), displs.data(),
-               MPI_CHAR, 0, MPI_COMM_WORLD, &r);
-  Wait(&r, "gather");
+  Collective("gather", [&](MPI_Request* r) {
+    MPI_Igatherv(local.data(), static_cast<int>(local.size()), MPI_CHAR, all.data(), counts.data(), displs.data(),
+                 MPI_CHAR, 0, MPI_COMM_WORLD, r);
+  });
   std::vector<std::string> out;
   for (size_t k = 0; rank_ == 0 && k < counts.size(); ++k) {
     out.push_back(all.substr(static_cast<size_t>(displs[k]), static_cast<size_t>(counts[k])));
@@ -248,14 +235,9 @@ std::vector<std::string> Comm::GatherStrings(const std::string& local) const {
 
 std::string Comm::Broadcast(const std::string& value, int root) const {
   int n = static_cast<int>(value.size());
-  ++seq_;
-  MPI_Request r;
-  MPI_Ibcast(&n, 1, MPI_INT, root, MPI_COMM_WORLD, &r);
-  Wait(&r, "broadcast");
+  Collective("broadcast", [&](MPI_Request* r) { MPI_Ibcast(&n, 1, MPI_INT, root, MPI_COMM_WORLD, r); });
   std::string out = rank_ == root ? value : std::string(static_cast<size_t>(n), '\0');
-  ++seq_;
-  MPI_Ibcast(out.data(), n, MPI_CHAR, root, MPI_COMM_WORLD, &r);
-  Wait(&r, "broadcast");
+  Collective("broadcast", [&](MPI_Request* r) { MPI_Ibcast(out.data(), n, MPI_CHAR, root, MPI_COMM_WORLD, r); });
   return out;
 }
 

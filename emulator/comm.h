@@ -45,6 +45,9 @@ class Comm {
  private:
   // Waits for a non-blocking collective, answering roll calls, within the timeout (see SetCollectiveTimeout).
   void Wait(void* request, const char* what) const;
+  // Counts the collective, starts it (start(MPI_Request*)) and waits for it (defined and used in comm.cpp).
+  template <typename Start>
+  void Collective(const char* what, Start&& start) const;
   [[noreturn]] void TimedOut(const char* what) const;
   void AnswerRollCall() const;
   std::vector<int> GatherCounts(int n) const;  // every rank's count at rank 0

@@ -56,7 +56,6 @@ void Flatten(const json& j, const std::string& prefix, std::map<std::string, jso
     for (auto it = j.begin(); it != j.end(); ++it) Flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
     return;
   }
-  if (j.is_number_float() && !std::isfinite(j.get<double>())) return;  // remove_nan_values
   out[prefix] = j;
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Feedrate builds and tests with (sudo only when not root); a no-op when present.
+# Installs the Debian 12 packages Feedrate builds and tests with, or the packages given as arguments (sudo only when
+# not root); a no-op when present.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config git
           liburing-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
@@ -7,6 +8,7 @@ packages=(build-essential cmake ninja-build pkg-config git
           libgtest-dev libgmock-dev libbenchmark-dev
           libisal-dev libprotobuf-dev protobuf-compiler libhdf5-dev libjpeg62-turbo-dev libpng-dev
           python3-numpy python3-h5py python3-protobuf python3-pil)
+if [ $# -gt 0 ]; then packages=("$@"); fi  # scripts/install-test-extras.sh passes its own list
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

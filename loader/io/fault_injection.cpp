@@ -157,7 +157,7 @@ void FaultInjector::Pace(Active& a, uint64_t delay_us) {
   std::this_thread::sleep_until(deadline);
 }
 
-int64_t FaultInjector::Fire(Active& a, uint64_t length, int64_t result) {
+int64_t FaultInjector::Fire(Active& a, int64_t result) {
   const FaultRule& r = a.rule;
   const uint64_t n = a.matched.fetch_add(1, std::memory_order_relaxed) + 1;
   if (n <= r.after || (n - r.after) % r.every != 0) return result;
@@ -177,10 +177,9 @@ int64_t FaultInjector::Fire(Active& a, uint64_t length, int64_t result) {
     case FaultKind::kEio: return -EIO;
     case FaultKind::kEagain: return -EAGAIN;
     case FaultKind::kEnospc: return -ENOSPC;
-    case FaultKind::kShort: {
-      const int64_t base = result >= 0 ? result : static_cast<int64_t>(length);
-      const int64_t half = base / 2 / static_cast<int64_t>(align_) * static_cast<int64_t>(align_);
-      return base > 1 && half > 0 ? half : result;
+    case FaultKind::kShort: {  // `result` is the bytes the request moves (real errors never get here)
+      const int64_t half = result / 2 / static_cast<int64_t>(align_) * static_cast<int64_t>(align_);
+      return half > 0 ? half : result;
     }
   }
   return result;
@@ -193,7 +192,7 @@ int64_t FaultInjector::OnRead(uint32_t file, uint64_t offset, uint64_t length, i
     const FaultRule& r = a->rule;
     if (r.op != FaultOp::kRead || offset >= r.offset_end || offset + length <= r.offset_begin) continue;
     if (!a->file_match.empty() ? (file >= a->file_match.size() || !a->file_match[file]) : !r.file.empty()) continue;
-    const int64_t got = Fire(*a, length, result);
+    const int64_t got = Fire(*a, result);
     if (got != result && out == result) out = got;  // the first fault wins
   }
   return out;
@@ -206,7 +205,7 @@ int64_t FaultInjector::OnWrite(const std::string& path, uint64_t offset, uint64_
     if (r.op != FaultOp::kWrite || offset >= r.offset_end || offset + length <= r.offset_begin) continue;
     if (!PathMatches(r.file, path)) continue;
     const int64_t full = static_cast<int64_t>(length);
-    const int64_t got = Fire(*a, length, full);
+    const int64_t got = Fire(*a, full);
     if (got != full && out == 0) out = got;
   }
   return out;

@@ -68,7 +68,7 @@ class FaultInjector {
 
  private:
   struct Active;
-  int64_t Fire(Active& a, uint64_t length, int64_t result);
+  int64_t Fire(Active& a, int64_t result);
   static void Pace(Active& a, uint64_t delay_us);
   std::vector<std::unique_ptr<Active>> rules_;
   uint64_t align_;
