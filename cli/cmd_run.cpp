@@ -44,7 +44,18 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
                   "seconds any rank waits in a collective (step barrier, reductions) before the job ends naming the "
                   "rank(s) and host(s) that did not arrive (default 1800; 0: forever)")
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--cache", o->cache,
+                  "client page cache: keep (default, as DLIO), drop (evict the dataset's files before the run and "
+                  "before every epoch), drop-once (before the run only: epoch 1 cold, later ones show what the cache "
+                  "holds) or direct (O_DIRECT reads)")
+      ->check(CLI::IsMember({"keep", "drop", "drop-once", "direct"}));
+  sub->add_flag("--drop-system-caches", o->drop_system_caches,
+                "with --cache drop/drop-once: also sync and write 3 to /proc/sys/vm/drop_caches, once per host (root)");
+  sub->add_option("--timeseries-interval", o->timeseries_interval,
+                  "seconds between time-series samples in timeseries.csv (default 1; 0: none)")
+      ->check(CLI::NonNegativeNumber);
   return [=] {
+    o->command_line = JoinCommandLine(*argc, *argv);
     Comm comm(argc, argv);
     comm.SetCollectiveTimeout(*collective_timeout);
     InstallInterruptHandlers();
@@ -53,7 +64,7 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
     if (!order->empty()) overrides.push_back("feedrate.order=" + *order);
     if (!engine->empty()) overrides.push_back("feedrate.engine=" + *engine);
     if (*queue_depth > 0) overrides.push_back("feedrate.queue_depth=" + std::to_string(*queue_depth));
-    if (*odirect) overrides.push_back("reader.odirect=true");
+    if (*odirect || o->cache == "direct") overrides.push_back("reader.odirect=true");
     WorkloadConfig cfg;
     try {
       cfg = LoadWorkload(w->workload, overrides);

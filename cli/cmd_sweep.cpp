@@ -207,6 +207,11 @@ Runner AddSweep(CLI::App& app) {
   auto inject = std::make_shared<std::string>();
   sub->add_option("--inject", *inject, "forwarded to run: fault rules for the training reads (docs/faults.md)")
       ->check(CheckInjectRules);
+  auto cache = std::make_shared<std::string>();
+  sub->add_option("--cache", *cache, "forwarded to run: keep, drop, drop-once or direct")
+      ->check(CLI::IsMember({"keep", "drop", "drop-once", "direct"}));
+  auto drop_system = std::make_shared<bool>(false);
+  sub->add_flag("--drop-system-caches", *drop_system, "forwarded to run");
   return [=] {
     SweepArgs args = *a;
     if (args.closed) args.search.repeats = 5;
@@ -239,10 +244,12 @@ Runner AddSweep(CLI::App& app) {
     if (*odirect) forwarded.push_back("--odirect");
     if (*keep_open) forwarded.push_back("--keep-files-open");
     if (!inject->empty()) forwarded.insert(forwarded.end(), {"--inject", *inject});
+    if (!cache->empty()) forwarded.insert(forwarded.end(), {"--cache", *cache});
+    if (*drop_system) forwarded.push_back("--drop-system-caches");
     if (*collective_timeout > 0) forwarded.insert(forwarded.end(), {"--collective-timeout", std::to_string(*collective_timeout)});
     const std::string exe = SelfExe();
     if (args.measure_ceiling && args.ceiling_mib_per_s <= 0) {
-      args.ceiling_mib_per_s = MeasureCeiling(exe, cfg, cfg.odirect || *odirect, args.results_dir);
+      args.ceiling_mib_per_s = MeasureCeiling(exe, cfg, cfg.odirect || *odirect || *cache == "direct", args.results_dir);
       if (args.ceiling_mib_per_s > 0) std::printf("sweep: storage ceiling %.1f MiB/s (feedrate iobench)\n", args.ceiling_mib_per_s);
     }
 

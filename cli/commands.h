@@ -22,6 +22,9 @@ struct WorkloadArgs {
 // CLI11 check for --inject: "" when the rules parse, else the parser's message.
 std::string CheckInjectRules(const std::string& rules);
 
+// argv as one shell-quotable line (arguments with spaces or quotes in single quotes), for run manifests.
+std::string JoinCommandLine(int argc, char** argv);
+
 using Runner = std::function<int()>;
 Runner AddDatagen(CLI::App& app, int* argc, char*** argv);
 Runner AddRun(CLI::App& app, int* argc, char*** argv);

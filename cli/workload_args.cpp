@@ -30,4 +30,20 @@ std::string CheckInjectRules(const std::string& rules) {
   return m.starts_with("--inject ") ? m.substr(9) : m;  // CLI11 names the option itself
 }
 
+std::string JoinCommandLine(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                                         "_-+=.,/:@%") == std::string::npos;
+    if (!plain) {
+      std::string q = "'";
+      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      a = q + "'";
+    }
+    out += (i > 0 ? " " : "") + a;
+  }
+  return out;
+}
+
 }  // namespace feedrate::cli

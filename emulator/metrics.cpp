@@ -59,9 +59,11 @@ RunMetrics AggregateRun(const std::vector<std::vector<AcceleratorEpoch>>& per_ac
   std::vector<double> all_au;
   for (size_t e = 0; e < epochs; ++e) {
     double au_sum = 0, tp = 0, tpc = 0, mn = 1e300, mx = -1e300, secs = 0;
-    uint64_t bytes = 0;
+    uint64_t bytes = 0, probed = 0, resident = 0;
     for (const auto& a : per_acc) {
       const auto& x = a[e];
+      probed += x.probed_bytes;
+      resident += x.resident_bytes;
       au_sum += x.block.au;
       tp += x.block.throughput;
       tpc += x.block.throughput_corrected;
@@ -78,6 +80,8 @@ RunMetrics AggregateRun(const std::vector<std::vector<AcceleratorEpoch>>& per_ac
     r.au_max_pct.push_back(100 * mx);
     r.bytes.push_back(bytes);
     r.epoch_seconds.push_back(secs);
+    r.probed_bytes.push_back(probed);
+    r.resident_bytes.push_back(resident);
   }
   r.au_mean_pct = Mean(r.au_pct);
   r.au_stdev_pct = PopulationStdev(r.au_pct);

@@ -44,6 +44,7 @@ struct AcceleratorEpoch {
   uint64_t bytes = 0;
   double seconds = 0;  // block wall time
   EvalEpoch eval;
+  uint64_t probed_bytes = 0, resident_bytes = 0;  // sampled page-cache residency of the reads
 };
 
 // Evaluation figures per evaluated epoch, aggregated like training's: AU is compute over wall time of the pass
@@ -62,6 +63,7 @@ struct RunMetrics {
   std::vector<double> au_min_pct, au_max_pct; // per epoch, over accelerators
   std::vector<uint64_t> bytes;                // per epoch, all accelerators
   std::vector<double> epoch_seconds;          // per epoch, slowest accelerator's block time
+  std::vector<uint64_t> probed_bytes, resident_bytes;  // per epoch, all accelerators (page-cache probes)
   double au_mean_pct = 0, au_stdev_pct = 0;   // over epochs (population stdev, as np.std)
   double throughput_mean = 0, throughput_stdev = 0;
   double io_mean_mib = 0, io_stdev_mib = 0;   // DLIO: throughput x nominal record length / 2^20

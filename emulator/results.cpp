@@ -289,10 +289,10 @@ nlohmann::json BuildSummary(const RunRecord& r) {
     f["au_max_per_epoch"] = m.au_max_pct;
     uint64_t device = 0, requeued = 0;
     for (const auto& ri : r.rank_info) {
-      device += ri.device_bytes;
+      device += ri.engine_bytes;
       requeued += ri.requeued;
     }
-    f["device_bytes_read"] = device;
+    f["engine_bytes_read"] = device;  // what the engine asked the kernel for (O_DIRECT windows included)
     f["read_amplification"] = bytes > 0 ? static_cast<double>(device) / static_cast<double>(bytes) : 0.0;
     f["requeued_reads"] = requeued;
     f["stall_seconds"] = Percentiles(r.stall_seconds);
@@ -337,7 +337,8 @@ nlohmann::json BuildSummary(const RunRecord& r) {
     f["injected_faults"] = rules;
   }
   f["hosts"] = HostFigures(r, hosts);
-  f["host_facts"] = {{"kernel", KernelRelease()}, {"data_dir", c.data_folder}, {"data_dir_fs", FileSystemType(c.data_folder)}};
+  f["host_facts"] = HostManifest(r);
+  AddStorageFigures(r, completed, &f);
   const double ratio = facts.client_memory_bytes > 0 ? r.dataset_bytes / facts.client_memory_bytes : 0;
   f["dataset_to_memory_ratio"] = ratio;
   f["page_cache"] = {
@@ -385,19 +386,28 @@ std::string FormatResultTable(const RunRecord& r) {
 
 Status WriteRunResults(const RunRecord& r) {
   const std::string dir = r.results_dir + "/";
-  FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "summary.json", BuildSummary(r).dump(2) + "\n"));
+  const nlohmann::json summary = BuildSummary(r);
+  FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "summary.json", summary.dump(2) + "\n"));
+  if (!r.timeseries_csv.empty()) FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "timeseries.csv", r.timeseries_csv));
   FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "config.yaml", "# Resolved workload (" + r.cfg->source +
                                                                    ") after aliases and overrides\n" +
                                                                    YAML::Dump(r.cfg->tree) + "\n"));
   const RunMetrics& m = r.metrics;
   std::ostringstream csv;
   csv << "epoch,train_au_percentage,au_min_percentage,au_max_percentage,train_throughput_samples_per_second,"
-         "throughput_corrected_samples_per_second,train_io_MB_per_second,bytes_read,read_mib_per_second,seconds\n";
+         "throughput_corrected_samples_per_second,train_io_MB_per_second,bytes_read,read_mib_per_second,seconds,"
+         "resident_fraction,device_bytes_read\n";
+  const nlohmann::json* epoch_json = summary["feedrate"].contains("epochs") ? &summary["feedrate"]["epochs"] : nullptr;
+  auto cell = [](const nlohmann::json& v) { return v.is_null() ? std::string() : v.dump(); };
   for (size_t e = 0; e < m.au_pct.size(); ++e) {
     double read = m.epoch_seconds[e] > 0 ? static_cast<double>(m.bytes[e]) / kMiB / m.epoch_seconds[e] : 0;
     csv << e + 1 << "," << m.au_pct[e] << "," << m.au_min_pct[e] << "," << m.au_max_pct[e] << "," << m.throughput[e]
         << "," << m.throughput_corrected[e] << "," << m.throughput[e] * r.cfg->record_length / kMiB << "," << m.bytes[e]
-        << "," << read << "," << m.epoch_seconds[e] << "\n";
+        << "," << read << "," << m.epoch_seconds[e] << ","
+        << (epoch_json != nullptr && e < epoch_json->size() ? cell((*epoch_json)[e]["resident_fraction"]) + "," +
+                                                          cell((*epoch_json)[e]["device_bytes_read"])
+                                                    : ",")
+        << "\n";
   }
   FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "per_epoch.csv", csv.str()));
   // Per step of every accelerator (gathered in rank, accelerator, epoch, step order): the stall histogram and

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emulator/metrics.h"
@@ -26,10 +27,16 @@ struct RankInfo {
   unsigned host_cpu_count = 0;
   uint64_t host_mem_bytes = 0;
   std::string processor;
-  uint64_t device_bytes = 0;  // bytes the engine read (O_DIRECT windows included)
+  uint64_t engine_bytes = 0;  // bytes the engine read (O_DIRECT windows included)
   uint64_t requeued = 0;      // short reads / EAGAIN resubmitted
   double check_seconds = 0;   // I/O threads' time in sample checks (CRC, HDF5/image decoding)
   std::vector<uint64_t> faults_matched, faults_injected;  // per --inject rule
+  uint64_t probe_failures = 0;  // page-cache probes that failed
+  nlohmann::json cache = nlohmann::json::object();    // what --cache did on this rank (CacheControl::ToJson)
+  // The storage counter: host_leader, kind, device, model, mount{...}, epoch_bytes[], epoch_requests[] (leader only)
+  nlohmann::json storage = nlohmann::json::object();
+  std::vector<std::pair<uint32_t, uint64_t>> latency_hist;  // read latency histogram (LatencyHistogram buckets), sparse
+  uint64_t latency_max_ns = 0;
 };
 
 struct RunRecord {
@@ -58,6 +65,10 @@ struct RunRecord {
   double wall_seconds = 0;              // training loop, all epochs
   std::vector<std::string> warnings;
   std::string inject;  // --inject rules ("" = none)
+  std::string cache_mode = "keep";  // --cache
+  std::string command_line;         // the command as given
+  std::string timeseries_csv;       // merged timeseries.csv ("" = not recorded)
+  double timeseries_interval = 0;
   std::string status;  // success | fail | failed | interrupted
   std::string error;
 };
@@ -65,6 +76,11 @@ struct RunRecord {
 // A YAML tree as JSON, scalars typed the way YAML 1.1 reads them (bool, int, float, string).
 nlohmann::json YamlToJson(const YAML::Node& n);
 nlohmann::json BuildSummary(const RunRecord& r);
+// The `feedrate` figures on what served the bytes (results_storage.cpp): cache_mode, cache, devices,
+// device_bytes_read, epochs[], cold/warm MiB/s (completed runs), read_latency_us, timeseries.
+void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* feedrate);
+// host_facts: kernel, data dir, its file system, mount and device, the command line.
+nlohmann::json HostManifest(const RunRecord& r);
 // Writes all result files into r.results_dir (which must exist).
 Status WriteRunResults(const RunRecord& r);
 // The table printed at the end of a run.

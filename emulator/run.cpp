@@ -9,13 +9,18 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "emulator/cache_control.h"
 #include "emulator/compute_clock.h"
 #include "emulator/interrupt.h"
 #include "emulator/results.h"
+#include "emulator/run_gather.h"
+#include "emulator/storage_stats.h"
 #include "emulator/sysinfo.h"
+#include "emulator/timeseries.h"
 #include "emulator/trainer.h"
 #include "loader/dataset/dataset.h"
 #include "loader/format/sample_index.h"
@@ -37,6 +42,10 @@ struct Setup {
   uint64_t eval_id_offset = 0;            // sample ids of the validation files start here
   std::unique_ptr<FileTable> file_table;
   std::unique_ptr<FaultInjector> faults;  // --inject; outlives the engine that applies it
+  std::unique_ptr<IoStats> io_stats;      // live read counts and latencies; outlives the engine that fills it
+  std::unique_ptr<CacheControl> cache;    // --cache over the files this rank reads
+  StorageCounter storage;                 // the data dir's device counters (read by the host leader only)
+  bool host_leader = false;               // the lowest rank on its host
   EngineOptions engine_options;
   EngineChoice engine;
   uint64_t io_threads = 1;
@@ -56,6 +65,16 @@ std::string Gib(double bytes) {
 Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
   if (opt.accelerators == 0) return Status::InvalidArgument("--accelerators must be at least 1");
   if (!cfg.do_train) return Status::InvalidArgument(cfg.source + ": key workflow.train is False: nothing to run");
+  auto cache_mode = ParseCacheMode(opt.cache);
+  if (!cache_mode.ok()) return cache_mode.status();
+  if (cfg.odirect && (*cache_mode == CacheMode::kDrop || *cache_mode == CacheMode::kDropOnce)) {
+    return Status::InvalidArgument("--cache " + opt.cache + " with O_DIRECT reads (reader.odirect): O_DIRECT already "
+                                   "bypasses the page cache; use --cache direct");
+  }
+  if (*cache_mode == CacheMode::kDirect && !cfg.odirect) {
+    return Status::InvalidArgument("--cache direct needs O_DIRECT reads (reader.odirect: true)");
+  }
+  if (cfg.odirect) cache_mode = CacheMode::kDirect;
   if (!TrainingFormatSupported(cfg.format)) {
     return Status::Unsupported(cfg.source + ": key dataset.format: '" + cfg.format +
                                "' training reads are not supported yet (npz, npy, tfrecord, hdf5, indexed_binary, jpeg and png are)");
@@ -132,6 +151,12 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
       (i < train_files ? which : which_eval).push_back(i);
     }
   }
+  s->host_leader = true;
+  for (int r = 0; r < comm.rank(); ++r) {
+    if (comm.hostname(r) == comm.hostname(comm.rank())) s->host_leader = false;
+  }
+  s->cache = std::make_unique<CacheControl>(*cache_mode, to_index, opt.drop_system_caches, s->host_leader);
+  s->storage = StorageCounter::For(cfg.data_folder);
   // DLIO runs reader.read_threads workers per accelerator. Feedrate's I/O threads serve all of a rank's
   // accelerators; beyond a few per CPU they only fight over the cores (measured: 10 emulated A100s on 2 CPUs
   // kept 97% AU with 4-10 threads, 71% with 40). The cap does not apply to POSIX O_DIRECT reads, whose only
@@ -213,6 +238,8 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     s->warnings.push_back("faults injected into the training reads (--inject " + opt.inject +
                           "): the results measure them, not the storage alone");
   }
+  s->io_stats = std::make_unique<IoStats>(s->io_threads);
+  eo.stats = s->io_stats.get();
   auto engine = MakeEngine(cfg.engine, *s->file_table, eo);
   if (!engine.ok()) return engine.status();
   s->engine = std::move(*engine);
@@ -223,98 +250,25 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   return Status::Ok();
 }
 
-// Packs this rank's per-accelerator epoch metrics and per-step timings for the gather to rank 0.
-std::vector<double> PackRank(const WorkloadConfig& cfg, const TrainingResult& t) {
-  std::vector<double> v{static_cast<double>(t.logs.size()), static_cast<double>(t.epochs_completed),
-                        static_cast<double>(t.steps_per_epoch)};
-  for (const auto& log : t.logs) {
-    for (uint64_t e = 0; e < t.epochs_completed; ++e) {
-      std::span<const StepRecord> steps(log.steps.data() + e * t.steps_per_epoch, t.steps_per_epoch);
-      BlockMetrics b = ComputeBlockMetrics(steps, log.block_ns[e], cfg.batch_size, cfg.metric_exclude_start_steps,
-                                           cfg.metric_exclude_end_steps);
-      uint64_t bytes = 0;
-      for (const auto& st : steps) bytes += st.bytes;
-      const EvalEpoch& ev = log.eval[e];
-      v.insert(v.end(), {b.au, b.throughput, b.throughput_corrected, static_cast<double>(b.counted_steps),
-                         static_cast<double>(bytes), static_cast<double>(log.block_ns[e]) / 1e9,
-                         ev.ran ? 1.0 : 0.0, static_cast<double>(ev.samples), static_cast<double>(ev.bytes), ev.seconds,
-                         ev.compute_seconds});
-    }
-  }
-  for (const auto& log : t.logs) {
-    for (uint64_t i = 0; i < t.epochs_completed * t.steps_per_epoch; ++i) {
-      v.push_back(static_cast<double>(log.steps[i].load_ns) / 1e9);
-      v.push_back(static_cast<double>(log.steps[i].barrier_ns) / 1e9);
-    }
-  }
-  return v;
-}
+// The device counters of the epochs on a host leader (bytes and requests per epoch, as doubles for the JSON).
+struct DeviceEpochs {
+  std::optional<ReadCounters> start;  // at the current epoch's start
+  std::vector<double> bytes, requests;
+  uint64_t epochs = 0;                // epochs measured
+};
 
-void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
-                 std::vector<std::vector<AcceleratorEpoch>>* per_acc) {
-  for (const auto& v : all) {
-    size_t n_acc = static_cast<size_t>(v[0]), epochs = static_cast<size_t>(v[1]), steps = static_cast<size_t>(v[2]);
-    size_t p = 3;
-    for (size_t a = 0; a < n_acc; ++a) {
-      std::vector<AcceleratorEpoch> eps;
-      for (size_t e = 0; e < epochs; ++e, p += 11) {
-        AcceleratorEpoch x;
-        x.block = {v[p], v[p + 1], v[p + 2], static_cast<uint64_t>(v[p + 3])};
-        x.bytes = static_cast<uint64_t>(v[p + 4]);
-        x.seconds = v[p + 5];
-        x.eval = {v[p + 6] != 0, static_cast<uint64_t>(v[p + 7]), static_cast<uint64_t>(v[p + 8]), v[p + 9], v[p + 10]};
-        eps.push_back(x);
-      }
-      per_acc->push_back(std::move(eps));
-    }
-    for (size_t i = 0; i < n_acc * epochs * steps; ++i, p += 2) {
-      r->stall_seconds.push_back(v[p]);
-      r->barrier_seconds.push_back(v[p + 1]);
-    }
+nlohmann::json StorageJson(const Setup& s, const DeviceEpochs& d) {
+  nlohmann::json j = {{"host_leader", s.host_leader}, {"kind", s.storage.kind()}, {"device", s.storage.device()},
+                      {"model", s.storage.model()}};
+  if (const auto& m = s.storage.mount()) {
+    j["mount"] = {{"mount_point", m->mount_point}, {"fs_type", m->fs_type}, {"source", m->source}, {"options", m->options},
+                  {"super_options", m->super_options}};
   }
-}
-
-std::string RankInfoJson(const Comm& comm, const FaultInjector* faults, unsigned threads, const EngineCounters& counters = {},
-                         double check_seconds = 0, double train_cpu_seconds = 0, double train_start_unix = 0) {
-  HostInfo h = ReadHostInfo();
-  auto cpus = CpuAffinity();
-  nlohmann::json j = {{"rank", comm.rank()},   {"hostname", h.hostname},   {"cpus", CpuListString(cpus)},
-                      {"allowed", cpus.size()}, {"threads", threads},       {"cpu_seconds", ProcessCpuSeconds()},
-                      {"cpu_count", h.cpu_count}, {"mem", h.mem_total_bytes}, {"processor", h.processor_name},
-                      {"device_bytes", counters.device_bytes}, {"requeued", counters.requeued},
-                      {"check_seconds", check_seconds}, {"train_cpu_seconds", train_cpu_seconds},
-                      {"train_start_unix", train_start_unix}};
-  if (faults != nullptr) {
-    for (const auto& c : faults->Counts()) {
-      j["faults_matched"].push_back(c.matched);
-      j["faults_injected"].push_back(c.injected);
-    }
+  if (s.host_leader && s.storage.kind() != "none" && d.epochs > 0) {
+    j["epoch_bytes"] = std::vector<double>(d.bytes.begin(), d.bytes.begin() + static_cast<std::ptrdiff_t>(d.epochs));
+    j["epoch_requests"] = std::vector<double>(d.requests.begin(), d.requests.begin() + static_cast<std::ptrdiff_t>(d.epochs));
   }
-  return j.dump();
-}
-
-void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
-  for (const auto& s : all) {
-    auto j = nlohmann::json::parse(s);
-    RankInfo ri;
-    ri.rank = j["rank"];
-    ri.hostname = j["hostname"];
-    ri.cpus = j["cpus"];
-    ri.allowed_cpus = j["allowed"];
-    ri.threads = j["threads"];
-    ri.cpu_seconds = j["cpu_seconds"];
-    ri.host_cpu_count = j["cpu_count"];
-    ri.host_mem_bytes = j["mem"];
-    ri.processor = j["processor"];
-    ri.device_bytes = j["device_bytes"];
-    ri.requeued = j["requeued"];
-    ri.check_seconds = j["check_seconds"];
-    ri.train_cpu_seconds = j["train_cpu_seconds"];
-    ri.train_start_unix = j["train_start_unix"];
-    if (j.contains("faults_matched")) ri.faults_matched = j["faults_matched"].get<std::vector<uint64_t>>();
-    if (j.contains("faults_injected")) ri.faults_injected = j["faults_injected"].get<std::vector<uint64_t>>();
-    r->rank_info.push_back(ri);
-  }
+  return j;
 }
 
 // One line per epoch on rank 0 (text, or a JSON event), from figures reduced over all ranks.
@@ -358,6 +312,8 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   rec.accelerators_per_rank = opt.accelerators;
   rec.start_iso = NowIso8601();
   rec.inject = opt.inject;
+  rec.cache_mode = cfg.odirect ? "direct" : opt.cache;
+  rec.command_line = opt.command_line;
   if (!cfg.warnings.empty()) {
     std::string keys;
     for (const auto& k : cfg.warnings) keys += (keys.empty() ? "" : ", ") + k;
@@ -398,11 +354,30 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
     host = comm.Broadcast(host, bad);
     return comm.size() > 1 ? "rank " + std::to_string(bad) + " (" + host + "): " + msg : msg;
   };
+  // What this rank reports at the end (filled in as the run goes), and its time series once training started.
+  RankExtras extras;
+  std::unique_ptr<TimeSeriesRecorder> recorder;
+  DeviceEpochs device;
+  auto gather_facts = [&] {
+    extras.faults = setup.faults.get();
+    if (setup.cache) extras.cache = setup.cache->ToJson();
+    extras.storage = StorageJson(setup, device);
+    auto infos = comm.GatherStrings(RankInfoJson(comm, extras));
+    if (recorder) {
+      recorder->Stop();
+      auto rows = comm.GatherStrings(TimeSeriesRows(comm.rank(), ReadHostInfo().hostname, recorder->rows()));
+      if (comm.root()) {
+        rec.timeseries_csv = MergeTimeSeries(rows, static_cast<double>(comm.size() * opt.accelerators), opt.timeseries_interval);
+        rec.timeseries_interval = opt.timeseries_interval;
+      }
+    }
+    return infos;
+  };
   auto finish_failed = [&](const std::string& status, const std::string& error, int code) {
     rec.status = status;
     rec.error = error;
     rec.end_iso = NowIso8601();
-    auto infos = comm.GatherStrings(RankInfoJson(comm, setup.faults.get(), 0));
+    auto infos = gather_facts();
     if (comm.root()) {
       ParseRankInfos(infos, &rec);
       std::fprintf(stderr, "feedrate: error: %s\n", error.c_str());
@@ -467,15 +442,51 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
     to.eval_sampler = setup.eval_sampler.get();
     to.eval_id_offset = setup.eval_id_offset;
     to.check_ns = setup.table.check != SampleCheck::kNone ? &check_ns : nullptr;
+    // Page cache and device counters around each epoch: drop (when asked), then the device counters start; they
+    // stop when the training block ends.
+    device.bytes.assign(cfg.epochs, 0);
+    device.requests.assign(cfg.epochs, 0);
+    const bool count_device = setup.host_leader && setup.storage.kind() != "none";
+    to.before_epoch = [&](uint64_t epoch) -> Status {
+      Status drop = setup.cache->BeforeEpoch(epoch);
+      if (count_device) device.start = setup.storage.Read();
+      return drop;
+    };
+    to.after_block = [&](uint64_t epoch) {
+      if (!count_device || !device.start) return;
+      auto end = setup.storage.Read();
+      if (!end) return;
+      device.bytes[epoch - 1] = static_cast<double>(end->bytes - device.start->bytes);
+      device.requests[epoch - 1] = static_cast<double>(end->requests - device.start->requests);
+      device.epochs = epoch;
+    };
+    // About 512 probes per accelerator and epoch: enough for the fraction, cheap beside the reads.
+    to.residency_every = setup.cache->mode() == CacheMode::kDirect
+                             ? 0
+                             : std::max<uint64_t>(1, setup.sampler->samples_per_epoch_per_accelerator() / 512);
+    std::unique_ptr<AcceleratorLive[]> live(new AcceleratorLive[opt.accelerators]);
+    to.live = live.get();
     rec.coalesce_bytes = to.coalesce_bytes;
+    if (opt.timeseries_interval > 0) {
+      recorder = std::make_unique<TimeSeriesRecorder>(*setup.io_stats, live.get(), opt.accelerators, opt.timeseries_interval);
+      recorder->Start();
+    }
     Trainer trainer(cfg, *setup.sampler, engine, setup.table, comm, std::move(to));
     result = trainer.Run();
+    if (recorder) recorder->Stop();  // before `live` goes
     counters = engine.counters();
   }
   setup.engine.engine.reset();  // joins the I/O threads before results are gathered
   rec.wall_seconds = static_cast<double>(NowNs() - t0) / 1e9;
   rec.steps_per_epoch = result.steps_per_epoch;
 
+  extras.threads = threads;
+  extras.counters = counters;
+  extras.check_seconds = static_cast<double>(check_ns.load()) / 1e9;
+  extras.train_cpu_seconds = ProcessCpuSeconds() - cpu0;
+  extras.train_start_unix = start_unix;
+  extras.io = setup.io_stats.get();
+  for (const auto& log : result.logs) extras.probe_failures += log.probe_failures;
   std::string run_error = agree_error(result.error);
   if (!run_error.empty()) return finish_failed("failed", run_error, kExitError);
   if (result.interrupted || comm.AnyTrue(result.stopped)) {
@@ -483,8 +494,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   }
 
   auto packed = comm.GatherDoubles(PackRank(cfg, result));
-  auto infos = comm.GatherStrings(RankInfoJson(comm, setup.faults.get(), threads, counters, static_cast<double>(check_ns.load()) / 1e9,
-                                                  ProcessCpuSeconds() - cpu0, start_unix));
+  auto infos = gather_facts();
   rec.end_iso = NowIso8601();
   int code = kExitError;
   if (comm.root()) {

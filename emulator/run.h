@@ -18,6 +18,10 @@ struct RunOptions {
   bool quiet = false;            // no progress output (the final result is still printed)
   bool json_events = false;      // progress, epochs and the result as JSON lines on stdout
   std::string inject;            // --inject fault rules for the training reads (fault_injection.h); "" = none
+  std::string cache = "keep";    // --cache keep|drop|drop-once|direct (cache_control.h); direct needs reader.odirect
+  bool drop_system_caches = false;  // with drop modes: also /proc/sys/vm/drop_caches, once per host
+  double timeseries_interval = 1.0;  // seconds between time-series samples (timeseries.csv); 0: none
+  std::string command_line;      // the command as given, for the run manifest
 };
 
 // Exit codes: 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on every rank.

@@ -34,10 +34,16 @@ void Trainer::OnBarrier() noexcept {
   // Barrier schedule per epoch: one at the start, one per step, one at the end, one after an evaluation pass.
   const uint64_t per_epoch = result_.steps_per_epoch + 2 + (IsEvalEpoch(barrier_epoch_) ? 1 : 0);
   const uint64_t pos = barrier_pos_;
+  const uint64_t epoch = barrier_epoch_;
   if (++barrier_pos_ == per_epoch) {
     barrier_pos_ = 0;
     ++barrier_epoch_;
   }
+  if (pos == 0 && opt_.before_epoch && !local_failed_.load(std::memory_order_relaxed)) {
+    Status st = opt_.before_epoch(epoch);
+    if (!st.ok()) RecordError(st);
+  }
+  if (pos == result_.steps_per_epoch + 1 && opt_.after_block) opt_.after_block(epoch);
   bool local_stop = local_failed_.load(std::memory_order_relaxed) || Interrupted();
   if (Interrupted()) result_.interrupted = true;
   stop_ = comm_.AnyTrue(local_stop);
@@ -100,6 +106,7 @@ TrainingResult Trainer::Run() {
     log.steps.assign(cfg_.epochs * result_.steps_per_epoch, StepRecord{});
     log.block_ns.assign(cfg_.epochs, 0);
     log.eval.assign(cfg_.epochs, EvalEpoch{});
+    log.residency.assign(cfg_.epochs, Residency{});
   }
   std::barrier<BarrierCompletion> barrier(static_cast<std::ptrdiff_t>(opt_.accelerators), BarrierCompletion{this});
   barrier_ = &barrier;
@@ -119,6 +126,8 @@ void Trainer::AcceleratorMain(uint64_t local) {
   Prefetcher prefetcher(engine_, table_, cfg_.batch_size, cfg_.prefetch_size, opt_.retain_batches, opt_.direct_align,
                         opt_.files, opt_.coalesce_bytes);
   prefetcher.set_check_time_counter(opt_.check_ns);
+  prefetcher.set_residency_sampling(opt_.residency_every);
+  AcceleratorLive* live = opt_.live != nullptr ? &opt_.live[local] : nullptr;
   std::vector<uint64_t> samples;
   samples.reserve(sampler_.samples_per_epoch_per_accelerator());
   ComputeTimeDraw compute(cfg_.computation_time, 0x6a177e2ULL + global);
@@ -140,8 +149,13 @@ void Trainer::AcceleratorMain(uint64_t local) {
     StepRecord* rec = log.steps.data() + (epoch - 1) * steps;
     for (uint64_t s = 0; s < steps; ++s) {
       const int64_t t0 = NowNs();
+      if (live != nullptr) live->wait_start_ns.store(t0, std::memory_order_relaxed);
       BatchResult batch = prefetcher.WaitBatch(s);
       const int64_t t1 = NowNs();
+      if (live != nullptr) {
+        live->wait_start_ns.store(0, std::memory_order_relaxed);
+        live->stall_ns.fetch_add(t1 - t0, std::memory_order_relaxed);
+      }
       if (batch.status.ok()) {
         double secs = compute.Next();
         if (secs > 0) SleepUntil(t1 + static_cast<int64_t>(secs * 1e9));
@@ -163,6 +177,8 @@ void Trainer::AcceleratorMain(uint64_t local) {
       }
     }
     log.block_ns[epoch - 1] = NowNs() - block_start;
+    log.residency[epoch - 1] = prefetcher.TakeResidency();
+    log.probe_failures = prefetcher.probe_failures();
     barrier.arrive_and_wait();  // epoch end
     if (stop_) return;
     if (IsEvalEpoch(epoch)) {

@@ -14,9 +14,11 @@
 #include "emulator/comm.h"
 #include "emulator/metrics.h"
 #include "emulator/progress.h"
+#include "emulator/timeseries.h"
 #include "loader/config/workload_config.h"
 #include "loader/format/sample_table.h"
 #include "loader/io/io_engine.h"
+#include "loader/io/page_cache.h"
 #include "loader/pipeline/sampler.h"
 #include "loader/status.h"
 
@@ -28,6 +30,8 @@ struct AcceleratorLog {
   std::vector<StepRecord> steps;  // epochs x steps_per_epoch, preallocated
   std::vector<int64_t> block_ns;  // per epoch
   std::vector<EvalEpoch> eval;    // per epoch (ran only after evaluated epochs)
+  std::vector<Residency> residency;  // per epoch: what the sampled page-cache probes saw before the reads
+  uint64_t probe_failures = 0;       // page-cache probes that failed (e.g. no mmap on the file system)
 };
 
 struct TrainingResult {
@@ -53,6 +57,13 @@ struct TrainerOptions {
   uint64_t eval_id_offset = 0;
   // Called on rank 0's side of every rank after each epoch (inside the epoch barrier), for live progress.
   std::function<void(uint64_t epoch, const std::vector<AcceleratorLog>& logs)> on_epoch;
+  // Called on every rank inside the barrier that starts each epoch, before the ranks agree to go on (so its work,
+  // e.g. a page-cache drop, is over on every rank before any accelerator reads); an error stops the run.
+  std::function<Status(uint64_t epoch)> before_epoch;
+  // Called on every rank inside the barrier that ends each epoch's training block (device counters).
+  std::function<void(uint64_t epoch)> after_block;
+  uint64_t residency_every = 0;     // probe every Nth read request's page-cache residency (0: off)
+  AcceleratorLive* live = nullptr;  // per local accelerator: live stall state for the time series
 };
 
 class Trainer;

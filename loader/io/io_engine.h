@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "loader/io/fault_injection.h"
+#include "loader/io/io_stats.h"
 #include "loader/io/unique_fd.h"
 #include "loader/status.h"
 
@@ -22,6 +24,10 @@ struct SampleExtent {
   uint64_t offset = 0;
   uint64_t length = 0;
 };
+
+inline int64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // Receives completions; called on an engine thread, so it must be cheap and thread-safe.
 class CompletionTarget {
@@ -112,6 +118,7 @@ struct EngineOptions {
   bool odirect = false;              // O_DIRECT: aligned windows around each extent
   uint64_t direct_align = 4096;      // O_DIRECT offset/length/memory alignment (DirectIoAlignment)
   FaultInjector* faults = nullptr;   // --inject (fault_injection.h): applied to every read's result; not owned
+  IoStats* stats = nullptr;          // live per-sample counts and latencies (one shard per I/O thread); not owned
 };
 
 // Counters every engine keeps (relaxed atomics, summed at the end of a run).

@@ -25,6 +25,7 @@ struct SampleState {
   uint32_t inflight = 0;  // transfers in flight
   uint64_t eof_at = UINT64_MAX;  // lowest end of data seen (transfers run concurrently, so take the minimum)
   int64_t held_buffer = -1;      // the one transfer buffer holding the whole sample, kept until it is retired
+  int64_t start_ns = 0;          // when the worker took the sample (for the latency statistics)
   Status error;
 };
 
@@ -38,6 +39,7 @@ struct Transfer {
 
 struct UringEngine::Worker {
   UringEngine* engine = nullptr;
+  size_t index = 0;  // the worker's shard in the engine's IoStats
   io_uring ring {};
   bool ring_ready = false;
   bool fixed_buffers = false;
@@ -113,6 +115,7 @@ struct UringEngine::Worker {
     SampleState& st = samples[s];
     st = SampleState{};
     st.req = r;
+    if (o.stats != nullptr) st.start_ns = SteadyNs();
     st.end = r.extent.offset + r.extent.length;
     st.next = Window(s);
     st.wend = o.odirect ? AlignUp(st.end, o.direct_align) : st.end;
@@ -161,6 +164,9 @@ struct UringEngine::Worker {
                            : st.held_buffer >= 0    ? buffers[static_cast<size_t>(st.held_buffer)] + shift
                                                     : nullptr;
         const int64_t held = st.held_buffer;
+        if (IoStats* stats = engine->options_.stats; stats != nullptr && err.ok()) {
+          stats->Record(index, bytes, SteadyNs() - st.start_ns);
+        }
         free_samples.push_back(order[i]);
         order.erase(order.begin() + static_cast<std::ptrdiff_t>(i));
         req.target->OnComplete(req.tag, bytes, err, data);
@@ -272,6 +278,7 @@ Result<std::unique_ptr<UringEngine>> UringEngine::Create(const FileTable& files,
   for (size_t i = 0; i < o.threads; ++i) {
     e->workers_.push_back(std::make_unique<Worker>());
     e->workers_.back()->engine = e.get();
+    e->workers_.back()->index = i;
   }
   for (size_t i = 0; i < o.threads; ++i) {
     e->threads_.emplace_back([eng = e.get(), w = e->workers_[i].get()] {

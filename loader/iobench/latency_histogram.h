@@ -27,6 +27,7 @@ class LatencyHistogram {
   uint64_t total() const { return total_; }
   uint64_t max() const { return max_; }
   std::array<uint64_t, kBuckets>& counts() { return counts_; }
+  const std::array<uint64_t, kBuckets>& counts() const { return counts_; }
   void set_total_and_max(uint64_t total, uint64_t max) {
     total_ = total;
     max_ = max;

@@ -64,8 +64,21 @@ void Prefetcher::SubmitBatch(uint64_t step) {
     r.dest = slot.retained.data() != nullptr ? slot.retained.data() + i * stride_ : nullptr;
     r.target = this;
     r.tag = (step % depth_) * batch_ + i;
+    if (probe_every_ > 0 && probe_count_++ % probe_every_ == 0) Probe(r.extent);
     engine_.Submit(r);
     i += n;
+  }
+}
+
+// Whether the request's bytes are in the page cache right before it is read (sampled; see set_residency_sampling).
+void Prefetcher::Probe(const SampleExtent& e) {
+  Result<Residency> r = files_ == nullptr ? Result<Residency>(Status::NotFound("no file table"))
+                        : files_->open_fd(e.file) >= 0 ? ProbeResidency(files_->open_fd(e.file), e.offset, e.length)
+                                                       : ProbeResidency(files_->path(e.file), e.offset, e.length);
+  if (r.ok()) {
+    residency_ += *r;
+  } else {
+    ++probe_failures_;
   }
 }
 

@@ -5,11 +5,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "loader/format/sample_table.h"
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/io_engine.h"
+#include "loader/io/page_cache.h"
 #include "loader/status.h"
 
 namespace feedrate {
@@ -42,6 +44,12 @@ class Prefetcher final : public CompletionTarget {
   void Drain();
   // Where to add the time the I/O threads spend in sample checks (CRC, decoding), in ns; nullptr: not measured.
   void set_check_time_counter(std::atomic<uint64_t>* ns) { check_ns_ = ns; }
+  // Page-cache residency sampling: every `every`-th read request is probed (mincore) just before it is submitted,
+  // on the calling thread; 0 turns it off. What the probes saw accumulates until TakeResidency().
+  void set_residency_sampling(uint64_t every) { probe_every_ = every; }
+  Residency TakeResidency() { return std::exchange(residency_, Residency{}); }
+  // Probes that failed (e.g. a file system without mmap); their reads count as not examined.
+  uint64_t probe_failures() const { return probe_failures_; }
   // Memory the slots hold (retain mode).
   uint64_t retained_bytes() const { return retained_bytes_; }
 
@@ -60,6 +68,7 @@ class Prefetcher final : public CompletionTarget {
   Status CheckSample(const SampleExtent& e, uint64_t id, const char* data) const;
   static void Fail(Slot& slot, const Status& st);
   void SubmitBatch(uint64_t step);
+  void Probe(const SampleExtent& e);
 
   IoEngine& engine_;
   const SampleTable& table_;
@@ -76,6 +85,10 @@ class Prefetcher final : public CompletionTarget {
   uint64_t steps_ = 0;
   uint64_t next_submit_ = 0;
   std::atomic<uint64_t>* check_ns_ = nullptr;
+  uint64_t probe_every_ = 0;
+  uint64_t probe_count_ = 0;
+  uint64_t probe_failures_ = 0;
+  Residency residency_;
 };
 
 }  // namespace feedrate

@@ -58,7 +58,7 @@ TEST_F(Faults, ShortReadsAndEagainAreRetriedAndReadTheSameBytes) {
     ASSERT_TRUE(b.code == 0 || b.code == 3) << b.output;
     auto sa = ReadJson(clean + "/summary.json")["feedrate"], sb = ReadJson(faulty + "/summary.json")["feedrate"];
     EXPECT_EQ(sb["bytes_read"], sa["bytes_read"]) << engine;
-    EXPECT_EQ(sb["device_bytes_read"], sa["device_bytes_read"]) << engine;  // the remainders, not the whole again
+    EXPECT_EQ(sb["engine_bytes_read"], sa["engine_bytes_read"]) << engine;  // the remainders, not the whole again
     EXPECT_GT(sb["requeued_reads"].get<int>(), 0) << engine;
     EXPECT_EQ(sa["requeued_reads"], 0) << engine;
     ASSERT_EQ(sb["injected_faults"].size(), 2u);

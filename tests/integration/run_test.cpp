@@ -204,9 +204,9 @@ TEST(Run, EnginesAndODirectReadTheSameSampleBytes) {
     const bool direct = extra.find("odirect") != std::string::npos;
     EXPECT_EQ(f["odirect"].get<bool>(), direct);
     if (direct) {
-      EXPECT_GT(f["device_bytes_read"].get<uint64_t>(), f["bytes_read"].get<uint64_t>());  // aligned windows
+      EXPECT_GT(f["engine_bytes_read"].get<uint64_t>(), f["bytes_read"].get<uint64_t>());  // aligned windows
     } else {
-      EXPECT_EQ(f["device_bytes_read"].get<uint64_t>(), f["bytes_read"].get<uint64_t>());
+      EXPECT_EQ(f["engine_bytes_read"].get<uint64_t>(), f["bytes_read"].get<uint64_t>());
     }
   }
 }

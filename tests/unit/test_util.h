@@ -12,8 +12,9 @@ namespace feedrate::test {
 // A fresh directory under TMPDIR, removed when the object goes away.
 class TempDir {
  public:
-  TempDir() {
-    std::string templ = (std::filesystem::temp_directory_path() / "feedrate-test-XXXXXX").string();
+  // Under `base` (default TMPDIR); /var/tmp is on a disk on Debian, where page-cache tests need a real file system.
+  explicit TempDir(const std::string& base = std::filesystem::temp_directory_path().string()) {
+    std::string templ = base + "/feedrate-test-XXXXXX";
     path_ = ::mkdtemp(templ.data());
   }
   ~TempDir() {

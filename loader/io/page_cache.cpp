@@ -1,0 +1,98 @@
+// Page-cache residency (mincore), eviction (fadvise) and the system-wide drop.
+#include "loader/io/page_cache.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "loader/io/unique_fd.h"
+
+namespace feedrate {
+namespace {
+
+uint64_t PageSize() {
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+// Unmaps on every path out.
+struct Mapping {
+  void* addr = MAP_FAILED;
+  size_t len = 0;
+  ~Mapping() {
+    if (addr != MAP_FAILED) ::munmap(addr, len);
+  }
+};
+
+}  // namespace
+
+Result<Residency> ProbeResidency(int fd, uint64_t offset, uint64_t length) {
+  Residency r;
+  r.bytes = length;
+  if (length == 0) return r;
+  const uint64_t page = PageSize();
+  const uint64_t begin = offset / page * page;
+  const uint64_t end = offset + length;
+  Mapping m;
+  m.len = static_cast<size_t>(end - begin);
+  m.addr = ::mmap(nullptr, m.len, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(begin));
+  if (m.addr == MAP_FAILED) return Status::Errno("mmap for the page-cache probe failed", errno);
+  constexpr size_t kChunkPages = 4096;  // 16 MiB of file per mincore call with 4 KiB pages
+  unsigned char vec[kChunkPages];
+  const uint64_t pages = (m.len + page - 1) / page;
+  for (uint64_t p = 0; p < pages; p += kChunkPages) {
+    const uint64_t n = std::min<uint64_t>(kChunkPages, pages - p);
+    char* at = static_cast<char*>(m.addr) + p * page;
+    const size_t span = static_cast<size_t>(std::min<uint64_t>(n * page, m.len - p * page));
+    if (::mincore(at, span, vec) != 0) return Status::Errno("mincore failed", errno);
+    for (uint64_t i = 0; i < n; ++i) {
+      if ((vec[i] & 1) == 0) continue;
+      const uint64_t pb = begin + (p + i) * page;
+      const uint64_t lo = std::max(pb, offset), hi = std::min(pb + page, end);
+      if (hi > lo) r.resident_bytes += hi - lo;
+    }
+  }
+  return r;
+}
+
+Result<Residency> ProbeResidency(const std::string& path, uint64_t offset, uint64_t length) {
+  auto fd = OpenForRead(path);
+  if (!fd.ok()) return fd.status();
+  auto r = ProbeResidency(fd->get(), offset, length);
+  if (!r.ok()) return r.status().WithContext(path);
+  return r;
+}
+
+Result<Residency> ProbeFileResidency(const std::string& path) {
+  auto fd = OpenForRead(path);
+  if (!fd.ok()) return fd.status();
+  auto size = FileSize(fd->get(), path);
+  if (!size.ok()) return size.status();
+  auto r = ProbeResidency(fd->get(), 0, *size);
+  if (!r.ok()) return r.status().WithContext(path);
+  return r;
+}
+
+Status EvictFromPageCache(const std::string& path, bool flush_first) {
+  auto fd = OpenForRead(path);
+  if (!fd.ok()) return fd.status();
+  if (flush_first && ::fdatasync(fd->get()) != 0 && errno != EINVAL) {
+    return Status::Errno(path + ": fdatasync before eviction failed", errno);
+  }
+  if (int err = ::posix_fadvise(fd->get(), 0, 0, POSIX_FADV_DONTNEED); err != 0) {
+    return Status::Errno(path + ": posix_fadvise(DONTNEED) failed", err);
+  }
+  return Status::Ok();
+}
+
+Status DropSystemCaches() {
+  ::sync();
+  UniqueFd fd(::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC));
+  if (!fd.valid()) return Status::Errno("cannot open /proc/sys/vm/drop_caches (needs root and a writable /proc/sys)", errno);
+  if (::write(fd.get(), "3\n", 2) != 2) return Status::Errno("writing /proc/sys/vm/drop_caches failed", errno);
+  return Status::Ok();
+}
+
+}  // namespace feedrate

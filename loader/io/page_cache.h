@@ -1,0 +1,41 @@
+// The client's page cache, seen from one file: how much of a byte range is resident (mmap + mincore), evicting a
+// file (posix_fadvise DONTNEED), and the system-wide drop (/proc/sys/vm/drop_caches) when permitted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "loader/status.h"
+
+namespace feedrate {
+
+struct Residency {
+  uint64_t bytes = 0;           // bytes examined
+  uint64_t resident_bytes = 0;  // of them, in pages the page cache held
+  Residency& operator+=(const Residency& o) {
+    bytes += o.bytes;
+    resident_bytes += o.resident_bytes;
+    return *this;
+  }
+  double fraction() const { return bytes > 0 ? static_cast<double>(resident_bytes) / static_cast<double>(bytes) : 0.0; }
+};
+
+// Residency of [offset, offset + length) of the open file `fd`: the range is mapped (no page is touched) and
+// mincore() says which of its pages are in memory; each page counts for the bytes of the range it covers.
+// Allocation-free (a fixed stack vector, walked in chunks), so a sampled probe can run beside the hot path.
+Result<Residency> ProbeResidency(int fd, uint64_t offset, uint64_t length);
+// The same for a path (opened read-only for the probe); errors name the path.
+Result<Residency> ProbeResidency(const std::string& path, uint64_t offset, uint64_t length);
+// The whole file.
+Result<Residency> ProbeFileResidency(const std::string& path);
+
+// Asks the kernel to drop `path`'s clean pages from the page cache (posix_fadvise POSIX_FADV_DONTNEED). With
+// `flush_first`, dirty pages are written back first (fdatasync), since DONTNEED leaves dirty pages in place:
+// a dataset generated moments ago is still dirty. Pages of tmpfs/shmem files are their storage and stay.
+Status EvictFromPageCache(const std::string& path, bool flush_first);
+
+// sync(), then "3" into /proc/sys/vm/drop_caches (page cache, dentries and inodes of the whole host). Needs
+// root (CAP_SYS_ADMIN) and a writable /proc/sys; the error says which was missing.
+Status DropSystemCaches();
+
+}  // namespace feedrate

@@ -1,0 +1,155 @@
+// What served the bytes: --cache drop/drop-once/keep/direct on a disk and on tmpfs, per-epoch resident fractions,
+// device bytes against loader bytes, the run manifest, and timeseries.csv under MPI.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "emulator/sysinfo.h"
+#include "harness.h"
+
+namespace feedrate::it {
+namespace {
+
+const std::string kShape = SmallDatasetParams(24, 1 << 20) + " --param reader.batch_size=2";
+
+// A dataset on the local disk (/var/tmp), or "" when /var/tmp is not a disk file system here.
+std::string DiskDataset(const test::TempDir& dir) {
+  const std::string fs = FileSystemType(dir.path());
+  if (fs == "tmpfs" || fs == "ramfs") return "";
+  const std::string data = dir / "unet3d";
+  auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kShape));
+  EXPECT_EQ(gen.code, 0) << gen.output;
+  return data;
+}
+
+nlohmann::json RunAndRead(const std::string& data, const std::string& results, const std::string& extra) {
+  auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + kShape +
+                         " --param train.epochs=2 --param train.computation_time=0.001 -q --results-dir " + results + " " + extra));
+  EXPECT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  return ReadJson(results + "/summary.json");
+}
+
+TEST(Cache, DropMakesEveryEpochColdAndTheDeviceDeliversTheBytes) {
+  test::TempDir dir("/var/tmp");
+  const std::string data = DiskDataset(dir);
+  if (data.empty()) GTEST_SKIP() << "/var/tmp is not on a disk here";
+  auto s = RunAndRead(data, dir / "r", "--cache drop");
+  const auto& f = s["feedrate"];
+  EXPECT_EQ(f["cache_mode"], "drop");
+  EXPECT_EQ(f["cache"]["drops"], 2);
+  EXPECT_TRUE(f["cache"]["check"]["effective"].get<bool>()) << f["cache"].dump();
+  EXPECT_GT(f["cache"]["check"]["resident_before"].get<double>(), 0.5);  // just written
+  ASSERT_EQ(f["epochs"].size(), 2u);
+  for (const auto& e : f["epochs"]) {
+    // One sample per file: readahead cannot bring a sample in before its own read.
+    EXPECT_LT(e["resident_fraction"].get<double>(), 0.1) << e.dump();
+    EXPECT_EQ(e["probed_bytes"], e["bytes_read"]);  // small epochs: every read probed
+  }
+  EXPECT_GT(f["cold_read_mib_per_s"].get<double>(), 0);
+  EXPECT_GT(f["warm_read_mib_per_s"].get<double>(), 0);
+  const auto& mount = f["host_facts"]["data_dir_mount"];
+  EXPECT_FALSE(mount["fs_type"].get<std::string>().empty());
+  EXPECT_NE(f["host_facts"]["command_line"].get<std::string>().find("--cache drop"), std::string::npos);
+  if (f["devices"][0]["kind"] != "block") GTEST_SKIP() << "no device counter: " << f["devices"].dump();
+  // Every byte came from the device (readahead may add a little; other processes' reads count too).
+  const double loader = static_cast<double>(f["bytes_read"].get<uint64_t>());
+  const double device = f["device_bytes_read"].get<double>();
+  EXPECT_GE(device, 0.9 * loader);
+  EXPECT_LE(device, 2.0 * loader + 16.0 * 1048576);
+  EXPECT_NE(f["loader_vs_device"].get<std::string>().find("devices delivered"), std::string::npos);
+}
+
+TEST(Cache, DropOnceGivesAColdThenAWarmEpoch) {
+  test::TempDir dir("/var/tmp");
+  const std::string data = DiskDataset(dir);
+  if (data.empty()) GTEST_SKIP() << "/var/tmp is not on a disk here";
+  auto s = RunAndRead(data, dir / "r", "--cache drop-once");
+  const auto& e = s["feedrate"]["epochs"];
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_LT(e[0]["resident_fraction"].get<double>(), 0.1);
+  EXPECT_GT(e[1]["resident_fraction"].get<double>(), 0.9);  // a small dataset stays cached after epoch 1
+  EXPECT_EQ(s["feedrate"]["cache"]["drops"], 1);
+  // per_epoch.csv carries the same columns.
+  std::istringstream csv(test::ReadFile(dir / "r/per_epoch.csv"));
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_NE(header.find("resident_fraction,device_bytes_read"), std::string::npos);
+}
+
+TEST(Cache, KeepOnTmpfsIsResidentAndDropWarns) {
+  test::TempDir dir("/dev/shm");
+  if (FileSystemType(dir.path()) != "tmpfs") GTEST_SKIP() << "/dev/shm is not tmpfs";
+  const std::string data = dir / "unet3d";
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kShape)).code, 0);
+  auto s = RunAndRead(data, dir / "r", "--cache drop");
+  const auto& f = s["feedrate"];
+  EXPECT_TRUE(f["device_bytes_read"].is_null());
+  EXPECT_EQ(f["devices"][0]["kind"], "none");
+  EXPECT_FALSE(f["cache"]["check"]["effective"].get<bool>());
+  for (const auto& e : f["epochs"]) {
+    EXPECT_DOUBLE_EQ(e["resident_fraction"].get<double>(), 1.0);
+    EXPECT_TRUE(e["device_bytes_read"].is_null());
+  }
+  bool warned = false;
+  for (const auto& w : f["warnings"]) warned |= w.get<std::string>().find("did not empty the page cache") != std::string::npos;
+  EXPECT_TRUE(warned) << f["warnings"].dump();
+}
+
+TEST(Cache, DirectAndItsConflicts) {
+  test::TempDir dir("/var/tmp");
+  const std::string data = DiskDataset(dir);
+  if (data.empty()) GTEST_SKIP() << "/var/tmp is not on a disk here";
+  auto s = RunAndRead(data, dir / "r", "--cache direct");
+  EXPECT_EQ(s["feedrate"]["cache_mode"], "direct");
+  EXPECT_TRUE(s["feedrate"]["odirect"].get<bool>());
+  for (const auto& e : s["feedrate"]["epochs"]) EXPECT_EQ(e["resident_fraction"], 0.0);
+  auto bad = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + kShape + " --odirect --cache drop -q --results-dir " +
+                         dir / "bad"));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("use --cache direct"), std::string::npos) << bad.output;
+}
+
+TEST(TimeSeriesCsv, OneRowPerIntervalPerRankUnderMpi) {
+  test::TempDir dir;
+  const std::string data = dir / "unet3d", results = dir / "r";
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kShape)).code, 0);
+  auto run = Sh(MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + data + " " + kShape +
+                                   " --param train.epochs=2 --param train.computation_time=0.1 --timeseries-interval 0.25"
+                                   " -q --results-dir " + results));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  auto s = ReadJson(results + "/summary.json");
+  EXPECT_EQ(s["feedrate"]["timeseries"]["file"], "timeseries.csv");
+  const double wall = s["feedrate"]["wall_seconds"].get<double>();
+  std::istringstream in(test::ReadFile(results + "/timeseries.csv"));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line.rfind("rank,host,time_s,interval_s,read_mib_per_s,read_iops,lat_p50_us", 0), 0u) << line;
+  std::map<std::string, int> rows;
+  std::map<std::string, double> mib;
+  while (std::getline(in, line)) {
+    std::stringstream ls(line);
+    std::string rank, host, t, iv, m;
+    std::getline(ls, rank, ',');
+    std::getline(ls, host, ',');
+    std::getline(ls, t, ',');
+    std::getline(ls, iv, ',');
+    std::getline(ls, m, ',');
+    ++rows[rank];
+    mib[rank] += std::stod(m) * std::stod(iv);
+  }
+  ASSERT_EQ(rows.size(), 3u);  // ranks 0 and 1, and the totals
+  const int expect = static_cast<int>(wall / 0.25);
+  for (const char* r : {"0", "1"}) {
+    EXPECT_GE(rows[r], expect - 1) << r;
+    EXPECT_LE(rows[r], expect + 3) << r;
+  }
+  EXPECT_EQ(rows["all"], std::max(rows["0"], rows["1"]));
+  // The rows add up to the bytes read (the training reads; the summary's bytes_read, in MiB).
+  const double read_mib = static_cast<double>(s["feedrate"]["bytes_read"].get<uint64_t>()) / 1048576.0;
+  EXPECT_NEAR(mib["all"], read_mib, 0.02 * read_mib + 0.1);
+}
+
+}  // namespace
+}  // namespace feedrate::it

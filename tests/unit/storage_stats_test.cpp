@@ -1,0 +1,109 @@
+// Mount lookup, /proc/diskstats and NFS mountstats parsing, and a real O_DIRECT read seen by the device counter.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "emulator/storage_stats.h"
+#include "loader/io/aligned_buffer.h"
+#include "loader/io/unique_fd.h"
+#include "test_util.h"
+
+namespace feedrate {
+namespace {
+
+const char* kMountinfo =
+    "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discard\n"
+    "30 22 0:26 / /dev/shm rw,nosuid,nodev shared:4 - tmpfs tmpfs rw,size=24G\n"
+    "41 22 0:45 / /mnt/with\\040space rw,noatime - xfs /dev/nvme0n1p1 rw,attr2\n"
+    "50 22 0:52 / /mnt/nfs rw,relatime shared:30 - nfs4 srv:/export rw,vers=4.2,rsize=1048576\n"
+    "51 22 0:53 / /mnt/nfs rw,relatime shared:31 - nfs4 srv2:/other rw,vers=4.2\n"
+    "60 22 0:60 / /data rw master:7 - fuse.sshfs user@host:/d rw,user_id=0\n";
+
+TEST(StorageStats, FindsTheLongestContainingMount) {
+  auto m = FindMount("/var/tmp/x", kMountinfo);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->mount_point, "/");
+  EXPECT_EQ(m->fs_type, "ext4");
+  EXPECT_EQ(m->source, "/dev/vda");
+  EXPECT_EQ(m->options, "rw,relatime");
+  EXPECT_EQ(m->super_options, "rw,discard");
+  EXPECT_EQ(m->major, 254u);
+  EXPECT_EQ(m->minor, 0u);
+  EXPECT_EQ(FindMount("/dev/shm/unet3d/train", kMountinfo)->fs_type, "tmpfs");
+  EXPECT_EQ(FindMount("/dev/shmx", kMountinfo)->mount_point, "/");  // a prefix is not a parent
+  EXPECT_EQ(FindMount("/mnt/with space/a", kMountinfo)->source, "/dev/nvme0n1p1");  // \040 unescaped
+  EXPECT_EQ(FindMount("/mnt/nfs/train", kMountinfo)->source, "srv2:/other");  // the mount on top
+  EXPECT_EQ(FindMount("/data", kMountinfo)->fs_type, "fuse.sshfs");
+  EXPECT_FALSE(FindMount("relative/path", kMountinfo));
+}
+
+TEST(StorageStats, ParsesDiskStats) {
+  const char* text =
+      "   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+      " 259       0 nvme0n1 1200 30 204800 500 10 0 80 3 0 400 503 0 0 0 0 0 0\n"
+      " 259       1 nvme0n1p1 1000 20 102400 400 10 0 80 3 0 300 403 0 0 0 0 0 0\n";
+  auto d = ParseDiskStats(text, 259, 1);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->requests, 1000u);
+  EXPECT_EQ(d->bytes, 102400u * 512);
+  EXPECT_FALSE(ParseDiskStats(text, 8, 0));
+}
+
+TEST(StorageStats, ParsesNfsMountStats) {
+  const char* text =
+      "device tmpfs mounted on /dev/shm with fstype tmpfs\n"
+      "device srv:/export mounted on /mnt/nfs with fstype nfs4 statvers=1.1\n"
+      "\topts:\trw,vers=4.2,rsize=1048576\n"
+      "\tbytes:\t9000 100 0 0 8388608 100 2048 1\n"
+      "\tper-op statistics\n"
+      "\t        NULL: 0 0 0 0 0 0 0 0\n"
+      "\t        READ: 8 8 0 1152 8389632 0 40 41 0\n"
+      "device srv:/other mounted on /mnt/other with fstype nfs statvers=1.1\n"
+      "\tbytes:\t1 2 3 4 5 6 7 8\n";
+  auto n = ParseNfsMountStats(text, "/mnt/nfs");
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->bytes, 8388608u);  // serverreadbytes, not what the page cache served (9000)
+  EXPECT_EQ(n->requests, 8u);
+  EXPECT_EQ(ParseNfsMountStats(text, "/mnt/other")->bytes, 5u);
+  EXPECT_FALSE(ParseNfsMountStats(text, "/dev/shm"));
+}
+
+TEST(StorageStats, TmpfsHasNoDeviceCounter) {
+  auto c = StorageCounter::For("/dev/shm");
+  if (!c.mount() || c.mount()->fs_type != "tmpfs") GTEST_SKIP() << "/dev/shm is not tmpfs here";
+  EXPECT_EQ(c.kind(), "none");
+  EXPECT_NE(c.device().find("tmpfs"), std::string::npos);
+  EXPECT_FALSE(c.Read());
+}
+
+// An O_DIRECT read of a file on the disk shows up in the device's counters: at least the file's bytes, and not
+// much more (other processes may read from the same disk meanwhile).
+TEST(StorageStats, DeviceCounterSeesAnODirectRead) {
+  test::TempDir dir("/var/tmp");
+  auto c = StorageCounter::For(dir.path());
+  if (c.kind() != "block") GTEST_SKIP() << "no block-device counter for /var/tmp: " << c.device();
+  const std::string path = dir / "direct.bin";
+  const size_t size = 32u << 20;
+  test::WriteFile(path, std::string(size, 'd'));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECT));
+  if (!fd.valid()) GTEST_SKIP() << "O_DIRECT refused on /var/tmp";
+  ::fdatasync(fd.get());  // the data must be on the device for the read to reach it
+  AlignedBuffer buf(1 << 20, 4096);
+  auto before = c.Read();
+  ASSERT_TRUE(before);
+  for (size_t off = 0; off < size; off += 1 << 20) {
+    ASSERT_EQ(::pread(fd.get(), buf.data(), 1 << 20, static_cast<off_t>(off)), 1 << 20);
+  }
+  auto after = c.Read();
+  ASSERT_TRUE(after);
+  const uint64_t delta = after->bytes - before->bytes;
+  EXPECT_GE(delta, size);
+  EXPECT_LE(delta, size + size / 2 + (8u << 20));
+  EXPECT_GE(after->requests - before->requests, 32u / 4);  // 1 MiB reads, maybe split by the device's limits
+}
+
+}  // namespace
+}  // namespace feedrate
