@@ -23,6 +23,12 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
   sub->add_flag("--fsync", opt->fsync, "fsync every file before renaming it into place (durable; device speed)");
   sub->add_option("--write-size", opt->write_size, "bytes per write() (default 256 KiB; 4 KiB to 64 MiB)")
       ->check(CLI::Range(uint64_t{4096}, uint64_t{64} << 20));
+  auto content = std::make_shared<std::string>("random");
+  sub->add_option("--content", *content, "random (default) or verifiable: payload bytes a pure function of (seed, file, "
+                                         "offset), which `run --verify` checks (npz, npy, tfrecord, indexed_binary)")
+      ->check(CLI::IsMember({"random", "verifiable"}));
+  sub->add_option("--content-seed", opt->content_seed, "seed of the verifiable content (default 0; kept in the dataset's "
+                                                       ".feedrate-content marker)");
   auto inject = std::make_shared<std::string>();
   sub->add_option("--inject", *inject, "inject write faults, for tests and demos: enospc|eio|short|delay[:op=write,every=N,"
                                        "after=N,count=N,file=GLOB,offset=A-B] (docs/faults.md)")
@@ -37,6 +43,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
       return 2;
     }
     DatagenOptions o = *opt;
+    o.verifiable_content = *content == "verifiable";
     TempFile::SetDurableCommits(o.fsync);
     // Write faults: every rule applies to writes here (enospc does already; eio, short and delay are moved over).
     std::unique_ptr<FaultInjector> faults;

@@ -51,6 +51,10 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
       ->check(CLI::IsMember({"keep", "drop", "drop-once", "direct"}));
   sub->add_flag("--drop-system-caches", o->drop_system_caches,
                 "with --cache drop/drop-once: also sync and write 3 to /proc/sys/vm/drop_caches, once per host (root)");
+  sub->add_option("--verify", o->verify,
+                  "check this fraction (0-1; 1 = every byte) of each sample's payload against the dataset's pattern "
+                  "(needs datagen --content verifiable); a mismatch fails the run naming file and offset")
+      ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--timeseries-interval", o->timeseries_interval,
                   "seconds between time-series samples in timeseries.csv (default 1; 0: none)")
       ->check(CLI::NonNegativeNumber);

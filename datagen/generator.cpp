@@ -1,6 +1,8 @@
 // Parallel DLIO-layout dataset generation.
 #include "datagen/generator.h"
 
+#include "loader/format/content_pattern.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -111,17 +113,17 @@ bool AlreadyComplete(const std::string& format, const Job& j) {
   return false;
 }
 
-Status WriteOne(const std::string& format, const Job& j, AlignedBuffer* scratch) {
+Status WriteOne(const std::string& format, const Job& j, const ContentSpec& content, AlignedBuffer* scratch) {
   const uint64_t seed = 0x5eed0000ULL + j.index;
-  if (format == "npz") return WriteDlioNpz(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
-  if (format == "npy") return WriteDlioNpy(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
+  if (format == "npz") return WriteDlioNpz(j.path, {j.d1, j.d2, j.samples}, content, scratch);
+  if (format == "npy") return WriteDlioNpy(j.path, {j.d1, j.d2, j.samples}, content, scratch);
   if (format == "hdf5") return WriteDlioHdf5(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
-  if (format == "indexed_binary") return WriteIndexedBinary(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
+  if (format == "indexed_binary") return WriteIndexedBinary(j.path, {j.d1, j.d2, j.samples}, content, scratch);
   if (format == "png" || format == "jpeg" || format == "jpg") {
     if (j.samples != 1) return Status::InvalidArgument(j.path + ": image datasets hold one sample per file");
     return format == "png" ? WritePng(j.path, j.d1, j.d2, seed, scratch) : WriteJpeg(j.path, j.d1, j.d2, seed, scratch);
   }
-  auto entries = WriteDlioTfRecord(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
+  auto entries = WriteDlioTfRecord(j.path, {j.d1, j.d2, j.samples}, content, scratch);
   if (!entries.ok()) return entries.status();
   return WriteFileAtomically(j.index_path, FormatTfRecordIndex(*entries));
 }
@@ -144,6 +146,11 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
   if (cfg.compression != "none") {
     throw ConfigError(cfg.source + ": key dataset.compression: only 'none' is supported for generation");
   }
+  if (opt.verifiable_content && !ContentVerifiable(cfg.format)) {
+    throw ConfigError("--content verifiable: not available for '" + cfg.format +
+                      "' datasets (npz, npy, tfrecord and indexed_binary): hdf5 chunks are placed by libhdf5 and "
+                      "jpeg/png bytes are compressed, so their stored bytes are not a function of the offset");
+  }
   const uint64_t total = cfg.num_files_train + cfg.num_files_eval;
   const auto dims = DlioDimensions(cfg.record_length, cfg.record_length_stdev, total);
 
@@ -157,6 +164,17 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
     std::string path = DlioFilePath(cfg.data_folder, split, cfg.file_prefix, k, n, nsub, cfg.format);
     std::string idx = cfg.format == "tfrecord" ? TfRecordIndexPath(cfg.data_folder, split, path) : std::string();
     jobs.push_back({path, idx, dims[i].first, dims[i].second, cfg.num_samples_per_file, i});
+  }
+  // The content marker: written first, so a dataset interrupted half-way still says what its files should hold
+  // (a random file kept by --skip-existing then fails --verify, naming it); a random dataset removes it.
+  if (opt.rank == 0) {
+    FEEDRATE_RETURN_IF_ERROR(MakeDirs(cfg.data_folder));
+    if (opt.verifiable_content) {
+      FEEDRATE_RETURN_IF_ERROR(WriteFileAtomically(ContentMarkerPath(cfg.data_folder), ContentMarkerText(opt.content_seed)));
+    } else {
+      std::error_code ec;
+      fs::remove(ContentMarkerPath(cfg.data_folder), ec);
+    }
   }
   // Every rank creates the directories it writes into (idempotent, so no barrier is needed).
   for (const auto& j : jobs) {
@@ -204,7 +222,11 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
         skipped.fetch_add(1);
         continue;
       }
-      Status s = WriteOne(cfg.format, j, &scratch);
+      ContentSpec content(0x5eed0000ULL + j.index);  // random bytes, distinct per file
+      if (opt.verifiable_content) {
+        content = ContentSpec::Verifiable(ContentKey(opt.content_seed, fs::path(j.path).lexically_relative(cfg.data_folder).string()));
+      }
+      Status s = WriteOne(cfg.format, j, content, &scratch);
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(err_mu);
         if (first_error.ok()) first_error = s;

@@ -27,6 +27,10 @@ struct DatagenOptions {
   // Bytes per write: each writer thread's buffer. 256 KiB measured best for buffered writes on the development VM
   // (4 MiB writes cost up to 4x the system time in page-cache copies; fio shows the same, results/ datagen_vs_fio).
   uint64_t write_size = 256 << 10;
+  // --content verifiable: payload bytes follow content_pattern.h keyed by content_seed and each file's path
+  // relative to the data folder; rank 0 leaves the marker (.feedrate-content) that `run --verify` reads.
+  bool verifiable_content = false;
+  uint64_t content_seed = 0;
 };
 
 struct DatagenStats {

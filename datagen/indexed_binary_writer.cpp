@@ -10,10 +10,10 @@ namespace feedrate {
 
 uint64_t IndexedBinaryFileSize(const IndexedBinarySpec& s) { return s.d1 * s.d2 * s.samples; }
 
-Status WriteIndexedBinary(const std::string& path, const IndexedBinarySpec& s, uint64_t content_seed, AlignedBuffer* scratch) {
+Status WriteIndexedBinary(const std::string& path, const IndexedBinarySpec& s, const ContentSpec& content, AlignedBuffer* scratch) {
   auto file = TempFile::Create(path);
   if (!file.ok()) return file.status();
-  FastBytes rng(content_seed);
+  ContentSource rng(content);
   FEEDRATE_RETURN_IF_ERROR(file->WriteRandom(rng, IndexedBinaryFileSize(s), 0, scratch));
   std::vector<int64_t> offsets(s.samples), sizes(s.samples, static_cast<int64_t>(s.d1 * s.d2));
   for (uint64_t k = 0; k < s.samples; ++k) offsets[k] = static_cast<int64_t>(k * s.d1 * s.d2);

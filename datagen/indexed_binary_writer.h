@@ -15,6 +15,6 @@ using IndexedBinarySpec = DlioFileShape;
 
 uint64_t IndexedBinaryFileSize(const IndexedBinarySpec& s);
 // Data file and both index files, each through a temporary name renamed when complete.
-Status WriteIndexedBinary(const std::string& path, const IndexedBinarySpec& s, uint64_t content_seed, AlignedBuffer* scratch);
+Status WriteIndexedBinary(const std::string& path, const IndexedBinarySpec& s, const ContentSpec& content, AlignedBuffer* scratch);
 
 }  // namespace feedrate

@@ -12,12 +12,12 @@ uint64_t DlioNpyFileSize(const NpyFileSpec& s) {
   return MakeNpyHeader("|u1", {s.d1, s.d2, s.samples}).size() + s.d1 * s.d2 * s.samples;
 }
 
-Status WriteDlioNpy(const std::string& path, const NpyFileSpec& s, uint64_t content_seed, AlignedBuffer* scratch) {
+Status WriteDlioNpy(const std::string& path, const NpyFileSpec& s, const ContentSpec& content, AlignedBuffer* scratch) {
   const std::string header = MakeNpyHeader("|u1", {s.d1, s.d2, s.samples});
   auto file = TempFile::Create(path);
   if (!file.ok()) return file.status();
   FEEDRATE_RETURN_IF_ERROR(file->WriteAt(header.data(), header.size(), 0));
-  FastBytes rng(content_seed);
+  ContentSource rng(content);
   FEEDRATE_RETURN_IF_ERROR(file->WriteRandom(rng, s.d1 * s.d2 * s.samples, header.size(), scratch));
   return file->Commit();
 }

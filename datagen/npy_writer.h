@@ -15,7 +15,7 @@ using NpyFileSpec = DlioFileShape;
 // Exact size of the file WriteDlioNpy produces (header padded to 64 bytes, as numpy 1.24 writes it).
 uint64_t DlioNpyFileSize(const NpyFileSpec& spec);
 
-// Writes `path` through a temporary name (renamed when complete), with pseudo-random bytes from `content_seed`.
-Status WriteDlioNpy(const std::string& path, const NpyFileSpec& spec, uint64_t content_seed, AlignedBuffer* scratch);
+// Writes `path` through a temporary name (renamed when complete), with `content` (random bytes, or the verifiable pattern) as payload.
+Status WriteDlioNpy(const std::string& path, const NpyFileSpec& spec, const ContentSpec& content, AlignedBuffer* scratch);
 
 }  // namespace feedrate

@@ -38,7 +38,7 @@ uint64_t DlioNpzFileSize(const NpzFileSpec& spec) {
   return l.cd_offset + ZipCentralDirectory({l.x, l.y}, l.cd_offset).size();
 }
 
-Status WriteDlioNpz(const std::string& path, const NpzFileSpec& spec, uint64_t content_seed, AlignedBuffer* scratch) {
+Status WriteDlioNpz(const std::string& path, const NpzFileSpec& spec, const ContentSpec& content, AlignedBuffer* scratch) {
   Layout l = Plan(spec);
   auto file = TempFile::Create(path);
   if (!file.ok()) return file.status();
@@ -47,10 +47,10 @@ Status WriteDlioNpz(const std::string& path, const NpzFileSpec& spec, uint64_t c
   uint32_t crc = Crc32Zip(l.x_header.data(), l.x_header.size());
   FEEDRATE_RETURN_IF_ERROR(file->WriteAt(l.x_header.data(), l.x_header.size(), off));
   off += l.x_header.size();
-  FastBytes rng(content_seed);
+  ContentSource rng(content);
   for (uint64_t left = l.x_data_bytes; left > 0;) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(left, scratch->size()));
-    rng.Fill(scratch->data(), n);
+    rng.Fill(scratch->data(), off, n);
     crc = Crc32ZipExtend(crc, scratch->data(), n);
     FEEDRATE_RETURN_IF_ERROR(file->WriteAt(scratch->data(), n, off));
     off += n;

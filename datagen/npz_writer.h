@@ -16,8 +16,8 @@ using NpzFileSpec = DlioFileShape;
 uint64_t DlioNpzFileSize(const NpzFileSpec& spec);
 
 // Writes `path` through a hidden temporary name in the same directory, then renames it into place.
-// Contents of x are fast pseudo-random bytes derived from `content_seed`; `scratch` is the write buffer.
+// Contents of x come from `content` (random bytes, or the verifiable pattern); `scratch` is the write buffer.
 // On failure the temporary file is removed and the error names the path and the cause (e.g. disk full).
-Status WriteDlioNpz(const std::string& path, const NpzFileSpec& spec, uint64_t content_seed, AlignedBuffer* scratch);
+Status WriteDlioNpz(const std::string& path, const NpzFileSpec& spec, const ContentSpec& content, AlignedBuffer* scratch);
 
 }  // namespace feedrate

@@ -86,10 +86,10 @@ Status TempFile::WriteAt(const void* data, size_t n, uint64_t off) {
 void TempFile::SetDurableCommits(bool on) { g_durable.store(on, std::memory_order_relaxed); }
 void TempFile::SetFaultInjector(FaultInjector* faults) { g_faults.store(faults, std::memory_order_relaxed); }
 
-Status TempFile::WriteRandom(FastBytes& bytes, uint64_t n, uint64_t off, AlignedBuffer* scratch) {
+Status TempFile::WriteRandom(ContentSource& bytes, uint64_t n, uint64_t off, AlignedBuffer* scratch) {
   while (n > 0) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(n, scratch->size()));
-    bytes.Fill(scratch->data(), k);
+    bytes.Fill(scratch->data(), off, k);
     FEEDRATE_RETURN_IF_ERROR(WriteAt(scratch->data(), k, off));
     off += k;
     n -= k;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "loader/format/content_pattern.h"
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/unique_fd.h"
 #include "loader/status.h"
@@ -61,6 +62,38 @@ class FastBytes {
   uint64_t s_[4];
 };
 
+// What fills a file's payload: fast random bytes from a seed (the default), or the verifiable pattern
+// (content_pattern.h) keyed by the file's path relative to the data folder (`datagen --content verifiable`).
+struct ContentSpec {
+  ContentSpec(uint64_t random_seed) : seed(random_seed) {}  // NOLINT(google-explicit-constructor): random bytes
+  static ContentSpec Verifiable(uint64_t key) {
+    ContentSpec c(0);
+    c.verifiable = true;
+    c.key = key;
+    return c;
+  }
+  uint64_t seed = 0;
+  bool verifiable = false;
+  uint64_t key = 0;
+};
+
+class ContentSource {
+ public:
+  explicit ContentSource(const ContentSpec& spec) : spec_(spec), rng_(spec.seed) {}
+  // `n` payload bytes that start at `file_offset` in the file (random mode: the next n bytes of the stream).
+  void Fill(char* p, uint64_t file_offset, size_t n) {
+    if (spec_.verifiable) {
+      FillContent(spec_.key, file_offset, p, n);
+    } else {
+      rng_.Fill(p, n);
+    }
+  }
+
+ private:
+  ContentSpec spec_;
+  FastBytes rng_;
+};
+
 class TempFile {
  public:
   // Creates `.<name>.tmp-<pid>-<n>` beside `path`.
@@ -71,7 +104,7 @@ class TempFile {
 
   Status WriteAt(const void* data, size_t n, uint64_t offset);
   // Writes `n` bytes from `bytes` at `offset`, one `scratch`-sized block at a time.
-  Status WriteRandom(FastBytes& bytes, uint64_t n, uint64_t offset, AlignedBuffer* scratch);
+  Status WriteRandom(ContentSource& bytes, uint64_t n, uint64_t offset, AlignedBuffer* scratch);
   // CommitNow(), or, when durable commits go through a BackgroundCommitter, hands the file to it (its errors come
   // back from a later Submit or from Finish).
   Status Commit();

@@ -72,12 +72,12 @@ uint64_t DlioTfRecordFileSize(const TfRecordFileSpec& spec) {
 }
 
 Result<std::vector<TfRecordEntry>> WriteDlioTfRecord(const std::string& path, const TfRecordFileSpec& spec,
-                                                     uint64_t content_seed, AlignedBuffer* scratch) {
+                                                     const ContentSpec& content, AlignedBuffer* scratch) {
   const ExampleFraming fr = DlioExampleFraming(spec.d1 * spec.d2);
   const uint64_t payload = fr.payload_bytes();
   auto file = TempFile::Create(path);
   if (!file.ok()) return file.status();
-  FastBytes rng(content_seed);
+  ContentSource rng(content);
   char* buf = scratch->data();
   const size_t cap = scratch->size();
   size_t used = 0;
@@ -116,7 +116,7 @@ Result<std::vector<TfRecordEntry>> WriteDlioTfRecord(const std::string& path, co
     crc = 0;
     FEEDRATE_RETURN_IF_ERROR(append(sizeof header, copy_from(header), false));
     FEEDRATE_RETURN_IF_ERROR(append(fr.prefix.size(), copy_from(fr.prefix.data()), true));
-    FEEDRATE_RETURN_IF_ERROR(append(fr.image_bytes, [&](char* dst, size_t k) { rng.Fill(dst, k); }, true));
+    FEEDRATE_RETURN_IF_ERROR(append(fr.image_bytes, [&](char* dst, size_t k) { rng.Fill(dst, file_off + static_cast<uint64_t>(dst - buf), k); }, true));
     FEEDRATE_RETURN_IF_ERROR(append(fr.suffix.size(), copy_from(fr.suffix.data()), true));
     uint32_t footer = MaskCrc(crc);
     FEEDRATE_RETURN_IF_ERROR(append(sizeof footer, copy_from(reinterpret_cast<const char*>(&footer)), false));

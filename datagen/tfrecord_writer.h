@@ -27,8 +27,8 @@ ExampleFraming DlioExampleFraming(uint64_t image_bytes);
 uint64_t DlioTfRecordFileSize(const TfRecordFileSpec& spec);
 
 // Writes `path` through a temporary name (renamed when complete); each record's image is distinct pseudo-random
-// bytes derived from `content_seed`. Returns the records' index entries for the .idx file.
+// bytes from `content` (random, or the verifiable pattern). Returns the records' index entries for the .idx file.
 Result<std::vector<TfRecordEntry>> WriteDlioTfRecord(const std::string& path, const TfRecordFileSpec& spec,
-                                                     uint64_t content_seed, AlignedBuffer* scratch);
+                                                     const ContentSpec& content, AlignedBuffer* scratch);
 
 }  // namespace feedrate

@@ -32,6 +32,8 @@ struct RankInfo {
   double check_seconds = 0;   // I/O threads' time in sample checks (CRC, HDF5/image decoding)
   std::vector<uint64_t> faults_matched, faults_injected;  // per --inject rule
   uint64_t probe_failures = 0;  // page-cache probes that failed
+  uint64_t verify_bytes = 0;    // --verify: payload bytes checked against the pattern
+  double verify_seconds = 0;
   nlohmann::json cache = nlohmann::json::object();    // what --cache did on this rank (CacheControl::ToJson)
   // The storage counter: host_leader, kind, device, model, mount{...}, epoch_bytes[], epoch_requests[] (leader only)
   nlohmann::json storage = nlohmann::json::object();
@@ -67,6 +69,7 @@ struct RunRecord {
   std::string inject;  // --inject rules ("" = none)
   std::string cache_mode = "keep";  // --cache
   std::string command_line;         // the command as given
+  double verify_fraction = 0;       // --verify (0: off)
   std::string timeseries_csv;       // merged timeseries.csv ("" = not recorded)
   double timeseries_interval = 0;
   std::string status;  // success | fail | failed | interrupted

@@ -23,6 +23,7 @@
 #include "emulator/timeseries.h"
 #include "emulator/trainer.h"
 #include "loader/dataset/dataset.h"
+#include "loader/format/content_pattern.h"
 #include "loader/format/sample_index.h"
 #include "loader/io/direct_io.h"
 #include "loader/io/engine_factory.h"
@@ -46,6 +47,7 @@ struct Setup {
   std::unique_ptr<CacheControl> cache;    // --cache over the files this rank reads
   StorageCounter storage;                 // the data dir's device counters (read by the host leader only)
   bool host_leader = false;               // the lowest rank on its host
+  std::unique_ptr<ContentCheck> content;  // --verify
   EngineOptions engine_options;
   EngineChoice engine;
   uint64_t io_threads = 1;
@@ -204,11 +206,25 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     eo.direct_align = *align;
   }
 
+  if (opt.verify > 0) {
+    if (!ContentVerifiable(cfg.format)) {
+      return Status::InvalidArgument("--verify: content checks cover npz, npy, tfrecord and indexed_binary datasets, not '" +
+                                     cfg.format + "'");
+    }
+    auto seed = ReadContentMarker(cfg.data_folder);
+    if (!seed.ok()) return seed.status();
+    s->content = std::make_unique<ContentCheck>();
+    s->content->format = cfg.format;
+    s->content->fraction = std::min(1.0, opt.verify);
+    for (const auto& f : s->files) {
+      s->content->keys.push_back(ContentKey(*seed, std::filesystem::path(f).lexically_relative(cfg.data_folder).string()));
+    }
+  }
   uint64_t max_extent = s->table.MaxLength();
   // Checking a record needs all of it in one buffer: the engine hands over samples that fit one transfer in
   // place; larger ones are checked in retained batch memory.
   s->retain = opt.retain_batches ||
-              (s->table.check != SampleCheck::kNone && max_extent + 2 * eo.direct_align > eo.transfer_size);
+              ((s->table.check != SampleCheck::kNone || s->content) && max_extent + 2 * eo.direct_align > eo.transfer_size);
   double engine_bytes = static_cast<double>(EngineBufferBytes(cfg.engine, eo));
   double retain_bytes = s->retain ? static_cast<double>(opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) *
                                                                  cfg.batch_size) * static_cast<double>(max_extent + 2 * eo.direct_align)
@@ -314,6 +330,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   rec.inject = opt.inject;
   rec.cache_mode = cfg.odirect ? "direct" : opt.cache;
   rec.command_line = opt.command_line;
+  rec.verify_fraction = opt.verify;
   if (!cfg.warnings.empty()) {
     std::string keys;
     for (const auto& k : cfg.warnings) keys += (keys.empty() ? "" : ", ") + k;
@@ -466,6 +483,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
                              : std::max<uint64_t>(1, setup.sampler->samples_per_epoch_per_accelerator() / 512);
     std::unique_ptr<AcceleratorLive[]> live(new AcceleratorLive[opt.accelerators]);
     to.live = live.get();
+    to.content = setup.content.get();
     rec.coalesce_bytes = to.coalesce_bytes;
     if (opt.timeseries_interval > 0) {
       recorder = std::make_unique<TimeSeriesRecorder>(*setup.io_stats, live.get(), opt.accelerators, opt.timeseries_interval);
@@ -486,6 +504,10 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   extras.train_cpu_seconds = ProcessCpuSeconds() - cpu0;
   extras.train_start_unix = start_unix;
   extras.io = setup.io_stats.get();
+  if (setup.content) {
+    extras.verify_bytes = setup.content->bytes_checked.load();
+    extras.verify_seconds = static_cast<double>(setup.content->ns.load()) / 1e9;
+  }
   for (const auto& log : result.logs) extras.probe_failures += log.probe_failures;
   std::string run_error = agree_error(result.error);
   if (!run_error.empty()) return finish_failed("failed", run_error, kExitError);

@@ -22,6 +22,7 @@ struct RunOptions {
   bool drop_system_caches = false;  // with drop modes: also /proc/sys/vm/drop_caches, once per host
   double timeseries_interval = 1.0;  // seconds between time-series samples (timeseries.csv); 0: none
   std::string command_line;      // the command as given, for the run manifest
+  double verify = 0;             // --verify: fraction of each sample's payload checked against the pattern (0: off)
 };
 
 // Exit codes: 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on every rank.

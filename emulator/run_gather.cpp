@@ -71,6 +71,7 @@ std::string RankInfoJson(const Comm& comm, const RankExtras& x) {
                       {"engine_bytes", x.counters.device_bytes}, {"requeued", x.counters.requeued},
                       {"check_seconds", x.check_seconds}, {"train_cpu_seconds", x.train_cpu_seconds},
                       {"train_start_unix", x.train_start_unix}, {"probe_failures", x.probe_failures},
+                      {"verify_bytes", x.verify_bytes}, {"verify_seconds", x.verify_seconds},
                       {"cache", x.cache}, {"storage", x.storage}};
   if (x.faults != nullptr) {
     for (const auto& c : x.faults->Counts()) {
@@ -109,6 +110,8 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
     ri.train_cpu_seconds = j["train_cpu_seconds"];
     ri.train_start_unix = j["train_start_unix"];
     ri.probe_failures = j["probe_failures"];
+    ri.verify_bytes = j["verify_bytes"];
+    ri.verify_seconds = j["verify_seconds"];
     ri.cache = j["cache"];
     ri.storage = j["storage"];
     if (j.contains("faults_matched")) ri.faults_matched = j["faults_matched"].get<std::vector<uint64_t>>();

@@ -27,6 +27,8 @@ struct RankExtras {
   EngineCounters counters;
   double check_seconds = 0, train_cpu_seconds = 0, train_start_unix = 0;
   uint64_t probe_failures = 0;
+  uint64_t verify_bytes = 0;   // --verify: payload bytes checked
+  double verify_seconds = 0;   // and the I/O threads' time doing it
   const IoStats* io = nullptr;
   nlohmann::json cache = nlohmann::json::object();    // CacheControl::ToJson
   nlohmann::json storage = nlohmann::json::object();  // StorageCounter facts and per-epoch device counters

@@ -127,6 +127,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
                         opt_.files, opt_.coalesce_bytes);
   prefetcher.set_check_time_counter(opt_.check_ns);
   prefetcher.set_residency_sampling(opt_.residency_every);
+  prefetcher.set_content_check(opt_.content);
   AcceleratorLive* live = opt_.live != nullptr ? &opt_.live[local] : nullptr;
   std::vector<uint64_t> samples;
   samples.reserve(sampler_.samples_per_epoch_per_accelerator());
@@ -137,6 +138,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
     eval_prefetcher = std::make_unique<Prefetcher>(engine_, table_, cfg_.batch_size_eval, cfg_.prefetch_size,
                                                    opt_.retain_batches, opt_.direct_align, opt_.files, opt_.coalesce_bytes);
     eval_prefetcher->set_check_time_counter(opt_.check_ns);
+    eval_prefetcher->set_content_check(opt_.content);
     eval_ids.reserve(opt_.eval_sampler->samples_per_epoch_per_accelerator());
   }
 

@@ -25,6 +25,7 @@
 namespace feedrate {
 
 class Prefetcher;
+struct ContentCheck;
 
 struct AcceleratorLog {
   std::vector<StepRecord> steps;  // epochs x steps_per_epoch, preallocated
@@ -64,6 +65,7 @@ struct TrainerOptions {
   std::function<void(uint64_t epoch)> after_block;
   uint64_t residency_every = 0;     // probe every Nth read request's page-cache residency (0: off)
   AcceleratorLive* live = nullptr;  // per local accelerator: live stall state for the time series
+  ContentCheck* content = nullptr;  // run --verify (prefetcher.h); nullptr: off
 };
 
 class Trainer;

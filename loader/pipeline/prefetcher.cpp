@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
+#include "loader/format/content_pattern.h"
 #include "loader/format/image_decode.h"
 #include "loader/format/tfrecord.h"
 
@@ -35,6 +37,7 @@ Prefetcher::~Prefetcher() { Drain(); }
 void Prefetcher::StartEpoch(const std::vector<uint64_t>* samples, uint64_t steps) {
   samples_ = samples;
   steps_ = steps;
+  ++epoch_salt_;
   next_submit_ = 0;
   while (next_submit_ < steps_ && next_submit_ < depth_) SubmitBatch(next_submit_++);
 }
@@ -120,6 +123,40 @@ Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* d
   return Status::Ok();
 }
 
+// Checks a window of the sample's payload against the verifiable pattern; a mismatch names file and offset.
+Status Prefetcher::VerifyContent(const SampleExtent& e, uint64_t id, const char* data) const {
+  static const std::string kUnnamed = "(file)";
+  const std::string& path = files_ != nullptr ? files_->path(e.file) : kUnnamed;
+  if (data == nullptr) {
+    return Status::IoError(path + ": sample at offset " + std::to_string(e.offset) +
+                           " was not in one buffer, so its content could not be verified");
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto range = ContentRange(content_->format, data, e.length);
+  if (!range.ok()) return Status::Corruption(path + ": sample at offset " + std::to_string(e.offset) + ": " + range.status().message());
+  const auto [b, end] = *range;
+  const uint64_t len = end - b;
+  uint64_t n = content_->fraction >= 1 ? len : static_cast<uint64_t>(content_->fraction * static_cast<double>(len) + 0.999);
+  n = std::min(n, len);
+  uint64_t start = b;
+  if (n < len) {  // a window whose position moves with the sample and the epoch
+    uint64_t h = (id + 1) * 0x9e3779b97f4a7c15ULL ^ epoch_salt_ * 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 31;
+    start += h % (len - n + 1);
+  }
+  const uint64_t key = content_->keys[e.file];
+  const int64_t bad = FirstContentMismatch(key, e.offset + start, data + start, static_cast<size_t>(n));
+  content_->bytes_checked.fetch_add(n, std::memory_order_relaxed);
+  content_->ns.fetch_add(static_cast<uint64_t>((std::chrono::steady_clock::now() - t0).count()), std::memory_order_relaxed);
+  if (bad < 0) return Status::Ok();
+  const uint64_t at = e.offset + start + static_cast<uint64_t>(bad);
+  char detail[96];
+  std::snprintf(detail, sizeof detail, "expected 0x%02x, found 0x%02x", ExpectedContentByte(key, at),
+                static_cast<unsigned>(static_cast<uint8_t>(data[start + static_cast<uint64_t>(bad)])));
+  return Status::Corruption(path + ": content check failed at offset " + std::to_string(at) + ": " + detail +
+                            " (the bytes read are not the dataset's: corruption, a stale cache or the wrong file)");
+}
+
 // The first failure of a batch is kept (written before the pending decrement that publishes it).
 void Prefetcher::Fail(Slot& slot, const Status& st) {
   if (!slot.failed.exchange(true, std::memory_order_relaxed)) slot.error = st;
@@ -132,14 +169,16 @@ void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status, 
   slot.bytes.fetch_add(bytes, std::memory_order_relaxed);
   if (!status.ok()) {
     Fail(slot, status);
-  } else if (table_.check != SampleCheck::kNone) {
+  } else if (table_.check != SampleCheck::kNone || content_ != nullptr) {
     const auto t0 = check_ns_ != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     // The request covered samples first .. first+n-1, back to back from the first one's offset.
     const uint64_t* ids = samples_->data() + slot.step * batch_ + first;
     const uint64_t base = table_.At(ids[0]).offset;
     for (uint32_t k = 0; k < n; ++k) {
       const SampleExtent e = table_.At(ids[k]);
-      Status st = CheckSample(e, ids[k], data == nullptr ? nullptr : data + (e.offset - base));
+      const char* sample = data == nullptr ? nullptr : data + (e.offset - base);
+      Status st = table_.check != SampleCheck::kNone ? CheckSample(e, ids[k], sample) : Status::Ok();
+      if (st.ok() && content_ != nullptr) st = VerifyContent(e, ids[k], sample);
       if (!st.ok()) {
         Fail(slot, st);
         break;

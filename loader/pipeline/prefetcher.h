@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,15 @@
 #include "loader/status.h"
 
 namespace feedrate {
+
+// run --verify: each sample's payload (content_pattern.h) checked against the dataset's verifiable pattern.
+struct ContentCheck {
+  std::string format;
+  std::vector<uint64_t> keys;  // per file of the FileTable: ContentKey(seed, path relative to the data folder)
+  double fraction = 1.0;       // of each sample's payload bytes, as one window at a varying position
+  std::atomic<uint64_t> bytes_checked{0};
+  std::atomic<uint64_t> ns{0};  // time spent checking, summed over I/O threads
+};
 
 struct BatchResult {
   uint64_t bytes = 0;  // bytes really read for this batch
@@ -47,6 +57,9 @@ class Prefetcher final : public CompletionTarget {
   // Page-cache residency sampling: every `every`-th read request is probed (mincore) just before it is submitted,
   // on the calling thread; 0 turns it off. What the probes saw accumulates until TakeResidency().
   void set_residency_sampling(uint64_t every) { probe_every_ = every; }
+  // Content verification on the I/O threads as samples complete (nullptr: off); needs samples in one buffer,
+  // like the sample checks.
+  void set_content_check(ContentCheck* check) { content_ = check; }
   Residency TakeResidency() { return std::exchange(residency_, Residency{}); }
   // Probes that failed (e.g. a file system without mmap); their reads count as not examined.
   uint64_t probe_failures() const { return probe_failures_; }
@@ -66,6 +79,7 @@ class Prefetcher final : public CompletionTarget {
     std::unique_ptr<uint32_t[]> group;  // group[i]: samples read by the request starting at batch index i
   };
   Status CheckSample(const SampleExtent& e, uint64_t id, const char* data) const;
+  Status VerifyContent(const SampleExtent& e, uint64_t id, const char* data) const;
   static void Fail(Slot& slot, const Status& st);
   void SubmitBatch(uint64_t step);
   void Probe(const SampleExtent& e);
@@ -85,6 +99,8 @@ class Prefetcher final : public CompletionTarget {
   uint64_t steps_ = 0;
   uint64_t next_submit_ = 0;
   std::atomic<uint64_t>* check_ns_ = nullptr;
+  ContentCheck* content_ = nullptr;
+  uint64_t epoch_salt_ = 0;  // varies the verified window's position between epochs
   uint64_t probe_every_ = 0;
   uint64_t probe_count_ = 0;
   uint64_t probe_failures_ = 0;

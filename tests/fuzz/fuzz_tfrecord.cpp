@@ -1,8 +1,10 @@
 // Fuzzes TFRecord framing: the header walk, the three-header probe of uniform files, the in-memory record check
-// (length, length CRC, payload CRC), and DLIO/DALI .idx files against a data file size taken from the input.
+// (length, length CRC, payload CRC), DLIO/DALI .idx files against a data file size taken from the input, and the
+// Example walk that finds the payload --verify checks.
 #include <cstring>
 
 #include "fuzz_util.h"
+#include "loader/format/content_pattern.h"
 #include "loader/format/tfrecord.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -22,5 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint32_t data_size = 0;
   if (size >= 4) std::memcpy(&data_size, data, 4);
   (void)ReadTfRecordIndex(f.path(), data_size);
+  // The same bytes as one framed record whose Example is walked for its "image" payload (run --verify).
+  auto range = ContentRange("tfrecord", reinterpret_cast<const char*>(data), size);
+  if (range.ok() && (range->first > range->second || range->second > size)) __builtin_trap();
   return 0;
 }

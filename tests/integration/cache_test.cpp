@@ -153,3 +153,54 @@ TEST(TimeSeriesCsv, OneRowPerIntervalPerRankUnderMpi) {
 
 }  // namespace
 }  // namespace feedrate::it
+
+namespace feedrate::it {
+namespace {
+
+// datagen --content verifiable, then run --verify: clean data passes; one flipped byte fails the run naming the
+// file and its offset; no marker, or a format without a verifiable payload, is refused.
+TEST(Verify, CatchesAFlippedByteNamingFileAndOffset) {
+  for (const std::string format : {"npz", "tfrecord"}) {
+    test::TempDir dir;
+    const std::string data = dir / format;
+    const std::string p = "--param dataset.format=" + format + " " + SmallDatasetParams(8, 200000) +
+                          " --param dataset.num_samples_per_file=2 --param reader.batch_size=2"
+                          " --param train.epochs=1 --param train.computation_time=0.001" +
+                          // The record CRCs would catch the flip first; the content check must catch it alone.
+                          (format == "tfrecord" ? " --param feedrate.verify_crc=false" : "");
+    auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + p + " --content verifiable --content-seed 5"));
+    ASSERT_EQ(gen.code, 0) << gen.output;
+    auto ok = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + p + " -q --verify 1 --results-dir " + dir / "ok"));
+    ASSERT_TRUE(ok.code == 0 || ok.code == 3) << ok.output;
+    auto s = ReadJson(dir / "ok/summary.json");
+    const uint64_t checked = s["feedrate"]["verify"]["bytes_checked"];
+    EXPECT_GT(checked, s["feedrate"]["bytes_read"].get<uint64_t>() * 9 / 10) << format;  // all but the framing
+    // Flip one byte in the middle of a training file.
+    std::string victim;
+    for (const auto& e : std::filesystem::directory_iterator(data + "/train")) {
+      if (e.path().extension() == "." + format) victim = e.path().string();
+    }
+    ASSERT_FALSE(victim.empty());
+    const uint64_t at = std::filesystem::file_size(victim) / 4;  // inside the first sample's payload
+    auto flip = Sh("printf '\\377' | dd of=" + victim + " bs=1 seek=" + std::to_string(at) + " conv=notrunc 2>/dev/null");
+    ASSERT_EQ(flip.code, 0);
+    auto bad = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + p + " -q --verify 1 --results-dir " + dir / "bad"));
+    EXPECT_EQ(bad.code, 2) << bad.output;
+    EXPECT_NE(bad.output.find(victim + ": content check failed at offset " + std::to_string(at)), std::string::npos)
+        << format << ": " << bad.output;
+    EXPECT_EQ(ReadJson(dir / "bad/summary.json")["feedrate"]["status"], "failed");
+    // Without the marker, --verify refuses.
+    std::filesystem::remove(data + "/.feedrate-content");
+    auto none = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + p + " -q --verify 0.5 --results-dir " + dir / "none"));
+    EXPECT_EQ(none.code, 2);
+    EXPECT_NE(none.output.find("--content verifiable"), std::string::npos) << none.output;
+  }
+  test::TempDir dir;
+  auto h5 = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + dir / "h5" +
+                        " --param dataset.format=hdf5 --param dataset.num_files_train=2 --content verifiable"));
+  EXPECT_EQ(h5.code, 2);
+  EXPECT_NE(h5.output.find("not available for 'hdf5'"), std::string::npos) << h5.output;
+}
+
+}  // namespace
+}  // namespace feedrate::it
