@@ -12,5 +12,8 @@ namespace feedrate {
 
 std::string RenderReportMarkdown(const std::vector<ReportInput>& inputs);
 std::string RenderReportHtml(const std::vector<ReportInput>& inputs);
+// A Feedrate run's cache, residency, device-byte, latency and time-series figures ("" when it has none).
+std::string StorageHtml(const ReportInput& in);
+std::string StorageMarkdown(const ReportInput& in);
 
 }  // namespace feedrate

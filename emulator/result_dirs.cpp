@@ -86,6 +86,22 @@ std::vector<StepRow> ReadStepCsv(const std::string& path) {
   return rows;
 }
 
+// timeseries.csv's total rows: time_s (3rd column), read_mib_per_s (5th), stall_pct (12th).
+std::vector<TimeSeriesPoint> ReadTimeSeriesTotals(const std::string& path) {
+  std::vector<TimeSeriesPoint> rows;
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line)) return rows;  // header
+  while (std::getline(in, line)) {
+    if (line.rfind("all,", 0) != 0) continue;
+    std::vector<double> v;
+    std::stringstream ls(line);
+    for (std::string x; std::getline(ls, x, ',');) v.push_back(std::strtod(x.c_str(), nullptr));
+    if (v.size() >= 12) rows.push_back({v[2], v[4], v[11]});
+  }
+  return rows;
+}
+
 double NumberOr(const json& j, double fallback) { return j.is_number() ? j.get<double>() : fallback; }
 
 // DLIO's record size is not in summary.json, but its MB/s is mean throughput x record size.
@@ -204,6 +220,7 @@ Result<ReportInput> LoadResultDir(const std::string& dir) {
   if (in.kind == "feedrate run") {
     in.epochs = ReadEpochCsv(dir + "/per_epoch.csv");
     in.steps = ReadStepCsv(dir + "/steps.csv");
+    in.timeseries = ReadTimeSeriesTotals(dir + "/timeseries.csv");
     return in;
   }
   ReadDlioHydra(in);

@@ -20,6 +20,11 @@ struct StepRow {
   double stall_seconds = 0;  // Feedrate: time the accelerator waited for its batch; DLIO: its per-step "load" time
 };
 
+// One interval of timeseries.csv's totals (rank "all").
+struct TimeSeriesPoint {
+  double time_s = 0, read_mib_per_s = 0, stall_pct = 0;
+};
+
 struct ReportInput {
   std::string dir;
   std::string kind;  // "feedrate run", "dlio run" or "feedrate sweep"
@@ -30,6 +35,7 @@ struct ReportInput {
   std::vector<EpochRow> epochs;  // Feedrate: per_epoch.csv; DLIO: from the ranks' {rank}_output.json
   std::vector<StepRow> steps;    // Feedrate: steps.csv; DLIO: each rank's per-step load times
   int dlio_rank_files = 0;       // DLIO runs: how many {rank}_output.json were read
+  std::vector<TimeSeriesPoint> timeseries;  // Feedrate: timeseries.csv's "all" rows, when present
 };
 
 // Reads a result directory: sweep.json (a sweep), else summary.json (a run; DLIO's when it has no "feedrate"

@@ -1,0 +1,89 @@
+// The report's "what served the bytes" part of a Feedrate run: cache mode and its check, per-epoch MiB/s with the
+// page-cache resident share and device bytes, read latency, content checks, and the time series.
+#include <cstdio>
+#include <sstream>
+
+#include "emulator/report.h"
+#include "emulator/svg_chart.h"
+
+namespace feedrate {
+namespace {
+
+using nlohmann::json;
+
+std::string F(double v, int decimals) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", decimals, v);
+  return b;
+}
+
+std::string Pct(const json& v) { return v.is_number() ? F(100 * v.get<double>(), 1) + "%" : "n/a"; }
+std::string Gib(const json& v) { return v.is_number() ? F(v.get<double>() / (1024.0 * 1024 * 1024), 2) : "n/a"; }
+
+}  // namespace
+
+std::string StorageHtml(const ReportInput& in) {
+  const json fr = in.summary.value("feedrate", json::object());
+  if (!fr.contains("epochs") && in.timeseries.empty()) return "";
+  std::string o = "<h3>What served the bytes</h3><table>";
+  o += "<tr><th>cache mode</th><td>" + HtmlEscape(fr.value("cache_mode", std::string("keep")));
+  if (fr.contains("cache") && fr["cache"].contains("check")) {
+    const json& c = fr["cache"]["check"];
+    o += " (first drop: resident " + Pct(c["resident_before"]) + " before, " + Pct(c["resident_after"]) + " after" +
+         (c.value("effective", false) ? "" : ": <b>the drop did not empty the cache</b>") + ")";
+  }
+  o += "</td></tr>";
+  if (fr.contains("loader_vs_device")) o += "<tr><th>loader vs device</th><td>" + HtmlEscape(fr["loader_vs_device"].get<std::string>()) + "</td></tr>";
+  for (const auto& d : fr.value("devices", json::array())) {
+    o += "<tr><th>device (" + HtmlEscape(d.value("host", std::string())) + ")</th><td>" + HtmlEscape(d.value("kind", std::string())) +
+         ": " + HtmlEscape(d.value("device", std::string())) + (d.value("model", std::string()).empty() ? "" : ", " + HtmlEscape(d["model"].get<std::string>())) +
+         "</td></tr>";
+  }
+  if (fr.contains("read_latency_us")) {
+    const json& l = fr["read_latency_us"];
+    o += "<tr><th>read latency (us)</th><td>p50 " + F(l.value("p50", 0.0), 0) + ", p99 " + F(l.value("p99", 0.0), 0) +
+         ", max " + F(l.value("max", 0.0), 0) + "</td></tr>";
+  }
+  if (fr.contains("verify")) {
+    const json& v = fr["verify"];
+    o += "<tr><th>content check</th><td>" + Gib(v["bytes_checked"]) + " GiB checked (" + F(100 * v.value("fraction", 0.0), 1) +
+         "% of each sample), " + F(v.value("seconds_per_gib", 0.0), 3) + " s/GiB</td></tr>";
+  }
+  o += "</table>";
+  if (fr.contains("epochs")) {
+    o += "<table><tr><th>epoch</th><th>read MiB/s</th><th>resident in page cache</th><th>loader GiB</th><th>device GiB</th></tr>";
+    for (const auto& e : fr["epochs"]) {
+      o += "<tr><td>" + std::to_string(e.value("epoch", 0)) + "</td><td>" + F(e.value("read_mib_per_s", 0.0), 1) + "</td><td>" +
+           Pct(e["resident_fraction"]) + "</td><td>" + Gib(e["bytes_read"]) + "</td><td>" + Gib(e["device_bytes_read"]) + "</td></tr>";
+    }
+    o += "</table>";
+  }
+  if (!in.timeseries.empty()) {
+    ChartSeries mib{"read MiB/s (all ranks)", {}, "#1f77b4"}, stall{"accelerators stalled %", {}, "#d62728"};
+    for (const auto& p : in.timeseries) {
+      mib.points.push_back({p.time_s, p.read_mib_per_s});
+      stall.points.push_back({p.time_s, p.stall_pct});
+    }
+    Chart c1{"Delivered MiB/s over time (timeseries.csv)", "seconds", "MiB/s", {mib}, false, 0, ""};
+    Chart c2{"Accelerator stall over time", "seconds", "stalled %", {stall}, false, 0, "", 100};
+    o += RenderSvgChart(c1) + RenderSvgChart(c2);
+  }
+  return o;
+}
+
+std::string StorageMarkdown(const ReportInput& in) {
+  const json fr = in.summary.value("feedrate", json::object());
+  if (!fr.contains("epochs")) return "";
+  std::ostringstream o;
+  o << "- cache mode " << fr.value("cache_mode", std::string("keep"));
+  if (fr.contains("loader_vs_device")) o << "; " << fr["loader_vs_device"].get<std::string>();
+  o << "\n\n| epoch | read MiB/s | resident in page cache | device GiB |\n|---|---|---|---|\n";
+  for (const auto& e : fr["epochs"]) {
+    o << "| " << e.value("epoch", 0) << " | " << F(e.value("read_mib_per_s", 0.0), 1) << " | " << Pct(e["resident_fraction"]) << " | "
+      << Gib(e["device_bytes_read"]) << " |\n";
+  }
+  o << "\n";
+  return o.str();
+}
+
+}  // namespace feedrate
