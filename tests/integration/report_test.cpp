@@ -3,6 +3,8 @@
 // points, and a screenshot is kept as a test artifact (build/<preset>/test-artifacts/report.png).
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <filesystem>
 
 #include "harness.h"
@@ -44,7 +46,14 @@ TEST(Report, RunAndDlioDirsRenderInHeadlessChromium) {
   // DLIO: AU per epoch (5). Plus the run's stall histogram: 20 bars from steps.csv.
   const auto steps = ReadJson(run + "/summary.json")["feedrate"]["steps_per_epoch"].get<size_t>();
   ASSERT_TRUE(fs::exists(run + "/steps.csv"));
-  const size_t points = 9 + 3 + 2 * steps + 5;
+  // And the time series: MiB/s and stall % per interval, from timeseries.csv's "all" rows.
+  size_t intervals = 0;
+  {
+    std::istringstream ts(test::ReadFile(run + "/timeseries.csv"));
+    for (std::string line; std::getline(ts, line);) intervals += line.rfind("all,", 0) == 0 ? 1 : 0;
+  }
+  ASSERT_GT(intervals, 0u);
+  const size_t points = 9 + 3 + 2 * steps + 5 + 2 * intervals;
   EXPECT_EQ(Count(page, "<circle class=\"pt\""), points);
   EXPECT_EQ(Count(page, "<rect class=\"bar\""), 20u);
   EXPECT_NE(page.find("kernel, data file system"), std::string::npos);
@@ -58,7 +67,7 @@ TEST(Report, RunAndDlioDirsRenderInHeadlessChromium) {
   EXPECT_NE(dom.output.find("<h1>Feedrate report</h1>"), std::string::npos);
   EXPECT_EQ(Count(dom.output, "class=\"pt\""), points);  // the browser parsed every chart's points
   EXPECT_EQ(Count(dom.output, "class=\"bar\""), 20u);
-  EXPECT_EQ(Count(dom.output, "<svg"), 5u);
+  EXPECT_EQ(Count(dom.output, "<svg"), 7u);
   fs::create_directories(FEEDRATE_ARTIFACTS);
   const std::string shot = std::string(FEEDRATE_ARTIFACTS) + "/report.png";
   fs::remove(shot);

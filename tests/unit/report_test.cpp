@@ -155,3 +155,35 @@ TEST(Report, DlioPerRankOutputAndHydraConfig) {
 
 }  // namespace
 }  // namespace feedrate
+
+namespace feedrate {
+namespace {
+
+// A run with per-epoch storage figures and a time series gets the "what served the bytes" part and its charts.
+TEST(Report, WhatServedTheBytes) {
+  ReportInput in;
+  in.dir = "r";
+  in.kind = "feedrate run";
+  in.summary = nlohmann::json::parse(R"({"feedrate": {"cache_mode": "drop",
+      "cache": {"check": {"resident_before": 0.9, "resident_after": 0.0, "effective": true}},
+      "loader_vs_device": "loader read 2.00 GiB, devices delivered 1.00 GiB",
+      "devices": [{"host": "h1", "kind": "block", "device": "nvme0n1", "model": "Fast SSD"}],
+      "epochs": [{"epoch": 1, "read_mib_per_s": 100.0, "resident_fraction": 0.0, "bytes_read": 1073741824, "device_bytes_read": 1073741824},
+                 {"epoch": 2, "read_mib_per_s": 900.0, "resident_fraction": 1.0, "bytes_read": 1073741824, "device_bytes_read": null}]}})");
+  in.timeseries = {{1, 100, 50}, {2, 120, 40}, {3, 900, 0}};
+  const std::string html = StorageHtml(in);
+  EXPECT_NE(html.find("What served the bytes"), std::string::npos);
+  EXPECT_NE(html.find("loader read 2.00 GiB, devices delivered 1.00 GiB"), std::string::npos);
+  EXPECT_NE(html.find("nvme0n1, Fast SSD"), std::string::npos);
+  EXPECT_NE(html.find("<td>100.0%</td>"), std::string::npos);  // epoch 2 resident
+  EXPECT_NE(html.find("<td>n/a</td>"), std::string::npos);     // no device counter in epoch 2
+  EXPECT_NE(html.find("data-points=\"3\""), std::string::npos);  // the time series
+  const std::string md = StorageMarkdown(in);
+  EXPECT_NE(md.find("| 2 | 900.0 | 100.0% | n/a |"), std::string::npos) << md;
+  ReportInput bare;
+  bare.summary = nlohmann::json::parse(R"({"feedrate": {}})");
+  EXPECT_EQ(StorageHtml(bare), "");
+}
+
+}  // namespace
+}  // namespace feedrate
