@@ -1,10 +1,12 @@
 // `feedrate datasize`: the minimum dataset for a workload under the mlpstorage v2.0 rule.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "emulator/checkpoint_layout.h"
 #include "emulator/validity.h"
 #include "loader/config/workload_config.h"
 
@@ -18,6 +20,45 @@ struct DatasizeArgs {
   bool json = false;
 };
 
+// Checkpoint workloads: bytes per rank (largest and smallest writer), per checkpoint, and the free space the
+// write phase needs (DLIO keeps every checkpoint it writes).
+int CheckpointDatasize(const WorkloadConfig& c, uint64_t ranks, bool json) {
+  auto m = LlmModelFromConfig(c);
+  if (!m.ok()) {
+    std::fprintf(stderr, "feedrate: error: %s\n", m.status().ToString().c_str());
+    return 2;
+  }
+  if (ranks == 0) ranks = m->tp * m->pp * std::max<uint64_t>(1, m->dp);
+  auto world = LayoutWorld(*m, ranks);
+  if (!world.ok()) {
+    std::fprintf(stderr, "feedrate: error: %s\n", world.status().ToString().c_str());
+    return 2;
+  }
+  uint64_t total = 0, largest = 0, smallest = UINT64_MAX;
+  for (uint64_t r = 0; r < ranks; ++r) {
+    const uint64_t b = CheckpointLayoutForRank(*m, *world, r).bytes();
+    total += b;
+    largest = std::max(largest, b);
+    if (b > 0) smallest = std::min(smallest, b);
+  }
+  if (smallest == UINT64_MAX) smallest = 0;
+  const CheckpointSettings set = CheckpointSettingsFromConfig(c);
+  const double gib = 1073741824.0;
+  if (json) {
+    nlohmann::json j = {{"workload", c.name}, {"ranks", ranks}, {"layout_world", *world}, {"checkpoint_bytes", total},
+                        {"largest_rank_bytes", largest}, {"smallest_writing_rank_bytes", smallest},
+                        {"num_checkpoints_write", set.num_write}, {"free_bytes_needed", total * set.num_write}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%s: %llu rank(s) (layout of %llu): %.2f GiB per checkpoint, %.2f GiB on the largest rank, %.2f GiB on the "
+              "smallest writer\n", c.name.c_str(), static_cast<unsigned long long>(ranks), static_cast<unsigned long long>(*world),
+              static_cast<double>(total) / gib, static_cast<double>(largest) / gib, static_cast<double>(smallest) / gib);
+  std::printf("  free space needed for %llu checkpoint(s): %.2f GiB\n", static_cast<unsigned long long>(set.num_write),
+              static_cast<double>(total * set.num_write) / gib);
+  return 0;
+}
+
 }  // namespace
 
 Runner AddDatasize(CLI::App& app) {
@@ -25,14 +66,20 @@ Runner AddDatasize(CLI::App& app) {
   auto w = std::make_shared<WorkloadArgs>();
   auto a = std::make_shared<DatasizeArgs>();
   w->Register(sub, false);
-  sub->add_option("--client-memory-gib", a->client_memory_gib, "memory per client host, GiB")
-      ->required()
+  sub->add_option("--client-memory-gib", a->client_memory_gib, "memory per client host, GiB (training workloads)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--clients", a->clients, "client hosts")->check(CLI::PositiveNumber);
-  sub->add_option("--accelerators", a->accelerators, "emulated accelerators in total")->check(CLI::PositiveNumber);
+  sub->add_option("--accelerators", a->accelerators, "emulated accelerators in total (checkpoint workloads: ranks; "
+                                                     "default their CLOSED TP x PP x DP)")->check(CLI::PositiveNumber);
   sub->add_flag("--json", a->json, "print JSON");
+  auto accelerators_given = sub->get_option("--accelerators");
   return [=] {
     WorkloadConfig c = LoadWorkload(w->workload, w->Overrides());
+    if (!c.do_train) return CheckpointDatasize(c, accelerators_given->count() > 0 ? a->accelerators : 0, a->json);
+    if (a->client_memory_gib <= 0) {
+      std::fprintf(stderr, "feedrate: error: --client-memory-gib is required for training workloads\n");
+      return 2;
+    }
     // mlpstorage rules.calculate_training_data_size (v2.0), shared with the runs' rule checks.
     double total_mem = a->client_memory_gib * 1073741824.0 * static_cast<double>(a->clients);
     const DatasetMinimum min = TrainingDatasetMinimum(c, total_mem, a->accelerators);

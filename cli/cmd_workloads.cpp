@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "emulator/checkpoint_layout.h"
 #include "loader/config/workload_config.h"
 
 namespace feedrate::cli {
@@ -27,8 +28,13 @@ Runner AddWorkloads(CLI::App& app) {
       std::printf("%-16s %-14s %-10s %12s %6s %10s %5s %12s %10s\n", "workload", "format", "loader", "record B", "batch",
                   "compute s", "AU %", "samples/s", "MiB/s");
     }
+    std::vector<std::pair<std::string, LlmModel>> checkpoint_workloads;
     for (const auto& [name, text] : BuiltinWorkloads()) {
       WorkloadConfig c = LoadWorkload(name, {});
+      if (!c.do_train) {  // checkpoint-only (llama3): listed below with their checkpoint sizes
+        if (auto m = LlmModelFromConfig(c); m.ok()) checkpoint_workloads.emplace_back(name, *m);
+        continue;
+      }
       // Demand at 100% AU: one batch per computation_time (DLIO's nominal record size, as the reference tables).
       const double samples_per_s = c.computation_time.mean > 0 ? static_cast<double>(c.batch_size) / c.computation_time.mean : 0;
       const double mib_per_s = samples_per_s * c.record_length / 1048576.0;
@@ -52,8 +58,27 @@ Runner AddWorkloads(CLI::App& app) {
                   c.data_loader.c_str(), c.record_length, static_cast<unsigned long long>(c.batch_size),
                   c.computation_time.mean, 100 * c.au, samples_per_s, mib_per_s);
     }
+    if (!*json) {
+      std::printf("samples/s and MiB/s: what one emulated accelerator consumes at 100%% AU (batch / compute time)\n\n");
+      std::printf("%-16s %16s %14s %5s %16s %18s\n", "checkpoint", "parameters", "TP x PP x DP", "ZeRO", "checkpoint GiB",
+                  "largest rank GiB");
+    }
+    for (const auto& [name, m] : checkpoint_workloads) {
+      const uint64_t world = m.tp * m.pp * std::max<uint64_t>(1, m.dp);
+      const CheckpointTotals t = CheckpointTotalsFor(m, world);
+      if (*json) {
+        out.push_back({{"name", name}, {"kind", "checkpoint"}, {"parameters", NumParameters(m)}, {"closed_world", world},
+                       {"tensor", m.tp}, {"pipeline", m.pp}, {"data", m.dp}, {"zero_stage", m.zero_stage},
+                       {"checkpoint_bytes", t.bytes()}, {"largest_rank_bytes", t.largest_rank_bytes}});
+        continue;
+      }
+      const std::string par = std::to_string(m.tp) + " x " + std::to_string(m.pp) + " x " + std::to_string(m.dp);
+      std::printf("%-16s %16llu %14s %5d %16.1f %18.2f\n", name.c_str(), static_cast<unsigned long long>(NumParameters(m)),
+                  par.c_str(), m.zero_stage, static_cast<double>(t.bytes()) / 1073741824.0,
+                  static_cast<double>(t.largest_rank_bytes) / 1073741824.0);
+    }
     if (*json) std::printf("%s\n", out.dump(2).c_str());
-    if (!*json) std::printf("samples/s and MiB/s: what one emulated accelerator consumes at 100%% AU (batch / compute time)\n");
+    if (!*json) std::printf("checkpoint sizes at the CLOSED world size (TP x PP x DP ranks), DLIO v2.0's layout: feedrate checkpoint\n");
     return 0;
   };
 }

@@ -28,6 +28,7 @@ std::string JoinCommandLine(int argc, char** argv);
 using Runner = std::function<int()>;
 Runner AddDatagen(CLI::App& app, int* argc, char*** argv);
 Runner AddRun(CLI::App& app, int* argc, char*** argv);
+Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv);
 Runner AddDatasize(CLI::App& app);
 Runner AddInspect(CLI::App& app);
 Runner AddIobench(CLI::App& app, int* argc, char*** argv);

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   auto add = [&](feedrate::cli::Runner r) { runners[app.get_subcommands({}).back()] = std::move(r); };
   add(feedrate::cli::AddDatagen(app, &argc, &argv));
   add(feedrate::cli::AddRun(app, &argc, &argv));
+  add(feedrate::cli::AddCheckpoint(app, &argc, &argv));
   add(feedrate::cli::AddDatasize(app));
   add(feedrate::cli::AddInspect(app));
   add(feedrate::cli::AddIobench(app, &argc, &argv));

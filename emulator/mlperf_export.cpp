@@ -124,17 +124,18 @@ std::string CsvField(const std::string& s) {
 
 json MlperfRunRow(const ReportInput& run) {
   const json& s = run.summary;
-  const bool ours = run.kind == "feedrate run";
+  const bool ours = run.kind == "feedrate run" || run.kind == "feedrate checkpoint";
   json row;
   row["run_id"] = run.dir;
-  row["benchmark_type"] = "training";
+  row["benchmark_type"] = run.kind == "feedrate checkpoint" ? "checkpointing" : "training";
   row["command"] = "run_benchmark";
   row["num_processes"] = s.value("num_accelerators", json());
   row["metrics"] = s.value("metric", json::object());
   if (ours) {
     const json fr = s["feedrate"];
     const json cfg = fr.value("config", json::object());
-    row["model"] = cfg.value("model", json::object()).value("name", s.value("model", json()));
+    row["model"] = fr.contains("model") && fr["model"].is_object() ? fr["model"].value("name", json())
+                                                                   : cfg.value("model", json::object()).value("name", s.value("model", json()));
     row["parameters"] = cfg;
     row["system_info"] = SystemInfo(s, "feedrate_summary");
     const std::string acc = AcceleratorOf(fr.value("workload", std::string()));

@@ -61,6 +61,10 @@ std::vector<std::vector<std::string>> ComparisonRows(const std::vector<ReportInp
     if (in.kind == "feedrate sweep") {
       rows.push_back({in.dir, "sweep", Str(in.sweep, "workload"), Str(in.sweep, "accelerators_supported") + " supported", "", "", "",
                       in.sweep.contains("validity") ? Str(in.sweep["validity"], "category") : ""});
+    } else if (in.kind == "feedrate checkpoint") {  // MiB/s: the writes' mean
+      const json fr = in.summary.value("feedrate", json::object());
+      rows.push_back({in.dir, "checkpoint", Str(fr, "workload"), Str(in.summary, "num_accelerators") + " ranks", "",
+                      Fmt(1024 * Num(fr.value("save", json::object()), "GiB_per_second_mean"), 1), Str(fr, "status"), ""});
     } else {
       const RunFigures f = Facts(in);
       rows.push_back({in.dir, in.kind, f.workload, Fmt(f.accelerators, 0), Fmt(f.au), Fmt(f.mib, 1), f.status, f.validity});
@@ -241,6 +245,8 @@ std::string RenderReportMarkdown(const std::vector<ReportInput>& inputs) {
         }
       }
       o << "\n";
+    } else if (in.kind == "feedrate checkpoint") {
+      o << CheckpointMarkdown(in);
     } else {
       const RunFigures f = Facts(in);
       o << "## " << in.kind << ": " << f.workload << " (`" << in.dir << "`)\n\n";
@@ -285,7 +291,9 @@ std::string RenderReportHtml(const std::vector<ReportInput>& inputs) {
     }
     o += "</table>";
   }
-  for (const auto& in : inputs) o += in.kind == "feedrate sweep" ? SweepHtml(in) : RunHtml(in);
+  for (const auto& in : inputs) {
+    o += in.kind == "feedrate sweep" ? SweepHtml(in) : in.kind == "feedrate checkpoint" ? CheckpointHtml(in) : RunHtml(in);
+  }
   return o + "</body></html>\n";
 }
 

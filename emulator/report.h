@@ -15,5 +15,8 @@ std::string RenderReportHtml(const std::vector<ReportInput>& inputs);
 // A Feedrate run's cache, residency, device-byte, latency and time-series figures ("" when it has none).
 std::string StorageHtml(const ReportInput& in);
 std::string StorageMarkdown(const ReportInput& in);
+// A `feedrate checkpoint` result: size, write and read GiB/s per checkpoint (slowest rank) and rank 0's.
+std::string CheckpointHtml(const ReportInput& in);
+std::string CheckpointMarkdown(const ReportInput& in);
 
 }  // namespace feedrate

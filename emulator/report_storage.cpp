@@ -1,5 +1,7 @@
 // The report's "what served the bytes" part of a Feedrate run: cache mode and its check, per-epoch MiB/s with the
 // page-cache resident share and device bytes, read latency, content checks, and the time series.
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <sstream>
 
@@ -82,6 +84,62 @@ std::string StorageMarkdown(const ReportInput& in) {
     o << "| " << e.value("epoch", 0) << " | " << F(e.value("read_mib_per_s", 0.0), 1) << " | " << Pct(e["resident_fraction"]) << " | "
       << Gib(e["device_bytes_read"]) << " |\n";
   }
+  o << "\n";
+  return o.str();
+}
+
+namespace {
+
+// (checkpoint, write GiB/s, read GiB/s) rows and the phases' means, from summary.json's feedrate.save/load.
+struct CheckpointRows {
+  std::vector<std::array<std::string, 5>> rows;  // checkpoint, write GiB/s, write s, read GiB/s, read s
+  std::string headline;
+};
+
+CheckpointRows CheckpointFigures(const ReportInput& in) {
+  CheckpointRows c;
+  const json& s = in.summary;
+  const json fr = s.value("feedrate", json::object());
+  const json save = fr.value("save", json::object()), load = fr.value("load", json::object());
+  const json m = s.value("metric", json::object());
+  c.headline = std::to_string(s.value("num_accelerators", 0)) + " rank(s), " + F(m.value("checkpoint_size_GB", 0.0), 3) +
+               " GiB per checkpoint (scale " + F(fr.value("scale", 1.0), 4) + "), " + fr.value("status", std::string()) +
+               "; write " + (save.empty() ? "-" : F(save.value("GiB_per_second_mean", 0.0), 3) + " GiB/s") + ", read " +
+               (load.empty() ? "-" : F(load.value("GiB_per_second_mean", 0.0), 3) + " GiB/s") +
+               " (slowest rank per checkpoint; rank 0 alone, as DLIO reports it: write " +
+               (save.empty() ? "-" : F(save.value("rank0_dlio_compatible", json::object()).value("GiB_per_second_mean", 0.0), 3)) + ")";
+  const json ws = save.value("checkpoints", json::array()), rs = load.value("checkpoints", json::array());
+  for (size_t k = 0; k < std::max(ws.size(), rs.size()); ++k) {
+    auto cell = [](const json& a, size_t i, const char* key, int d) { return i < a.size() ? F(a[i].value(key, 0.0), d) : std::string("-"); };
+    c.rows.push_back({std::to_string(k + 1), cell(ws, k, "GiB_per_second", 3), cell(ws, k, "duration_seconds", 3),
+                      cell(rs, k, "GiB_per_second", 3), cell(rs, k, "duration_seconds", 3)});
+  }
+  return c;
+}
+
+}  // namespace
+
+std::string CheckpointHtml(const ReportInput& in) {
+  const CheckpointRows c = CheckpointFigures(in);
+  const json fr = in.summary.value("feedrate", json::object());
+  std::string o = "<section class=\"run\"><h2>" + HtmlEscape("feedrate checkpoint: " + fr.value("workload", std::string())) + "</h2>";
+  o += "<p class=\"answer\">" + HtmlEscape(c.headline) + "</p><table><tr><th>checkpoint</th><th>write GiB/s</th><th>write s</th>"
+       "<th>read GiB/s</th><th>read s</th></tr>";
+  for (const auto& r : c.rows) {
+    o += "<tr>";
+    for (const auto& cell : r) o += "<td>" + HtmlEscape(cell) + "</td>";
+    o += "</tr>";
+  }
+  o += "</table><p>" + HtmlEscape("engine: " + fr.value("engine", std::string()) + "; read cache: " + fr.value("read_cache", std::string())) + "</p>";
+  return o + "</section>";
+}
+
+std::string CheckpointMarkdown(const ReportInput& in) {
+  const CheckpointRows c = CheckpointFigures(in);
+  std::ostringstream o;
+  o << "## feedrate checkpoint: " << in.summary.value("feedrate", json::object()).value("workload", std::string()) << " (`" << in.dir
+    << "`)\n\n- " << c.headline << "\n\n| checkpoint | write GiB/s | write s | read GiB/s | read s |\n|---|---|---|---|---|\n";
+  for (const auto& r : c.rows) o << "| " << r[0] << " | " << r[1] << " | " << r[2] << " | " << r[3] << " | " << r[4] << " |\n";
   o << "\n";
   return o.str();
 }

@@ -216,7 +216,11 @@ Result<ReportInput> LoadResultDir(const std::string& dir) {
     return Status::NotFound(dir + ": no sweep.json or summary.json (" + summary.status().message() + ")");
   }
   in.summary = std::move(*summary);
-  in.kind = in.summary.contains("feedrate") ? "feedrate run" : "dlio run";
+  in.kind = !in.summary.contains("feedrate")                                        ? "dlio run"
+            : in.summary.value("metric", nlohmann::json::object()).contains("checkpoint_size_GB") ||
+                      in.summary["feedrate"].contains("save")
+                ? "feedrate checkpoint"
+                : "feedrate run";
   if (in.kind == "feedrate run") {
     in.epochs = ReadEpochCsv(dir + "/per_epoch.csv");
     in.steps = ReadStepCsv(dir + "/steps.csv");

@@ -80,7 +80,7 @@ TEST(Workloads, ListsEveryBuiltinWithItsDemand) {
   auto r = Sh(Feedrate("workloads --json"));
   ASSERT_EQ(r.code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
-  ASSERT_EQ(j.size(), 15u);
+  ASSERT_EQ(j.size(), 19u);  // 15 training workloads and the 4 llama3 checkpoint workloads
   std::map<std::string, nlohmann::json> by;
   for (const auto& w : j) by[w["name"]] = w;
   EXPECT_NEAR(by["unet3d_h100"]["samples_per_s_per_accelerator"].get<double>(), 21.67, 0.01);
@@ -91,8 +91,12 @@ TEST(Workloads, ListsEveryBuiltinWithItsDemand) {
   EXPECT_EQ(by["cosmoflow_h100"]["au_bar"], 0.7);
   EXPECT_EQ(by["bert_v100"]["format"], "tfrecord");
   EXPECT_NE(by["resnet50_a100"]["source"].get<std::string>().find("v2.0"), std::string::npos);
+  EXPECT_EQ(by["llama3_8b"]["kind"], "checkpoint");
+  EXPECT_EQ(by["llama3_8b"]["parameters"], 8030261248u);
+  EXPECT_EQ(by["llama3_405b"]["closed_world"], 512);
   auto text = Sh(Feedrate("workloads"));
   EXPECT_NE(text.output.find("cosmoflow_v100"), std::string::npos);
+  EXPECT_NE(text.output.find("104.7"), std::string::npos);  // llama3_8b's checkpoint GiB
 }
 
 // DLIO's npy layout (np.save of uint8 (d1, d2, samples)): numpy loads every generated file with DLIO's shapes,

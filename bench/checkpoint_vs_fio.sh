@@ -1,0 +1,46 @@
+#!/bin/bash
+# Checkpoint write and read against fio in the same run, on the same file system (issue 8's performance goal):
+#   write: feedrate checkpoint (buffered, fsync per file) vs fio sequential write, same jobs (= ranks), block size,
+#          queue depth and io_uring, buffered, fsync at the end of each file;
+#   read:  feedrate checkpoint --odirect vs fio sequential O_DIRECT read of the same number of bytes per job.
+# Usage: bench/checkpoint_vs_fio.sh FEEDRATE DIR RANKS SCALE [REPEATS]
+set -euo pipefail
+B=$1 DIR=$2 RANKS=$3 SCALE=$4 REPEATS=${5:-3}
+MPI="mpirun --allow-run-as-root --oversubscribe --bind-to none -np $RANKS"
+mkdir -p "$DIR"
+run_feedrate() {
+  $MPI "$B" checkpoint -w llama3_8b --dir "$DIR/ck" --scale "$SCALE" --time-between 0 -q \
+      --num-checkpoints-write 1 --num-checkpoints-read 0 --results-dir "$DIR/rw" > /dev/null
+  $MPI "$B" checkpoint -w llama3_8b --dir "$DIR/ck" --scale "$SCALE" --time-between 0 -q --odirect \
+      --num-checkpoints-write 0 --num-checkpoints-read 1 --results-dir "$DIR/rr" > /dev/null
+}
+run_fio() {
+  local per_rank=$1
+  fio --name=w --directory="$DIR/fio" --rw=write --bs=4M --iodepth=8 --ioengine=io_uring --numjobs="$RANKS" \
+      --size="$per_rank" --end_fsync=1 --group_reporting --output-format=json > "$DIR/fio_w.json"
+  sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+  fio --name=w --directory="$DIR/fio" --rw=read --bs=4M --iodepth=8 --ioengine=io_uring --direct=1 --numjobs="$RANKS" \
+      --size="$per_rank" --group_reporting --output-format=json > "$DIR/fio_r.json"
+}
+# The bytes per rank: llama3_8b's largest rank at this world size and scale (all ranks are equal with ZeRO 3).
+PER_RANK=$("$B" datasize -w llama3_8b --accelerators "$RANKS" --json | python3 -c "
+import json, sys; print(int(json.load(sys.stdin)['largest_rank_bytes'] * $SCALE))")
+for i in $(seq 1 "$REPEATS"); do
+  rm -rf "$DIR/ck" "$DIR/fio"; mkdir -p "$DIR/fio"; sync
+  if (( i % 2 )); then run_feedrate; run_fio "$PER_RANK"; else run_fio "$PER_RANK"; run_feedrate; fi  # alternate who goes first
+  python3 - "$DIR" <<'PY'
+import json, sys
+d = sys.argv[1]
+w = json.load(open(d + "/rw/summary.json")); r = json.load(open(d + "/rr/summary.json"))
+fw = json.load(open(d + "/fio_w.json"))["jobs"][0]; fr = json.load(open(d + "/fio_r.json"))["jobs"][0]
+gib = 1024 ** 3
+# The group's runtime (ms; the end fsync included); job_runtime would be summed over the jobs.
+fio_w = fw["write"]["io_bytes"] / gib / (fw["write"]["runtime"] / 1000.0)
+fio_r = fr["read"]["io_bytes"] / gib / (fr["read"]["runtime"] / 1000.0)
+fw_ = w["metric"]["save_checkpoint_io_mean_GB_per_second"]; fr_ = r["metric"]["load_checkpoint_io_mean_GB_per_second"]
+print(f"write GiB/s feedrate {fw_:.3f} fio {fio_w:.3f} ratio {fw_ / fio_w:.2f} | "
+      f"read GiB/s feedrate {fr_:.3f} fio {fio_r:.3f} ratio {fr_ / fio_r:.2f} | "
+      f"size {w['metric']['checkpoint_size_GB']:.2f} GiB, buffers/rank {w['feedrate']['buffer_bytes_per_rank'] >> 20} MiB")
+PY
+done
+rm -rf "$DIR/ck" "$DIR/fio"

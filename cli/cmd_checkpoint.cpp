@@ -1,0 +1,60 @@
+// `feedrate checkpoint`: MLPerf Storage v2.0 checkpoint write and read emulation (see emulator/checkpoint.h).
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "emulator/checkpoint.h"
+#include "emulator/comm.h"
+#include "emulator/interrupt.h"
+
+namespace feedrate::cli {
+
+Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
+  auto* sub = app.add_subcommand("checkpoint", "write then read LLM checkpoints as MLPerf Storage v2.0 does (llama3_8b ... llama3_1t)");
+  auto w = std::make_shared<WorkloadArgs>();
+  auto o = std::make_shared<CheckpointOptions>();
+  w->Register(sub, false);
+  sub->add_option("--dir", o->dir, "checkpoint folder (default: the workload's checkpoint.checkpoint_folder)");
+  sub->add_option("--num-checkpoints-write", o->num_write, "checkpoints to write (default: the workload's, 10)");
+  sub->add_option("--num-checkpoints-read", o->num_read, "checkpoints to read back (default: the workload's, 10)");
+  sub->add_option("--time-between", o->time_between, "seconds idle before each checkpoint (default: the workload's, 5)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--scale", o->scale, "multiply every file's size by this (0 < F <= 1), for tests and demos; recorded in the summary");
+  sub->add_option("--results-dir", o->results_dir, "where summary.json goes (default results/<timestamp>_<workload>)");
+  sub->add_option("--engine", o->engine, "auto (io_uring, else pread/pwrite; default), uring or posix")
+      ->check(CLI::IsMember({"auto", "uring", "posix"}));
+  sub->add_flag("--odirect", o->odirect, "O_DIRECT writes and reads (the page cache is bypassed)");
+  sub->add_option("--read-cache", o->read_cache, "before reading: drop (evict every rank's checkpoint files; default) or keep")
+      ->check(CLI::IsMember({"drop", "keep"}));
+  sub->add_flag("--drop-system-caches", o->drop_system_caches, "also sync and write 3 to /proc/sys/vm/drop_caches before reading (root)");
+  sub->add_option("--queue-depth", o->queue_depth, "requests in flight per rank (default 8)")->check(CLI::Range(uint64_t{1}, uint64_t{256}));
+  sub->add_option("--block-size", o->block, "bytes per request (default 4 MiB)")->check(CLI::Range(uint64_t{4096}, uint64_t{64} << 20));
+  sub->add_flag("--verify", o->verify, "write a verifiable pattern and check every byte read back");
+  sub->add_option("--inject", o->inject, "inject write faults, for tests and demos: enospc|eio|short|delay[:every=N,after=N,"
+                                         "count=N,file=GLOB,offset=A-B,ms=N] (docs/faults.md)")
+      ->check(CheckInjectRules);
+  sub->add_flag("--quiet,-q", o->quiet, "no per-checkpoint lines");
+  auto collective_timeout = std::make_shared<double>(1800);
+  sub->add_option("--collective-timeout", *collective_timeout, "seconds any rank waits in a collective (default 1800; 0: forever)")
+      ->check(CLI::NonNegativeNumber);
+  return [=] {
+    o->command_line = JoinCommandLine(*argc, *argv);
+    Comm comm(argc, argv);
+    comm.SetCollectiveTimeout(*collective_timeout);
+    WorkloadConfig cfg;
+    try {
+      cfg = LoadWorkload(w->workload, w->Overrides());
+    } catch (const ConfigError& e) {
+      if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", e.what());
+      return 2;
+    }
+    if (!w->data_dir.empty() && comm.root()) {
+      std::fprintf(stderr, "feedrate: error: checkpoint takes --dir, not --data-dir\n");
+      return 2;
+    }
+    o->version = FEEDRATE_VERSION;
+    return RunCheckpoint(cfg, *o, comm);
+  };
+}
+
+}  // namespace feedrate::cli

@@ -1,0 +1,235 @@
+// Streaming whole-file I/O for checkpoints.
+#include "loader/io/stream_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+
+#include "loader/format/content_pattern.h"
+#include "loader/io/direct_io.h"
+#include "loader/io/unique_fd.h"
+#include "loader/io/uring_setup.h"
+
+namespace feedrate {
+namespace {
+
+constexpr uint64_t kAlign = 4096;
+
+std::string TempName(const std::string& path) {
+  const std::filesystem::path p(path);
+  return (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
+}
+
+}  // namespace
+
+StreamIo::StreamIo(const StreamOptions& options) : opt_(options) {}
+
+StreamIo::~StreamIo() {
+  if (ring_ready_) io_uring_queue_exit(&ring_);
+}
+
+Result<std::unique_ptr<StreamIo>> StreamIo::Create(const StreamOptions& options) {
+  std::unique_ptr<StreamIo> s(new StreamIo(options));
+  StreamOptions& o = s->opt_;
+  o.queue_depth = std::max<size_t>(1, o.queue_depth);
+  o.block = AlignUp(std::max<uint64_t>(o.block, kAlign), kAlign);
+  s->memory_ = AlignedBuffer(o.queue_depth * o.block, kAlign);
+  FillContent(0x5eedc0ffeeULL, 0, s->memory_.data(), s->memory_.size());  // incompressible default content
+  if (o.uring) {
+    auto how = InitRingWithLadder(s->ring_, static_cast<unsigned>(o.queue_depth));
+    if (how.ok()) {
+      s->ring_ready_ = true;
+      s->description_ = "io_uring (" + *how + "), " + std::to_string(o.queue_depth) + " x " + std::to_string(o.block >> 10) + " KiB in flight";
+    } else {
+      s->description_ = "pread/pwrite, one request at a time (io_uring unavailable: " + how.status().message() + ")";
+    }
+  } else {
+    s->description_ = "pread/pwrite, one request at a time";
+  }
+  if (o.odirect) s->description_ += ", O_DIRECT";
+  return s;
+}
+
+template <typename Prepare, typename Done>
+Status StreamIo::Stream(int fd, const std::string& path, uint64_t total, uint64_t need, bool write, Prepare&& prepare,
+                        Done&& done) {
+  const uint64_t blocks = (total + opt_.block - 1) / opt_.block;
+  auto len_of = [&](uint64_t i) { return std::min<uint64_t>(opt_.block, total - i * opt_.block); };
+  // What block i must transfer: all of it, except past `need` (an O_DIRECT read's last block ends at end of file).
+  auto need_of = [&](uint64_t i) { return i * opt_.block >= need ? 0 : std::min<uint64_t>(len_of(i), need - i * opt_.block); };
+  auto buf_of = [&](uint64_t) { return memory_.data(); };  // the synchronous loop uses the first buffer
+  auto failed = [&](uint64_t off, int err, bool injected) {
+    return Status::Errno(path + ": " + (write ? "write" : "read") + " failed at offset " + std::to_string(off) +
+                             (injected ? " (injected)" : ""), err);
+  };
+  if (!ring_ready_) {
+    for (uint64_t i = 0; i < blocks; ++i) {
+      char* buf = buf_of(i);
+      const uint64_t len = len_of(i);
+      if (write) prepare(i, buf, len);
+      for (uint64_t done_bytes = 0; done_bytes < need_of(i);) {
+        const uint64_t off = i * opt_.block + done_bytes;
+        uint64_t want = len - done_bytes;
+        if (write && opt_.faults != nullptr) {
+          const int64_t f = opt_.faults->OnWrite(path, off, want);
+          if (f < 0) return failed(off, static_cast<int>(-f), true);
+          if (f > 0) want = std::min<uint64_t>(want, static_cast<uint64_t>(f));
+        }
+        const ssize_t n = write ? ::pwrite(fd, buf + done_bytes, want, static_cast<off_t>(off))
+                                : ::pread(fd, buf + done_bytes, want, static_cast<off_t>(off));
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n < 0) return failed(off, errno, false);
+        if (n == 0) return Status::Corruption(path + ": ends at offset " + std::to_string(off) + ", expected " + std::to_string(total) + " bytes");
+        done_bytes += static_cast<uint64_t>(n);
+      }
+      if (!write) FEEDRATE_RETURN_IF_ERROR(done(i, buf, len));
+    }
+    return Status::Ok();
+  }
+  // io_uring: up to queue_depth blocks in flight, each in a free slot's buffer (blocks complete in any order);
+  // short transfers resubmit the rest.
+  struct Slot {
+    uint64_t block = 0, progress = 0;
+  };
+  std::vector<Slot> slots(opt_.queue_depth);
+  std::vector<size_t> free_slots;
+  for (size_t k = opt_.queue_depth; k-- > 0;) free_slots.push_back(k);
+  auto slot_buf = [&](size_t k) { return memory_.data() + k * opt_.block; };
+  uint64_t next = 0, inflight = 0;
+  Status error;
+  auto submit = [&](size_t k) -> Status {
+    const Slot& sl = slots[k];
+    const uint64_t off = sl.block * opt_.block + sl.progress;
+    uint64_t want = len_of(sl.block) - sl.progress;
+    if (write && opt_.faults != nullptr) {
+      const int64_t f = opt_.faults->OnWrite(path, off, want);
+      if (f < 0) return failed(off, static_cast<int>(-f), true);
+      if (f > 0) want = std::min<uint64_t>(want, static_cast<uint64_t>(f));
+    }
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: at most queue_depth requests are out
+    if (write) {
+      io_uring_prep_write(sqe, fd, slot_buf(k) + sl.progress, static_cast<unsigned>(want), off);
+    } else {
+      io_uring_prep_read(sqe, fd, slot_buf(k) + sl.progress, static_cast<unsigned>(want), off);
+    }
+    io_uring_sqe_set_data64(sqe, k);
+    return Status::Ok();
+  };
+  for (;;) {
+    while (error.ok() && next < blocks && !free_slots.empty()) {
+      const size_t k = free_slots.back();
+      free_slots.pop_back();
+      slots[k] = {next, 0};
+      if (write) prepare(next, slot_buf(k), len_of(next));
+      error = submit(k);
+      if (!error.ok()) {
+        free_slots.push_back(k);
+        break;
+      }
+      ++next;
+      ++inflight;
+    }
+    if (inflight == 0) break;  // all done, or an error stopped submissions and everything out is back
+    int ret = io_uring_submit_and_wait(&ring_, 1);
+    if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+      return Status::Errno(path + ": io_uring_submit_and_wait failed", -ret);
+    }
+    io_uring_cqe* cqe;
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      ++seen;
+      const size_t k = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
+      Slot& sl = slots[k];
+      const int res = cqe->res;
+      bool again = false;
+      if (res == -EAGAIN || res == -EINTR) {
+        again = error.ok();
+      } else if (res < 0 || (res == 0 && sl.progress < need_of(sl.block))) {
+        if (error.ok()) {
+          error = res < 0 ? failed(sl.block * opt_.block + sl.progress, -res, false)
+                          : Status::Corruption(path + ": ends at offset " + std::to_string(sl.block * opt_.block + sl.progress) +
+                                               ", expected " + std::to_string(need) + " bytes");
+        }
+      } else {
+        sl.progress += static_cast<uint64_t>(res);
+        if (sl.progress < need_of(sl.block)) {
+          again = error.ok();  // short transfer: the rest goes again
+        } else if (error.ok() && !write) {
+          error = done(sl.block, slot_buf(k), len_of(sl.block));
+        }
+      }
+      if (again) {
+        error = submit(k);
+        if (error.ok()) continue;
+      }
+      --inflight;
+      free_slots.push_back(k);
+    }
+    io_uring_cq_advance(&ring_, seen);
+  }
+  return error;
+}
+
+Status StreamIo::WriteFile(const std::string& path, uint64_t bytes, bool fsync, uint64_t content_key) {
+  const std::string tmp = TempName(path);
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (opt_.odirect ? O_DIRECT : 0), 0644));
+  if (!fd.valid()) return Status::Errno("cannot create " + tmp, errno);
+  struct Cleanup {
+    const std::string& tmp;
+    bool keep = false;
+    ~Cleanup() {
+      if (!keep) ::unlink(tmp.c_str());
+    }
+  } cleanup{tmp};
+  // O_DIRECT writes whole aligned blocks; the file is cut to its size afterwards.
+  const uint64_t total = opt_.odirect ? AlignUp(bytes, kAlign) : bytes;
+  Status st = Stream(fd.get(), path, total, total, true,
+                     [&](uint64_t i, char* buf, uint64_t len) {
+                       if (content_key != 0) FillContent(content_key, i * opt_.block, buf, len);
+                     },
+                     [](uint64_t, const char*, uint64_t) { return Status::Ok(); });
+  if (!st.ok()) return st;
+  if (total != bytes && ::ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) return Status::Errno(tmp + ": ftruncate failed", errno);
+  if (fsync) {
+    if (::fsync(fd.get()) != 0) return Status::Errno(path + ": fsync failed", errno);
+    ++fsyncs_;
+  }
+  const int raw = fd.release();
+  if (::close(raw) != 0) return Status::Errno(path + ": close failed (delayed write error)", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return Status::Errno("cannot rename " + tmp + " to " + path, errno);
+  cleanup.keep = true;
+  bytes_written_ += bytes;
+  return Status::Ok();
+}
+
+Status StreamIo::ReadFile(const std::string& path, uint64_t bytes, uint64_t content_key) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | (opt_.odirect ? O_DIRECT : 0)));
+  if (!fd.valid()) return Status::Errno("cannot open " + path, errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Status::Errno(path + ": fstat failed", errno);
+  if (static_cast<uint64_t>(st.st_size) != bytes) {
+    return Status::Corruption(path + ": has " + std::to_string(st.st_size) + " bytes, the checkpoint layout says " +
+                              std::to_string(bytes) + " (another model, scale or world size?)");
+  }
+  // O_DIRECT reads whole aligned blocks; the last one comes back short at end of file.
+  const uint64_t total = opt_.odirect ? AlignUp(bytes, kAlign) : bytes;
+  Status s = Stream(fd.get(), path, total, bytes, false, [](uint64_t, char*, uint64_t) {},
+                    [&](uint64_t i, const char* buf, uint64_t len) -> Status {
+                      const uint64_t off = i * opt_.block;
+                      const uint64_t real = off >= bytes ? 0 : std::min(len, bytes - off);
+                      if (content_key == 0 || real == 0) return Status::Ok();
+                      const int64_t bad = FirstContentMismatch(content_key, off, buf, real);
+                      if (bad < 0) return Status::Ok();
+                      return Status::Corruption(path + ": content check failed at offset " + std::to_string(off + static_cast<uint64_t>(bad)) +
+                                                " (the bytes read back are not the ones written)");
+                    });
+  if (s.ok()) bytes_read_ += bytes;
+  return s;
+}
+
+}  // namespace feedrate

@@ -1,0 +1,66 @@
+// Whole-file streaming writes and reads with several requests in flight (io_uring, or pread/pwrite when a ring
+// cannot be set up), from a few reused aligned buffers: what checkpoint emulation needs to write and read back
+// files of many GiB per rank in bounded memory, with a real fsync and O_DIRECT when asked.
+#pragma once
+
+#include <liburing.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loader/io/aligned_buffer.h"
+#include "loader/io/fault_injection.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+struct StreamOptions {
+  size_t queue_depth = 8;          // requests in flight
+  uint64_t block = 4 << 20;        // bytes per request (and per buffer)
+  bool odirect = false;
+  bool uring = true;               // false: synchronous pread/pwrite, one request at a time
+  FaultInjector* faults = nullptr; // write faults (FaultInjector::OnWrite), not owned
+};
+
+class StreamIo {
+ public:
+  // Sets up the buffers (queue_depth x block, 4 KiB aligned) and the ring; falls back to pread/pwrite, saying why
+  // in description(), when io_uring is unavailable.
+  static Result<std::unique_ptr<StreamIo>> Create(const StreamOptions& options);
+  ~StreamIo();
+  StreamIo(const StreamIo&) = delete;
+  StreamIo& operator=(const StreamIo&) = delete;
+
+  // Writes `bytes` to `path` through `<dir>/.<name>.tmp-<pid>` and renames it into place; with `fsync`, fsync()s
+  // the file before the rename (the data is on the device when this returns). `content_key` != 0 fills each block
+  // with the verifiable pattern (content_pattern.h) for that key, else the buffers' pseudo-random bytes are reused.
+  // On any error the temporary file is removed and nothing has the final name; the error names path, offset, errno.
+  Status WriteFile(const std::string& path, uint64_t bytes, bool fsync, uint64_t content_key = 0);
+  // Reads all of `path`, which must have `bytes` bytes; with `content_key` != 0 every byte is compared with the
+  // pattern (a mismatch names path and offset).
+  Status ReadFile(const std::string& path, uint64_t bytes, uint64_t content_key = 0);
+
+  uint64_t fsyncs() const { return fsyncs_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+  uint64_t bytes_read() const { return bytes_read_; }
+  uint64_t buffer_bytes() const { return memory_.size(); }
+  const std::string& description() const { return description_; }
+
+ private:
+  explicit StreamIo(const StreamOptions& options);
+  // Runs every block of [0, total) through the ring or the synchronous loop (bytes past `need` may come back
+  // short: end of file); `prepare` fills block i's buffer before a write, `done` checks it after a read.
+  template <typename Prepare, typename Done>
+  Status Stream(int fd, const std::string& path, uint64_t total, uint64_t need, bool write, Prepare&& prepare, Done&& done);
+
+  StreamOptions opt_;
+  AlignedBuffer memory_;
+  io_uring ring_{};
+  bool ring_ready_ = false;
+  std::string description_;
+  uint64_t fsyncs_ = 0, bytes_written_ = 0, bytes_read_ = 0;
+};
+
+}  // namespace feedrate

@@ -1,0 +1,108 @@
+// `feedrate checkpoint` under mpirun: DLIO's file layout, real fsyncs, write then read with the cache dropped,
+// the slowest rank deciding a checkpoint's duration, and failures that name the rank, the file and the cause.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "harness.h"
+
+namespace feedrate::it {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSmall = "--scale 0.0005 --time-between 0 -q";
+
+TEST(Checkpoint, FourRanksWriteAndReadLlama8b) {
+  test::TempDir dir("/var/tmp");
+  const std::string ck = dir / "ck", r = dir / "r";
+  auto run = Sh(MpiFeedrate(4, "checkpoint -w llama3_8b --dir " + ck + " " + kSmall +
+                                   " --num-checkpoints-write 2 --num-checkpoints-read 2 --verify --results-dir " + r));
+  ASSERT_EQ(run.code, 0) << run.output;
+  // ZeRO 3 over 4 data-parallel ranks: a model and an optimizer file per rank, per checkpoint.
+  for (int k = 1; k <= 2; ++k) {
+    for (int rank = 0; rank < 4; ++rank) {
+      for (const char* kind : {"model", "optim"}) {
+        const std::string f = ck + "/global_epoch1_step" + std::to_string(k) + "/zero_pp_rank_" + std::to_string(rank) +
+                              "_mp_rank_0_" + kind + "_states.pt";
+        EXPECT_TRUE(fs::exists(f)) << f;
+      }
+    }
+  }
+  auto s = ReadJson(r + "/summary.json");
+  const auto& m = s["metric"];
+  // 104.7 GiB at world 8; at world 4 the same total (ZeRO 3 shards it), times the scale.
+  EXPECT_NEAR(m["checkpoint_size_GB"].get<double>(), 104.7 * 0.0005, 0.001);
+  for (const char* k : {"save_checkpoint_duration_mean_seconds", "save_checkpoint_io_mean_GB_per_second",
+                        "load_checkpoint_duration_mean_seconds", "load_checkpoint_io_mean_GB_per_second"}) {
+    EXPECT_GT(m[k].get<double>(), 0) << k;
+  }
+  const auto& f = s["feedrate"];
+  EXPECT_EQ(f["status"], "success");
+  EXPECT_EQ(f["fsyncs"], 4 * 2 * 2);  // every file of every checkpoint, really
+  EXPECT_EQ(f["model"]["zero_stage"], 3);
+  EXPECT_EQ(f["model"]["data_parallelism"], 4);
+  EXPECT_NE(f["read_cache"].get<std::string>().find("after 0%"), std::string::npos) << f["read_cache"];
+  EXPECT_LE(f["buffer_bytes_per_rank"].get<uint64_t>(), 256u << 20);
+  ASSERT_EQ(f["save"]["checkpoints"].size(), 2u);
+  for (const auto& c : f["save"]["checkpoints"]) {
+    EXPECT_EQ(c["duration_seconds"], c["rank_duration_max_seconds"]);
+    EXPECT_LE(c["rank_duration_min_seconds"].get<double>(), c["rank_duration_mean_seconds"].get<double>());
+  }
+  // The report shows it as a checkpoint result, exported as mlpstorage's "checkpointing" benchmark type.
+  auto rep = Sh(Feedrate("report " + r + " -o " + dir / "rep/report.html"));
+  ASSERT_EQ(rep.code, 0) << rep.output;
+  EXPECT_NE(test::ReadFile(dir / "rep/report.md").find("## feedrate checkpoint: llama3_8b"), std::string::npos);
+  EXPECT_EQ(ReadJson(dir / "rep/results.json")[0]["benchmark_type"], "checkpointing");
+  // Reading back a checkpoint that was never written names it; so does reading with another world size.
+  auto missing = Sh(MpiFeedrate(4, "checkpoint -w llama3_8b --dir " + ck + " " + kSmall +
+                                       " --num-checkpoints-write 0 --num-checkpoints-read 3 --results-dir " + dir / "m"));
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.output.find("checkpoint 3 is missing " + ck + "/global_epoch1_step3/zero_pp_rank_0_mp_rank_0_model_states.pt"),
+            std::string::npos) << missing.output;
+  auto other = Sh(MpiFeedrate(2, "checkpoint -w llama3_8b --dir " + ck + " " + kSmall +
+                                     " --num-checkpoints-write 0 --num-checkpoints-read 1 --results-dir " + dir / "o"));
+  EXPECT_EQ(other.code, 2);
+  EXPECT_NE(other.output.find("the layout says"), std::string::npos) << other.output;
+  EXPECT_EQ(ReadJson(dir / "m/summary.json")["feedrate"]["status"], "failed");
+}
+
+// One slow rank decides each checkpoint's duration; DLIO's rank-0 figure would not see it.
+TEST(Checkpoint, TheSlowestRankDecides) {
+  test::TempDir dir("/var/tmp");
+  auto run = Sh(MpiFeedrate(4, "checkpoint -w llama3_8b --dir " + dir / "ck" + " " + kSmall +
+                                   " --num-checkpoints-write 2 --num-checkpoints-read 0 --block-size 1048576"
+                                   " --inject 'delay:ms=100,file=zero_pp_rank_2_*' --results-dir " + dir / "r"));
+  ASSERT_EQ(run.code, 0) << run.output;
+  auto s = ReadJson(dir / "r/summary.json");
+  const auto& save = s["feedrate"]["save"];
+  // Rank 2 writes ~14 MB in 1 MiB requests, each delayed 100 ms: at least 1.3 s per checkpoint.
+  for (const auto& c : save["checkpoints"]) EXPECT_GE(c["duration_seconds"].get<double>(), 1.3) << c;
+  EXPECT_NEAR(s["metric"]["save_checkpoint_duration_mean_seconds"].get<double>(), save["duration_mean_seconds"].get<double>(), 1e-9);
+  EXPECT_LT(save["rank0_dlio_compatible"]["duration_mean_seconds"].get<double>(), save["duration_mean_seconds"].get<double>());
+}
+
+TEST(Checkpoint, EnospcMidWriteNamesRankAndFileAndMarksTheCheckpoint) {
+  test::TempDir dir("/var/tmp");
+  const std::string ck = dir / "ck";
+  auto run = Sh(MpiFeedrate(4, "checkpoint -w llama3_8b --dir " + ck + " " + kSmall +
+                                   " --num-checkpoints-write 1 --num-checkpoints-read 0 --block-size 1048576"
+                                   " --inject 'enospc:after=2,count=1,file=zero_pp_rank_1_*optim*' --results-dir " + dir / "r"));
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find("rank 1 ("), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("zero_pp_rank_1_mp_rank_0_optim_states.pt: write failed at offset 2097152 (injected): No space left on device"),
+            std::string::npos) << run.output;
+  EXPECT_EQ(ReadJson(dir / "r/summary.json")["feedrate"]["status"], "failed");
+  const std::string step = ck + "/global_epoch1_step1";
+  EXPECT_TRUE(fs::exists(step + "/FEEDRATE_INCOMPLETE"));
+  EXPECT_FALSE(fs::exists(step + "/zero_pp_rank_1_mp_rank_0_optim_states.pt"));
+  for (const auto& e : fs::directory_iterator(step)) EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+  // Not enough space (100000 checkpoints of a 405B rank: about a petabyte): refused before writing anything.
+  auto huge = Sh(Feedrate("checkpoint -w llama3_405b --dir " + dir / "big" +
+                          " --param checkpoint.mode=subset --num-checkpoints-write 100000 --time-between 0 -q --results-dir " + dir / "r2"));
+  EXPECT_EQ(huge.code, 2);
+  EXPECT_NE(huge.output.find("not enough space"), std::string::npos) << huge.output;
+}
+
+}  // namespace
+}  // namespace feedrate::it
