@@ -32,7 +32,7 @@ TEST(Config, BuiltinUnet3dH100) {
   EXPECT_DOUBLE_EQ(c.au, 0.90);
   EXPECT_EQ(c.data_loader, "pytorch");
   EXPECT_EQ(c.sample_shuffle, "seed");
-  EXPECT_EQ(BuiltinWorkloads().size(), 15u);
+  EXPECT_EQ(BuiltinWorkloads().size(), 19u);  // 15 training workloads, 4 llama3 checkpoint workloads
   EXPECT_EQ(LoadWorkload("unet3d_b200", {}).num_files_train, 7200u);
   EXPECT_DOUBLE_EQ(LoadWorkload("unet3d_v100", {}).computation_time.mean, 1.3604);
   EXPECT_EQ(LoadWorkload("unet3d_a100", {}).batch_size, 7u);
