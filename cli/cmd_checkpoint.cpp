@@ -41,6 +41,7 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
     o->command_line = JoinCommandLine(*argc, *argv);
     Comm comm(argc, argv);
     comm.SetCollectiveTimeout(*collective_timeout);
+    InstallInterruptHandlers();
     WorkloadConfig cfg;
     try {
       cfg = LoadWorkload(w->workload, w->Overrides());

@@ -16,6 +16,7 @@
 
 #include "emulator/checkpoint_layout.h"
 #include "emulator/compute_clock.h"
+#include "emulator/interrupt.h"
 #include "emulator/results.h"
 #include "emulator/sysinfo.h"
 #include "loader/format/content_pattern.h"
@@ -102,10 +103,13 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
   std::string results_dir = opt.results_dir.empty() ? "results/" + NowCompact() + "_" + cfg.name : opt.results_dir;
   json summary, f;
   std::vector<std::string> warnings;
-  auto fail = [&](const std::string& error) {  // every rank calls it with the same message
+  uint64_t written = 0, read = 0;  // checkpoints completed
+  auto fail = [&](const std::string& error, const std::string& status = "failed", int code = 2) {  // same on every rank
     if (comm.root()) {
-      std::fprintf(stderr, "feedrate: error: %s\n", error.c_str());
-      f["status"] = "failed";
+      std::fprintf(stderr, "feedrate: %s: %s\n", status == "failed" ? "error" : status.c_str(), error.c_str());
+      f["status"] = status;
+      f["checkpoints_written"] = written;
+      f["checkpoints_read"] = read;
       f["error"] = error;
       summary["start"] = start_iso;
       summary["end"] = NowIso8601();
@@ -113,7 +117,7 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
       std::error_code ec;
       if (fs::is_directory(results_dir, ec)) (void)WriteFileAtomic(results_dir + "/summary.json", summary.dump(2) + "\n");
     }
-    return 2;
+    return code;
   };
   // The first failing rank's message, on every rank, prefixed with its rank and host.
   auto agree = [&](const Status& local) -> std::string {
@@ -177,6 +181,7 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
     so.odirect = opt.odirect;
     so.uring = opt.engine != "posix";
     so.faults = faults.get();
+    so.stop = InterruptFlag();
     auto s = StreamIo::Create(so);
     if (s.ok()) io = std::move(*s); else st = s.status();
     if (st.ok() && opt.engine == "uring" && io->description().rfind("io_uring", 0) != 0) {
@@ -221,12 +226,20 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
     }
     write_s.push_back(static_cast<double>(NowNs() - t0) / 1e9);
     err = agree(st);
-    if (!err.empty()) {
+    const bool interrupted = comm.AnyTrue(Interrupted());
+    if (!err.empty() || interrupted) {
       // The files that did complete stay; a marker says the checkpoint is not whole (each failed file's temporary
-      // name is already gone).
-      if (comm.root()) (void)WriteFileAtomic(StepDir(dir, k) + "/FEEDRATE_INCOMPLETE", "checkpoint " + std::to_string(k) + " write failed: " + err + "\n");
+      // name is already gone). An interrupt that came after the last file still counts the checkpoint as done.
+      if (!err.empty() && comm.root()) {
+        (void)WriteFileAtomic(StepDir(dir, k) + "/FEEDRATE_INCOMPLETE", "checkpoint " + std::to_string(k) + " write failed: " + err + "\n");
+      }
+      if (interrupted) {
+        if (err.empty()) ++written;
+        return fail("interrupted by a signal at checkpoint " + std::to_string(k) + " of the write phase", "interrupted", 130);
+      }
       return fail("checkpoint " + std::to_string(k) + " write: " + err);
     }
+    ++written;
     if (comm.root() && !opt.quiet) {
       std::printf("checkpoint %llu/%llu written\n", static_cast<unsigned long long>(k), static_cast<unsigned long long>(num_write));
       std::fflush(stdout);
@@ -289,7 +302,12 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
     }
     read_s.push_back(static_cast<double>(NowNs() - t0) / 1e9);
     err = agree(st);
+    if (comm.AnyTrue(Interrupted())) {
+      if (err.empty()) ++read;
+      return fail("interrupted by a signal at checkpoint " + std::to_string(k) + " of the read phase", "interrupted", 130);
+    }
     if (!err.empty()) return fail("checkpoint " + std::to_string(k) + " read: " + err);
+    ++read;
   }
 
   // Reduction at rank 0 and the summary under DLIO's names.
@@ -325,6 +343,8 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
     max_rss = std::max(max_rss, static_cast<uint64_t>(all_facts[r][4]));
   }
   f["status"] = "success";
+  f["checkpoints_written"] = written;
+  f["checkpoints_read"] = read;
   f["version"] = opt.version;
   f["workload"] = cfg.name;
   f["workload_source"] = cfg.source;

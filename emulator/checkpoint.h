@@ -30,7 +30,8 @@ struct CheckpointOptions {
   bool quiet = false;
 };
 
-// Exit codes: 0 done, 2 error (a result claiming success is never written then).
+// Exit codes: 0 done, 2 error, 130 interrupted (SIGINT/SIGTERM: the file being written is dropped, summary.json says
+// "interrupted" with the checkpoints completed); a result claiming success is never written then.
 int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& options, const Comm& comm);
 
 }  // namespace feedrate

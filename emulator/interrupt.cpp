@@ -19,5 +19,6 @@ void InstallInterruptHandlers() {
 }
 
 bool Interrupted() { return g_interrupted.load(std::memory_order_relaxed); }
+const std::atomic<bool>* InterruptFlag() { return &g_interrupted; }
 
 }  // namespace feedrate

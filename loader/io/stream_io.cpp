@@ -69,6 +69,7 @@ Status StreamIo::Stream(int fd, const std::string& path, uint64_t total, uint64_
   };
   if (!ring_ready_) {
     for (uint64_t i = 0; i < blocks; ++i) {
+      if (opt_.stop != nullptr && opt_.stop->load(std::memory_order_relaxed)) return Status::IoError(path + ": interrupted");
       char* buf = buf_of(i);
       const uint64_t len = len_of(i);
       if (write) prepare(i, buf, len);
@@ -121,6 +122,9 @@ Status StreamIo::Stream(int fd, const std::string& path, uint64_t total, uint64_
     return Status::Ok();
   };
   for (;;) {
+    if (error.ok() && next < blocks && opt_.stop != nullptr && opt_.stop->load(std::memory_order_relaxed)) {
+      error = Status::IoError(path + ": interrupted");  // what is in flight comes back first
+    }
     while (error.ok() && next < blocks && !free_slots.empty()) {
       const size_t k = free_slots.back();
       free_slots.pop_back();

@@ -5,6 +5,7 @@
 
 #include <liburing.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@ struct StreamOptions {
   bool odirect = false;
   bool uring = true;               // false: synchronous pread/pwrite, one request at a time
   FaultInjector* faults = nullptr; // write faults (FaultInjector::OnWrite), not owned
+  const std::atomic<bool>* stop = nullptr;  // when set, a transfer stops before its next request ("interrupted")
 };
 
 class StreamIo {

@@ -104,5 +104,25 @@ TEST(Checkpoint, EnospcMidWriteNamesRankAndFileAndMarksTheCheckpoint) {
   EXPECT_NE(huge.output.find("not enough space"), std::string::npos) << huge.output;
 }
 
+// SIGINT mid-checkpoint: the job stops at the next request, drops the file it was writing, and says so.
+TEST(Checkpoint, InterruptStopsCleanlyAndSaysSo) {
+  test::TempDir dir("/var/tmp");
+  const std::string ck = dir / "ck";
+  auto run = Sh(Feedrate("checkpoint -w llama3_8b --dir " + ck + " --scale 0.0005 --time-between 0 -q"
+                         " --num-checkpoints-write 5 --num-checkpoints-read 0 --block-size 1048576 --inject delay:ms=100"
+                         " --results-dir " + dir / "r") +
+                " & pid=$!; while [ ! -d " + ck + "/global_epoch1_step1 ]; do sleep 0.1; done; sleep 0.5; kill -INT $pid; wait $pid");
+  // (The signal goes once the first checkpoint is being written: the handler is installed by then, however slowly
+  // MPI started on a loaded machine.)
+  EXPECT_EQ(run.code, 130) << run.output;
+  auto s = ReadJson(dir / "r/summary.json");
+  EXPECT_EQ(s["feedrate"]["status"], "interrupted");
+  EXPECT_LT(s["feedrate"]["checkpoints_written"].get<int>(), 5);
+  EXPECT_FALSE(s.contains("metric"));
+  for (const auto& e : fs::recursive_directory_iterator(ck)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+  }
+}
+
 }  // namespace
 }  // namespace feedrate::it
