@@ -66,7 +66,11 @@ std::string Gib(double bytes) {
 // Everything a rank does before training; any failure is a Status naming the file/key and the cause.
 Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
   if (opt.accelerators == 0) return Status::InvalidArgument("--accelerators must be at least 1");
-  if (!cfg.do_train) return Status::InvalidArgument(cfg.source + ": key workflow.train is False: nothing to run");
+  if (!cfg.do_train) {
+    const bool checkpointing = cfg.tree["workflow"] && cfg.tree["workflow"]["checkpoint"];
+    return Status::InvalidArgument(cfg.source + ": key workflow.train is False: nothing to run" +
+                                   std::string(checkpointing ? " (a checkpointing workload? `feedrate checkpoint` runs those)" : ""));
+  }
   auto cache_mode = ParseCacheMode(opt.cache);
   if (!cache_mode.ok()) return cache_mode.status();
   if (cfg.odirect && (*cache_mode == CacheMode::kDrop || *cache_mode == CacheMode::kDropOnce)) {
