@@ -61,7 +61,9 @@ std::map<std::string, std::vector<const RankInfo*>> ByHost(const RunRecord& r) {
 nlohmann::json YamlToJson(const YAML::Node& n) {
   if (n.IsMap()) {
     nlohmann::json o = nlohmann::json::object();
-    for (auto it = n.begin(); it != n.end(); ++it) o[it->first.as<std::string>()] = YamlToJson(it->second);
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      o[it->first.IsScalar() ? it->first.as<std::string>() : YAML::Dump(it->first)] = YamlToJson(it->second);
+    }
     return o;
   }
   if (n.IsSequence()) {

@@ -76,6 +76,11 @@ void NormalizeAliases(YAML::Node root, const std::string& source) {
 void CheckKeys(const YAML::Node& node, const std::string& prefix, const std::string& source,
                std::vector<std::string>* warnings) {
   for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar()) {  // YAML's "? key" form makes a list or a map a key: never a DLIO key
+      throw ConfigError(source + ": a key " + (prefix.empty() ? "at the top level" : "under '" + prefix + "'") +
+                        " is a YAML " + (it->first.IsMap() ? "map" : it->first.IsSequence() ? "list" : "null") +
+                        ", not a name (line " + std::to_string(it->first.Mark().line + 1) + ")");
+    }
     std::string key = prefix.empty() ? it->first.as<std::string>() : prefix + "." + it->first.as<std::string>();
     const KeySupport* s = LookupKey(key);
     if (s == nullptr) {

@@ -96,6 +96,9 @@ TEST(Config, UnknownKeysFailWithSuggestion) {
   e = ErrorOf("", {"train.epoch=3"});
   EXPECT_NE(e.find("did you mean 'train.epochs'"), std::string::npos) << e;
   EXPECT_NE(ErrorOf("bogus_section:\n  x: 1\n").find("unknown key 'bogus_section'"), std::string::npos);
+  // YAML's "? key" form (found by fuzz_workload): a map used as a key is refused, not a crash.
+  e = ErrorOf("dataset:\n  format: npz\n? num_samples_per_file: 1\n");
+  EXPECT_NE(e.find("is a YAML map, not a name (line 3)"), std::string::npos) << e;
 }
 
 TEST(Config, DlioKeysNotImplementedAreWarnedNotRejected) {
