@@ -17,6 +17,7 @@
 #include "emulator/checkpoint_layout.h"
 #include "emulator/compute_clock.h"
 #include "emulator/interrupt.h"
+#include "emulator/metrics.h"
 #include "emulator/results.h"
 #include "emulator/sysinfo.h"
 #include "loader/format/content_pattern.h"
@@ -52,18 +53,6 @@ RankPlan PlanRank(const LlmModel& m, uint64_t world, uint64_t rank, double scale
   return p;
 }
 
-double Mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0 : s / static_cast<double>(v.size());
-}
-double Stdev(const std::vector<double>& v) {  // population, as numpy's std
-  const double m = Mean(v);
-  double s = 0;
-  for (double x : v) s += (x - m) * (x - m);
-  return v.empty() ? 0 : std::sqrt(s / static_cast<double>(v.size()));
-}
-
 // Per checkpoint over ranks: the slowest rank's duration decides (v2.0 rules); also every rank's spread and
 // rank 0's own figures, which is what DLIO v2.0 reports without checkpoint.rank_sync.
 json Reduce(const std::vector<std::vector<double>>& per_rank, double size_gib) {
@@ -87,10 +76,10 @@ json Reduce(const std::vector<std::vector<double>>& per_rank, double size_gib) {
                            {"rank_duration_min_seconds", mn}, {"rank_duration_mean_seconds", sum / static_cast<double>(per_rank.size())},
                            {"rank_duration_max_seconds", mx}});
   }
-  phase = {{"duration_mean_seconds", Mean(dur)}, {"duration_stdev_seconds", Stdev(dur)}, {"GiB_per_second_mean", Mean(tput)},
-           {"GiB_per_second_stdev", Stdev(tput)}, {"checkpoints", checkpoints},
-           {"rank0_dlio_compatible", {{"duration_mean_seconds", Mean(r0_dur)}, {"duration_stdev_seconds", Stdev(r0_dur)},
-                                      {"GiB_per_second_mean", Mean(r0_tput)}, {"GiB_per_second_stdev", Stdev(r0_tput)},
+  phase = {{"duration_mean_seconds", Mean(dur)}, {"duration_stdev_seconds", PopulationStdev(dur)}, {"GiB_per_second_mean", Mean(tput)},
+           {"GiB_per_second_stdev", PopulationStdev(tput)}, {"checkpoints", checkpoints},
+           {"rank0_dlio_compatible", {{"duration_mean_seconds", Mean(r0_dur)}, {"duration_stdev_seconds", PopulationStdev(r0_dur)},
+                                      {"GiB_per_second_mean", Mean(r0_tput)}, {"GiB_per_second_stdev", PopulationStdev(r0_tput)},
                                       {"note", "rank 0's own times, what DLIO v2.0 reports without checkpoint.rank_sync"}}}};
   return phase;
 }
@@ -276,9 +265,7 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
         if (auto r = ProbeFileResidency(path); r.ok()) after += *r;
       }
     }
-    bool leader = true;
-    for (int r = 0; r < comm.rank(); ++r) leader &= comm.hostname(r) != comm.hostname(comm.rank());
-    if (st.ok() && opt.drop_system_caches && leader) {
+    if (st.ok() && opt.drop_system_caches && comm.host_leader()) {
       Status d = DropSystemCaches();
       if (!d.ok()) warnings.push_back("--drop-system-caches: " + d.message());
     }

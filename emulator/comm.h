@@ -22,6 +22,13 @@ class Comm {
   void SetCollectiveTimeout(double seconds) { timeout_s_ = seconds; }
   double collective_timeout() const { return timeout_s_; }
   const std::string& hostname(int rank) const { return hosts_[static_cast<size_t>(rank)]; }
+  // The lowest rank on this rank's host: the one that does host-wide work (device counters, system cache drop).
+  bool host_leader() const {
+    for (int r = 0; r < rank_; ++r) {
+      if (hostname(r) == hostname(rank_)) return false;
+    }
+    return true;
+  }
 
   int rank() const { return rank_; }
   int size() const { return size_; }

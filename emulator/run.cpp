@@ -157,10 +157,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
       (i < train_files ? which : which_eval).push_back(i);
     }
   }
-  s->host_leader = true;
-  for (int r = 0; r < comm.rank(); ++r) {
-    if (comm.hostname(r) == comm.hostname(comm.rank())) s->host_leader = false;
-  }
+  s->host_leader = comm.host_leader();
   s->cache = std::make_unique<CacheControl>(*cache_mode, to_index, opt.drop_system_caches, s->host_leader);
   s->storage = StorageCounter::For(cfg.data_folder);
   // DLIO runs reader.read_threads workers per accelerator. Feedrate's I/O threads serve all of a rank's
