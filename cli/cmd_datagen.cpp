@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/launch.h"
 #include "datagen/temp_file.h"
 #include "datagen/generator.h"
 #include "emulator/comm.h"
@@ -18,6 +19,8 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
   auto opt = std::make_shared<DatagenOptions>();
   opt->threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
   w->Register(sub, true);
+  auto launch = std::make_shared<LaunchArgs>();
+  launch->Register(sub);
   sub->add_option("--threads", opt->threads, "writer threads per rank")->check(CLI::PositiveNumber);
   sub->add_flag("--skip-existing", opt->skip_existing, "keep files that already exist with the expected size");
   sub->add_flag("--fsync", opt->fsync, "fsync every file before renaming it into place (durable; device speed)");
@@ -34,6 +37,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
                                        "after=N,count=N,file=GLOB,offset=A-B] (docs/faults.md)")
       ->check(CheckInjectRules);
   return [=] {
+    if (launch->requested()) return RelaunchUnderMpirun(*launch, *argc, *argv);
     Comm comm(argc, argv);
     WorkloadConfig cfg;
     try {

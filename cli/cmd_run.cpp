@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/launch.h"
 #include "emulator/comm.h"
 #include "emulator/interrupt.h"
 #include "emulator/run.h"
@@ -20,6 +21,8 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   auto queue_depth = std::make_shared<uint64_t>(0);
   auto odirect = std::make_shared<bool>(false);
   w->Register(sub, true);
+  auto launch = std::make_shared<LaunchArgs>();
+  launch->Register(sub);
   sub->add_option("--accelerators,-n", o->accelerators, "emulated accelerators per rank (threads)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{4096}));
   sub->add_option("--io-threads", o->io_threads, "I/O threads per rank (default: reader.read_threads x accelerators)");
@@ -58,10 +61,19 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--timeseries-interval", o->timeseries_interval,
                   "seconds between time-series samples in timeseries.csv (default 1; 0: none)")
       ->check(CLI::NonNegativeNumber);
+  auto step_barrier = std::make_shared<std::string>("auto");
+  sub->add_option("--step-barrier", *step_barrier,
+                  "how each step's agreement travels between ranks: flat (one allreduce), hierarchical (within each "
+                  "host, then across hosts) or auto (hierarchical with several hosts and several ranks on one; default)")
+      ->check(CLI::IsMember({"auto", "flat", "hierarchical"}));
   return [=] {
+    if (launch->requested()) return RelaunchUnderMpirun(*launch, *argc, *argv);
     o->command_line = JoinCommandLine(*argc, *argv);
     Comm comm(argc, argv);
     comm.SetCollectiveTimeout(*collective_timeout);
+    const bool hierarchical = *step_barrier == "hierarchical" ||
+                              (*step_barrier == "auto" && comm.num_hosts() > 1 && comm.size() > comm.num_hosts());
+    comm.SetStepBarrier(hierarchical ? StepBarrierMode::kHierarchical : StepBarrierMode::kFlat);
     InstallInterruptHandlers();
     auto overrides = w->Overrides();
     if (*keep_open) overrides.push_back("feedrate.keep_files_open=true");

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/launch.h"
 #include "emulator/results.h"
 #include "emulator/run.h"
 #include "emulator/sweep.h"
@@ -32,29 +33,14 @@ struct SweepArgs {
   SweepOptions search;
   bool closed = false;
   std::string mode = "threads";
-  std::string hosts;  // h1:slots,h2:slots
+  std::string hosts;     // h1:slots,h2:slots (the slots are ignored: the sweep places the ranks)
+  std::string hostfile;  // or an OpenMPI hostfile
   std::string results_dir;
   std::string mpirun = "mpirun --bind-to none";
   double ceiling_mib_per_s = 0;
   bool measure_ceiling = false;
   std::vector<std::string> run_flags;  // forwarded to every `feedrate run`
 };
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep)) {
-    if (!cur.empty()) out.push_back(cur);
-  }
-  return out;
-}
-
-std::string SelfExe() {
-  std::error_code ec;
-  auto p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("feedrate") : p.string();
-}
 
 volatile sig_atomic_t g_child = 0;  // the run in progress, for forwarding SIGTERM
 
@@ -190,7 +176,9 @@ Runner AddSweep(CLI::App& app) {
   sub->add_flag("--closed", a->closed, "MLPerf CLOSED: 5 runs per point");
   sub->add_option("--mode", a->mode, "threads: accelerators as threads of one process per host (default); ranks: one MPI rank each")
       ->check(CLI::IsMember({"threads", "ranks"}));
-  sub->add_option("--hosts", a->hosts, "h1:slots,h2:slots: run on these hosts through mpirun, equal accelerators per host");
+  auto* hosts_opt = sub->add_option("--hosts", a->hosts, "h1,h2,...: run on these hosts through mpirun, equal accelerators per host");
+  sub->add_option("--hostfile", a->hostfile, "an OpenMPI hostfile naming the hosts (as --hosts; slots are ignored)")
+      ->excludes(hosts_opt);
   sub->add_option("--mpirun", a->mpirun, "launcher for --mode ranks or --hosts (default \"mpirun --bind-to none\")");
   sub->add_option("--results-dir", a->results_dir, "where every run's results and sweep.json go (default results/<timestamp>_sweep_<workload>)");
   sub->add_flag("--ceiling", a->measure_ceiling, "first measure the storage's read MiB/s with feedrate iobench on the "
@@ -224,7 +212,15 @@ Runner AddSweep(CLI::App& app) {
       return kExitError;
     }
     std::vector<std::string> host_names;
-    for (const auto& h : Split(args.hosts, ',')) host_names.push_back(h.substr(0, h.find(':')));
+    try {
+      LaunchArgs where;
+      where.hosts = args.hosts;
+      where.hostfile = args.hostfile;
+      for (const auto& h : where.Hosts()) host_names.push_back(h.name);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "feedrate: error: %s\n", e.what());
+      return kExitError;
+    }
     args.search.hosts = host_names.empty() ? 1 : host_names.size();
     const bool launcher = args.mode == "ranks" || !host_names.empty();
     if (args.results_dir.empty()) args.results_dir = "results/" + NowCompact() + "_sweep_" + cfg.name;
@@ -261,7 +257,7 @@ Runner AddSweep(CLI::App& app) {
       fs::create_directories(run.results_dir, ec);
       std::vector<std::string> argv;
       if (launcher) {
-        argv = Split(args.mpirun, ' ');
+        argv = SplitWords(args.mpirun, ' ');
         const uint64_t ranks_per_host = args.mode == "ranks" ? per_host : 1;
         argv.insert(argv.end(), {"-np", std::to_string(ranks_per_host * args.search.hosts)});
         if (!host_names.empty()) {

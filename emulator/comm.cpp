@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -51,9 +52,24 @@ Comm::Comm(int* argc, char*** argv) {
   std::vector<char> all(64 * static_cast<size_t>(size_));
   MPI_Allgather(name, 64, MPI_CHAR, all.data(), 64, MPI_CHAR, MPI_COMM_WORLD);
   for (int r = 0; r < size_; ++r) hosts_.emplace_back(all.data() + 64 * r, strnlen(all.data() + 64 * r, 63));
+  // Communicators for the hierarchical step barrier: one per host (by hostname, which is what Feedrate calls a
+  // host everywhere), and one of the hosts' lowest ranks.
+  std::vector<std::string> names = hosts_;
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  num_hosts_ = static_cast<int>(names.size());
+  const int color = static_cast<int>(std::lower_bound(names.begin(), names.end(), hosts_[static_cast<size_t>(rank_)]) - names.begin());
+  MPI_Comm host = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, color, rank_, &host);
+  MPI_Comm_split(MPI_COMM_WORLD, host_leader() ? 0 : MPI_UNDEFINED, rank_, &leaders);
+  host_comm_ = MPI_Comm_c2f(host);
+  leader_comm_ = MPI_Comm_c2f(leaders);
 }
 
 Comm::~Comm() {
+  MPI_Comm host = MPI_Comm_f2c(host_comm_), leaders = MPI_Comm_f2c(leader_comm_);
+  if (host != MPI_COMM_NULL) MPI_Comm_free(&host);
+  if (leaders != MPI_COMM_NULL) MPI_Comm_free(&leaders);
   if (owns_mpi_) MPI_Finalize();
 }
 
@@ -154,9 +170,47 @@ void Comm::Barrier() const {
 }
 
 bool Comm::AnyTrue(bool local) const {
+  return step_mode_ == StepBarrierMode::kHierarchical && size_ > 1 ? AnyTrueHierarchical(local) : AnyTrueFlat(local);
+}
+
+bool Comm::AnyTrueFlat(bool local) const {
   int in = local ? 1 : 0, out = 0;
   Collective("step barrier", [&](MPI_Request* r) { MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, r); });
   return out != 0;
+}
+
+bool Comm::AnyTrueHierarchical(bool local) const {
+  // One collective in the sequence every rank counts (roll calls compare it), in three stages.
+  ++seq_;
+  const MPI_Comm host = MPI_Comm_f2c(host_comm_), leaders = MPI_Comm_f2c(leader_comm_);
+  int in = local ? 1 : 0, on_host = 0, out = 0;
+  MPI_Request r;
+  MPI_Ireduce(&in, &on_host, 1, MPI_INT, MPI_MAX, 0, host, &r);
+  Wait(&r, "step barrier (within the host)");
+  if (leaders != MPI_COMM_NULL) {
+    MPI_Iallreduce(&on_host, &out, 1, MPI_INT, MPI_MAX, leaders, &r);
+    Wait(&r, "step barrier (across hosts)");
+  }
+  MPI_Ibcast(&out, 1, MPI_INT, 0, host, &r);
+  Wait(&r, "step barrier (within the host)");
+  return out != 0;
+}
+
+std::vector<double> Comm::TimeStepBarriers(StepBarrierMode mode, int rounds) const {
+  std::vector<double> t;
+  if (size_ == 1) return t;
+  Barrier();
+  t.reserve(static_cast<size_t>(rounds));
+  for (int i = 0; i < rounds; ++i) {
+    const double start = Now();
+    if (mode == StepBarrierMode::kHierarchical) {
+      AnyTrueHierarchical(false);
+    } else {
+      AnyTrueFlat(false);
+    }
+    t.push_back(Now() - start);
+  }
+  return t;
 }
 
 int Comm::LowestTrue(bool local) const {
@@ -249,6 +303,9 @@ Comm::Comm(int*, char***) {
   hosts_.emplace_back(name);
 }
 Comm::~Comm() = default;
+std::vector<double> Comm::TimeStepBarriers(StepBarrierMode, int) const { return {}; }
+bool Comm::AnyTrueHierarchical(bool local) const { return local; }
+bool Comm::AnyTrueFlat(bool local) const { return local; }
 void Comm::Barrier() const {}
 bool Comm::AnyTrue(bool local) const { return local; }
 int Comm::LowestTrue(bool local) const { return local ? 0 : -1; }

@@ -8,6 +8,10 @@
 
 namespace feedrate {
 
+// How the per-step agreement travels: flat (one MPI_Allreduce over every rank) or hierarchical (a reduce within
+// each host, one allreduce among the hosts' lowest ranks, a broadcast within each host).
+enum class StepBarrierMode { kFlat, kHierarchical };
+
 class Comm {
  public:
   // Initialises MPI (thread level SERIALIZED: the step barrier runs MPI from whichever accelerator thread
@@ -29,6 +33,14 @@ class Comm {
     }
     return true;
   }
+
+  int num_hosts() const { return num_hosts_; }
+  // The mode AnyTrue uses (default flat). Hierarchical pays off with several hosts and several ranks per host.
+  void SetStepBarrier(StepBarrierMode mode) { step_mode_ = mode; }
+  StepBarrierMode step_barrier() const { return step_mode_; }
+  // Every rank calls this together: `rounds` step agreements in `mode`, each timed on this rank (seconds), after a
+  // barrier that lines the ranks up. The measured cost of one step's agreement when nobody is late.
+  std::vector<double> TimeStepBarriers(StepBarrierMode mode, int rounds) const;
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -59,8 +71,15 @@ class Comm {
   void AnswerRollCall() const;
   std::vector<int> GatherCounts(int n) const;  // every rank's count at rank 0
 
+  bool AnyTrueFlat(bool local) const;
+  bool AnyTrueHierarchical(bool local) const;
+
   int rank_ = 0;
   int size_ = 1;
+  int num_hosts_ = 1;
+  StepBarrierMode step_mode_ = StepBarrierMode::kFlat;
+  int host_comm_ = 0;    // Fortran handles (MPI_Comm_c2f) of the ranks on this host and of the hosts' lowest
+  int leader_comm_ = 0;  // ranks (the latter: MPI_COMM_NULL's handle on other ranks); kept MPI-free here
   bool owns_mpi_ = false;
   double timeout_s_ = 0;
   mutable uint64_t seq_ = 0;         // collectives entered so far (the same sequence on every rank)

@@ -168,6 +168,7 @@ std::string RunHtml(const ReportInput& in) {
   if (!au.series.empty()) o += RenderSvgChart(au);
   if (!mib.series.empty()) o += RenderSvgChart(mib);
   if (!in.steps.empty()) o += StallCharts(in.steps);
+  o += HostsHtml(in);
   o += StorageHtml(in);
   if (fr.contains("validity") && !fr["validity"]["reasons"].empty()) {
     o += "<h3>Validity: " + HtmlEscape(f.validity) + "</h3><ul>";
@@ -253,6 +254,7 @@ std::string RenderReportMarkdown(const std::vector<ReportInput>& inputs) {
       o << "- " << Fmt(f.accelerators, 0) << " accelerator(s): AU " << Fmt(f.au) << "%, " << f.status
         << (f.validity.empty() ? "" : ", validity " + f.validity) << "\n";
       o << "- " << Fmt(f.throughput) << " samples/s, " << Fmt(f.mib, 1) << " MiB/s read\n\n";
+      o << HostsMarkdown(in);
       o << StorageMarkdown(in);
     }
   }

@@ -141,13 +141,14 @@ nlohmann::json HostFigures(const RunRecord& r, const std::map<std::string, std::
   }
   json out = json::array();
   for (const auto& [name, ranks] : hosts) {
-    double start = 0, cpu = 0, allowed = 0;
+    double start = 0, cpu = 0, allowed = 0, net_rx = 0;
     std::vector<double> au;
     std::vector<double> bytes, secs;  // per epoch
     for (const RankInfo* ri : ranks) {
       if (ri->train_start_unix > 0 && (start == 0 || ri->train_start_unix < start)) start = ri->train_start_unix;
       cpu += ri->train_cpu_seconds;
       allowed += ri->allowed_cpus;
+      net_rx += static_cast<double>(ri->net_rx_bytes);
       for (uint64_t a = 0; a < r.accelerators_per_rank; ++a) {
         const size_t idx = static_cast<size_t>(ri->rank) * r.accelerators_per_rank + a;
         if (idx >= r.per_accelerator.size()) continue;
@@ -171,6 +172,7 @@ nlohmann::json HostFigures(const RunRecord& r, const std::map<std::string, std::
               {"ranks", ranks.size()},
               {"accelerators", ranks.size() * r.accelerators_per_rank},
               {"read_mib_per_s", mib},
+              {"net_rx_mib_per_s", r.wall_seconds > 0 ? net_rx / kMiB / r.wall_seconds : 0.0},
               {"au_min_pct", au.empty() ? 0.0 : *std::min_element(au.begin(), au.end())},
               {"au_mean_pct", Mean(au)},
               {"au_max_pct", au.empty() ? 0.0 : *std::max_element(au.begin(), au.end())},
@@ -179,6 +181,21 @@ nlohmann::json HostFigures(const RunRecord& r, const std::map<std::string, std::
     out.push_back(h);
   }
   return out;
+}
+
+// The step agreement: the mode used and both modes' calibrated cost per step (rank 0's clock, microseconds).
+nlohmann::json StepBarrierFigures(const RunRecord& r) {
+  auto us = [](std::vector<double> v) {
+    for (double& x : v) x *= 1e6;
+    return v.empty() ? nlohmann::json(nullptr) : Percentiles(v);
+  };
+  return {{"mode", r.step_barrier_mode.empty() ? "flat" : r.step_barrier_mode},
+          {"hosts", r.num_hosts},
+          {"calibration_flat_us", us(r.barrier_flat_s)},
+          {"calibration_hierarchical_us", us(r.barrier_hierarchical_s)},
+
+          {"note", "one step's agreement timed while every rank is ready (no waiting); barrier_seconds adds the "
+                   "waiting for the slowest accelerator"}};
 }
 
 }  // namespace
@@ -339,6 +356,10 @@ nlohmann::json BuildSummary(const RunRecord& r) {
     f["injected_faults"] = rules;
   }
   f["hosts"] = HostFigures(r, hosts);
+  f["step_barrier"] = StepBarrierFigures(r);
+  f["end_gather"] = {{"bytes", r.gather_bytes}, {"seconds", r.gather_seconds},
+                     {"note", "bytes rank 0 received at the end (every step's stall and barrier time, every rank's facts; "
+                              "time series not counted) and the seconds that took (time series included)"}};
   f["host_facts"] = HostManifest(r);
   AddStorageFigures(r, completed, &f);
   const double ratio = facts.client_memory_bytes > 0 ? r.dataset_bytes / facts.client_memory_bytes : 0;

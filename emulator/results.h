@@ -33,6 +33,7 @@ struct RankInfo {
   std::vector<uint64_t> faults_matched, faults_injected;  // per --inject rule
   uint64_t probe_failures = 0;  // page-cache probes that failed
   uint64_t verify_bytes = 0;    // --verify: payload bytes checked against the pattern
+  uint64_t net_rx_bytes = 0;    // host leader only: bytes the host's network interfaces received during training
   double verify_seconds = 0;
   nlohmann::json cache = nlohmann::json::object();    // what --cache did on this rank (CacheControl::ToJson)
   // The storage counter: host_leader, kind, device, model, mount{...}, epoch_bytes[], epoch_requests[] (leader only)
@@ -70,6 +71,11 @@ struct RunRecord {
   std::string cache_mode = "keep";  // --cache
   std::string command_line;         // the command as given
   double verify_fraction = 0;       // --verify (0: off)
+  std::string step_barrier_mode;    // "flat" or "hierarchical": how each step's agreement travelled
+  std::vector<double> barrier_flat_s, barrier_hierarchical_s;  // rank 0's calibration rounds (seconds each)
+  int num_hosts = 1;
+  uint64_t gather_bytes = 0;  // what rank 0 received at the end of the run (step figures, rank facts)
+  double gather_seconds = 0;  // and how long that took (time series included)
   std::string timeseries_csv;       // merged timeseries.csv ("" = not recorded)
   double timeseries_interval = 0;
   std::string status;  // success | fail | failed | interrupted

@@ -146,14 +146,14 @@ void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) 
   for (const auto& ri : r.rank_info) probe_failures += ri.probe_failures;
   if (probe_failures > 0) f["residency_probe_failures"] = probe_failures;
   if (r.verify_fraction > 0) {
-    uint64_t checked = 0;
+    uint64_t verified = 0;
     double secs = 0;
     for (const auto& ri : r.rank_info) {
-      checked += ri.verify_bytes;
+      verified += ri.verify_bytes;
       secs += ri.verify_seconds;
     }
-    f["verify"] = {{"fraction", r.verify_fraction}, {"bytes_checked", checked}, {"seconds", secs},
-                   {"seconds_per_gib", checked > 0 ? secs / (static_cast<double>(checked) / kGiB) : 0.0},
+    f["verify"] = {{"fraction", r.verify_fraction}, {"bytes_checked", verified}, {"seconds", secs},
+                   {"seconds_per_gib", verified > 0 ? secs / (static_cast<double>(verified) / kGiB) : 0.0},
                    {"result", r.status == "failed" ? "see error" : "every checked byte matched the dataset's pattern"},
                    {"note", "I/O-thread time comparing payload bytes with the pattern of datagen --content verifiable"}};
   }

@@ -332,6 +332,8 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   rec.cache_mode = cfg.odirect ? "direct" : opt.cache;
   rec.command_line = opt.command_line;
   rec.verify_fraction = opt.verify;
+  rec.num_hosts = comm.num_hosts();
+  rec.step_barrier_mode = comm.step_barrier() == StepBarrierMode::kHierarchical ? "hierarchical" : "flat";
   if (!cfg.warnings.empty()) {
     std::string keys;
     for (const auto& k : cfg.warnings) keys += (keys.empty() ? "" : ", ") + k;
@@ -429,9 +431,14 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
                  comm.rank(), CpuListString(cpus).c_str(), cpus.size(), host.cpu_count, threads);
   }
 
+  // The step agreement's own cost, both ways, while nobody is late (the training steps then add waiting).
+  rec.barrier_flat_s = comm.TimeStepBarriers(StepBarrierMode::kFlat, opt.barrier_calibration_rounds);
+  rec.barrier_hierarchical_s = comm.TimeStepBarriers(StepBarrierMode::kHierarchical, opt.barrier_calibration_rounds);
+
   TrainingResult result;
   int64_t t0 = NowNs();
   const double cpu0 = ProcessCpuSeconds();
+  const uint64_t net_rx0 = setup.host_leader ? NetworkRxBytes() : 0;
   const double start_unix =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();  // skew between hosts
   EngineCounters counters;
@@ -503,6 +510,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
   extras.counters = counters;
   extras.check_seconds = static_cast<double>(check_ns.load()) / 1e9;
   extras.train_cpu_seconds = ProcessCpuSeconds() - cpu0;
+  if (setup.host_leader) extras.net_rx_bytes = NetworkRxBytes() - net_rx0;
   extras.train_start_unix = start_unix;
   extras.io = setup.io_stats.get();
   if (setup.content) {
@@ -516,9 +524,14 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
     return finish_failed("interrupted", "interrupted by a signal", kExitInterrupted);
   }
 
+  const int64_t gather_t0 = NowNs();
   auto packed = comm.GatherDoubles(PackRank(cfg, result));
   auto infos = gather_facts();
   rec.end_iso = NowIso8601();
+  // What the end-of-run gather cost rank 0 (an input to the many-host scale model, docs/multihost.md).
+  rec.gather_seconds = static_cast<double>(NowNs() - gather_t0) / 1e9;
+  for (const auto& v : packed) rec.gather_bytes += v.size() * sizeof(double);
+  for (const auto& i : infos) rec.gather_bytes += i.size();
   int code = kExitError;
   if (comm.root()) {
     std::vector<std::vector<AcceleratorEpoch>> per_acc;

@@ -23,6 +23,7 @@ struct RunOptions {
   double timeseries_interval = 1.0;  // seconds between time-series samples (timeseries.csv); 0: none
   std::string command_line;      // the command as given, for the run manifest
   double verify = 0;             // --verify: fraction of each sample's payload checked against the pattern (0: off)
+  int barrier_calibration_rounds = 200;  // step agreements timed per mode before training (multi-rank runs)
 };
 
 // Exit codes: 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on every rank.

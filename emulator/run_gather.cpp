@@ -71,7 +71,7 @@ std::string RankInfoJson(const Comm& comm, const RankExtras& x) {
                       {"engine_bytes", x.counters.device_bytes}, {"requeued", x.counters.requeued},
                       {"check_seconds", x.check_seconds}, {"train_cpu_seconds", x.train_cpu_seconds},
                       {"train_start_unix", x.train_start_unix}, {"probe_failures", x.probe_failures},
-                      {"verify_bytes", x.verify_bytes}, {"verify_seconds", x.verify_seconds},
+                      {"verify_bytes", x.verify_bytes}, {"net_rx_bytes", x.net_rx_bytes}, {"verify_seconds", x.verify_seconds},
                       {"cache", x.cache}, {"storage", x.storage}};
   if (x.faults != nullptr) {
     for (const auto& c : x.faults->Counts()) {
@@ -112,6 +112,7 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
     ri.probe_failures = j["probe_failures"];
     ri.verify_bytes = j["verify_bytes"];
     ri.verify_seconds = j["verify_seconds"];
+    ri.net_rx_bytes = j.value("net_rx_bytes", uint64_t{0});
     ri.cache = j["cache"];
     ri.storage = j["storage"];
     if (j.contains("faults_matched")) ri.faults_matched = j["faults_matched"].get<std::vector<uint64_t>>();

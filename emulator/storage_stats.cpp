@@ -99,6 +99,26 @@ std::optional<ReadCounters> ParseDiskStats(const std::string& diskstats, unsigne
   return std::nullopt;
 }
 
+uint64_t ParseNetDevRxBytes(const std::string& net_dev) {
+  // "Inter-|   Receive ..." / " face |bytes packets ..." then "  eth0: 1234 5 0 ..." per interface.
+  std::istringstream in(net_dev);
+  std::string line;
+  uint64_t total = 0;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos || line.find('|') != std::string::npos) continue;
+    std::string name = line.substr(0, colon);
+    name.erase(0, name.find_first_not_of(' '));
+    if (name == "lo") continue;
+    std::istringstream f(line.substr(colon + 1));
+    uint64_t rx = 0;
+    if (f >> rx) total += rx;
+  }
+  return total;
+}
+
+uint64_t NetworkRxBytes() { return ParseNetDevRxBytes(Slurp("/proc/net/dev")); }
+
 std::optional<ReadCounters> ParseNfsMountStats(const std::string& mountstats, const std::string& mount_point) {
   std::istringstream in(mountstats);
   std::string line;

@@ -33,6 +33,12 @@ std::optional<ReadCounters> ParseDiskStats(const std::string& diskstats, unsigne
 // and the READ operations sent.
 std::optional<ReadCounters> ParseNfsMountStats(const std::string& mountstats, const std::string& mount_point);
 
+// Bytes received by every interface but loopback in /proc/net/dev text (this network namespace's view): what
+// came over the network, to tell network storage's link from its server.
+uint64_t ParseNetDevRxBytes(const std::string& net_dev);
+// /proc/net/dev now (0 when unreadable).
+uint64_t NetworkRxBytes();
+
 // The counter behind one data dir, chosen once; Read() samples it (host-wide: one rank per host reads it).
 class StorageCounter {
  public:

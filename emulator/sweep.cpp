@@ -82,6 +82,7 @@ void FillSweepRun(const nlohmann::json& s, SweepRun* run) {
   run->validity = validity.value("category", std::string());
   run->validity_reasons = validity.value("reasons", std::vector<std::string>());
   run->hosts = f.value("hosts", nlohmann::json::array());
+  for (const auto& h : run->hosts) run->net_rx_mib_per_s += h.value("net_rx_mib_per_s", 0.0);
   // Usable CPUs: per host (summary lists hosts in name order), the lesser of its CPUs and its ranks' affinity.
   std::map<std::string, double> allowed;
   for (const auto& a : f.value("cpu_affinity", nlohmann::json::array())) {
@@ -113,7 +114,8 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
     if (run == nullptr) return nullptr;
     json e = {{"accelerators", run->accelerators}, {"au_pct", run->au_pct}, {"read_mib_per_s", run->read_mib_per_s},
               {"client_cpu_utilisation", run->cpu_utilisation}, {"stall_p50_seconds", run->stall_p50},
-              {"stall_p99_seconds", run->stall_p99}, {"results_dir", run->results_dir}, {"hosts", run->hosts}};
+              {"stall_p99_seconds", run->stall_p99}, {"net_rx_mib_per_s", run->net_rx_mib_per_s},
+              {"results_dir", run->results_dir}, {"hosts", run->hosts}};
     if (ceiling > 0) e["fraction_of_storage_ceiling"] = run->read_mib_per_s / ceiling;
     return e;
   };
@@ -135,6 +137,20 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
     std::snprintf(buf, sizeof buf, "%.0f MiB/s delivered at %llu accelerators, %.0f%% of the %.0f MiB/s the storage "
                   "gave iobench", fail->read_mib_per_s, static_cast<unsigned long long>(fail->accelerators),
                   100 * fail->read_mib_per_s / ceiling, ceiling);
+    why = buf;
+  } else if (pass != nullptr && pass->read_mib_per_s > 0 && fail->accelerators > pass->accelerators &&
+             fail->read_mib_per_s / pass->read_mib_per_s <
+                 0.9 * static_cast<double>(fail->accelerators) / static_cast<double>(pass->accelerators) &&
+             fail->net_rx_mib_per_s >= 0.9 * fail->read_mib_per_s) {
+    // As below, and the bytes came over the clients' network interfaces: the path is a network link and a server.
+    limit = "network";
+    const double hosts = std::max<double>(1, static_cast<double>(fail->hosts.size()));
+    std::snprintf(buf, sizeof buf, "delivered MiB/s grew %.2fx (%.0f -> %.0f) while accelerators grew %.2fx with the "
+                  "client CPUs %.0f%% busy, and the clients' network interfaces received %.1f MiB/s (%.1f per host): "
+                  "the network path to the storage (each client's link, or the server behind it) is the limit",
+                  fail->read_mib_per_s / pass->read_mib_per_s, pass->read_mib_per_s, fail->read_mib_per_s,
+                  static_cast<double>(fail->accelerators) / static_cast<double>(pass->accelerators),
+                  100 * fail->cpu_utilisation, fail->net_rx_mib_per_s, fail->net_rx_mib_per_s / hosts);
     why = buf;
   } else if (pass != nullptr && pass->read_mib_per_s > 0 && fail->accelerators > pass->accelerators &&
              fail->read_mib_per_s / pass->read_mib_per_s <

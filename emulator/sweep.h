@@ -22,6 +22,7 @@ struct SweepRun {
   double read_mib_per_s = 0;  // bytes really read / epoch time
   double cpu_utilisation = 0; // client CPU seconds / (training wall time x CPUs the ranks may use), 0..1
   double stall_p50 = 0, stall_p99 = 0;  // seconds an accelerator waited for a batch
+  double net_rx_mib_per_s = 0;  // what the hosts' network interfaces received, all hosts (0: no network traffic)
   std::string results_dir;
   std::string error;          // exit 2: the run's message
   std::string validity;       // the run's rule-check category (CLOSED, OPEN, INVALID), empty when unknown

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Test tools beyond scripts/install-deps.sh, which CI installs and a developer may skip: headless Chromium renders
 # the HTML report in its test (which skips without it); clang-14 with libFuzzer builds the fuzz targets
-# (scripts/fuzz.sh).
-exec bash "$(dirname "$0")/install-deps.sh" chromium clang-14 libclang-rt-14-dev
+# (scripts/fuzz.sh); iproute2, openssh-server and sshfs give the multi-host tests their emulated hosts and the
+# network file system between them (tests/multihost/mh.sh; those tests skip without them).
+exec bash "$(dirname "$0")/install-deps.sh" chromium clang-14 libclang-rt-14-dev iproute2 openssh-server openssh-client sshfs

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "harness.h"
 
@@ -120,6 +121,32 @@ TEST(BadInput, FileTruncatedMidRunStopsEveryRank) {
                                  " --param train.computation_time=0.02 --results-dir " + c.results()) +
               "; rc=$?; wait; exit $rc", 120);
   c.ExpectCleanFailure(r, {victim, "truncated", "offset"});
+}
+
+}  // namespace
+}  // namespace feedrate::it
+
+namespace feedrate::it {
+namespace {
+
+// --hosts / --hostfile: a bad host list or hostfile is refused before mpirun starts, naming what is wrong.
+TEST(BadInput, HostListsAndHostfiles) {
+  ErrorCase c;
+  c.Generate(8);
+  c.ExpectCleanFailure(c.Run("--hosts node1:0"), {"--hosts node1:0", "slot count '0' is not a positive integer"});
+  c.ExpectCleanFailure(c.Run("--hosts :2"), {"empty host name"});
+  c.ExpectCleanFailure(c.Run("--hostfile " + (c.dir / "none")), {"--hostfile " + (c.dir / "none"), "No such file"});
+  {
+    std::ofstream hf(c.dir / "hostfile");
+    hf << "node1 slots=2\nnode2 slots=2 cpus=4\n";
+  }
+  c.ExpectCleanFailure(c.Run("--hostfile " + (c.dir / "hostfile")),
+                       {c.dir / "hostfile" + ":2", "unknown hostfile field 'cpus=4'"});
+  // Inside an MPI job the ranks are placed already.
+  c.ExpectCleanFailure(c.Run("--hosts node1:1", 2), {"already an MPI rank"});
+  auto both = c.Run("--hosts node1:1 --hostfile " + (c.dir / "hostfile"));
+  EXPECT_EQ(both.code, 2) << both.output;
+  EXPECT_NE(both.output.find("excludes"), std::string::npos) << both.output;
 }
 
 }  // namespace

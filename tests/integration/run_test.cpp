@@ -17,6 +17,30 @@ uint64_t XBytes(int files, int record_bytes) {
   return total;
 }
 
+// The hierarchical step barrier on one host (3 ranks, one host leader): the same training, its mode and both
+// modes' calibrated cost recorded; auto stays flat on one host.
+TEST(Run, HierarchicalStepBarrierOnOneHost) {
+  test::TempDir dir;
+  const std::string data = dir / "unet3d";
+  const std::string ds = SmallDatasetParams(36, 16384) + " --param reader.batch_size=2 --param train.epochs=2"
+                         " --param train.computation_time=0.002";
+  auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + ds));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  for (const std::string mode : {"hierarchical", "auto"}) {
+    const std::string results = dir / ("r_" + mode);
+    auto run = Sh(MpiFeedrate(3, "run -q -w unet3d_h100 --data-dir " + data + " " + ds + " --step-barrier " + mode +
+                                     " --results-dir " + results));
+    ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+    auto s = ReadJson(results + "/summary.json");
+    EXPECT_EQ(s["metric"]["train_au_percentage"].size(), 2u);
+    const auto& b = s["feedrate"]["step_barrier"];
+    EXPECT_EQ(b["mode"], mode == "auto" ? "flat" : "hierarchical");
+    EXPECT_EQ(b["hosts"], 1);
+    EXPECT_EQ(b["calibration_flat_us"]["count"], 200);
+    EXPECT_EQ(b["calibration_hierarchical_us"]["count"], 200);
+  }
+}
+
 TEST(Run, MpiTwoRanksTwoAcceleratorsWritesDlioSummary) {
   test::TempDir dir;
   const std::string data = dir / "unet3d", results = dir / "results";

@@ -185,5 +185,26 @@ TEST(Report, WhatServedTheBytes) {
   EXPECT_EQ(StorageHtml(bare), "");
 }
 
+// A run on several hosts gets a per-host table and the step barrier's cost; one host gets neither.
+TEST(Report, PerHostTableForMultiHostRuns) {
+  ReportInput in;
+  in.summary = nlohmann::json::parse(R"({"feedrate": {
+      "hosts": [{"hostname": "node-a", "ranks": 2, "accelerators": 4, "read_mib_per_s": 512.25, "net_rx_mib_per_s": 530.0,
+                 "au_min_pct": 91.0, "au_mean_pct": 95.5, "au_max_pct": 99.0, "cpu_utilisation": 0.25, "start_skew_seconds": 0.0},
+                {"hostname": "node-b", "ranks": 2, "accelerators": 4, "read_mib_per_s": 500.0, "net_rx_mib_per_s": 520.0,
+                 "au_min_pct": 90.0, "au_mean_pct": 94.0, "au_max_pct": 98.0, "cpu_utilisation": 0.5, "start_skew_seconds": 0.0125}],
+      "step_barrier": {"mode": "hierarchical", "calibration_flat_us": {"p50": 140.0, "p99": 300.0},
+                       "calibration_hierarchical_us": {"p50": 120.0, "p99": 250.0}}}})");
+  const std::string md = HostsMarkdown(in);
+  EXPECT_NE(md.find("| node-a | 2 | 4 | 512.2 | 530.0 | 91.0 / 95.5 / 99.0 | 25% | 0.0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| node-b | 2 | 4 | 500.0 | 520.0 | 90.0 / 94.0 / 98.0 | 50% | 12.5 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("step barrier: hierarchical, flat p50 140 us (p99 300), hierarchical p50 120 us (p99 250)"),
+            std::string::npos) << md;
+  EXPECT_NE(HostsHtml(in).find("<td>node-b</td>"), std::string::npos);
+  in.summary["feedrate"]["hosts"].erase(1);
+  EXPECT_EQ(HostsMarkdown(in), "");
+  EXPECT_EQ(HostsHtml(in), "");
+}
+
 }  // namespace
 }  // namespace feedrate
