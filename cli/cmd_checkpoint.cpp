@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/launch.h"
 #include "emulator/checkpoint.h"
 #include "emulator/comm.h"
 #include "emulator/interrupt.h"
@@ -14,6 +15,8 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
   auto w = std::make_shared<WorkloadArgs>();
   auto o = std::make_shared<CheckpointOptions>();
   w->Register(sub, false);
+  auto launch = std::make_shared<LaunchArgs>();
+  launch->Register(sub);
   sub->add_option("--dir", o->dir, "checkpoint folder (default: the workload's checkpoint.checkpoint_folder)");
   sub->add_option("--num-checkpoints-write", o->num_write, "checkpoints to write (default: the workload's, 10)");
   sub->add_option("--num-checkpoints-read", o->num_read, "checkpoints to read back (default: the workload's, 10)");
@@ -30,7 +33,7 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--queue-depth", o->queue_depth, "requests in flight per rank (default 8)")->check(CLI::Range(uint64_t{1}, uint64_t{256}));
   sub->add_option("--block-size", o->block, "bytes per request (default 4 MiB)")->check(CLI::Range(uint64_t{4096}, uint64_t{64} << 20));
   sub->add_flag("--verify", o->verify, "write a verifiable pattern and check every byte read back");
-  sub->add_option("--inject", o->inject, "inject write faults, for tests and demos: enospc|eio|short|delay[:every=N,after=N,"
+  sub->add_option("--inject", o->inject, "inject faults into the writes (or the reads: op=read), for tests and demos: enospc|eio|short|eagain|delay[:every=N,after=N,"
                                          "count=N,file=GLOB,offset=A-B,ms=N] (docs/faults.md)")
       ->check(CheckInjectRules);
   sub->add_flag("--quiet,-q", o->quiet, "no per-checkpoint lines");
@@ -38,6 +41,7 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--collective-timeout", *collective_timeout, "seconds any rank waits in a collective (default 1800; 0: forever)")
       ->check(CLI::NonNegativeNumber);
   return [=] {
+    if (launch->requested()) return RelaunchUnderMpirun(*launch, *argc, *argv);
     o->command_line = JoinCommandLine(*argc, *argv);
     Comm comm(argc, argv);
     comm.SetCollectiveTimeout(*collective_timeout);

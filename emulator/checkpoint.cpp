@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,19 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr uint64_t kContentSeed = 0xc4ec4;
 
 std::string StepDir(const std::string& dir, uint64_t k) { return dir + "/global_epoch1_step" + std::to_string(k); }
+
+// Markers in a checkpoint's folder: being written (removed once every rank's files are whole, so a job that died
+// leaves it), and failed (with the error).
+constexpr const char* kInProgress = "FEEDRATE_IN_PROGRESS";
+constexpr const char* kIncomplete = "FEEDRATE_INCOMPLETE";
+
+// The first line of a marker file, for messages.
+std::string FirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
 
 // One rank's files with their scaled sizes.
 struct RankPlan {
@@ -93,8 +107,20 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
   json summary, f;
   std::vector<std::string> warnings;
   uint64_t written = 0, read = 0;  // checkpoints completed
+  std::unique_ptr<FaultInjector> faults;
+  // --inject's rules with the requests they matched and the faults they injected, summed over ranks (a collective).
+  auto fault_counts = [&] {
+    nlohmann::json rules = nlohmann::json::array();
+    for (const auto& c : faults ? faults->Counts() : std::vector<FaultInjector::RuleCount>{}) {
+      rules.push_back({{"rule", c.rule}, {"matched", comm.SumDouble(static_cast<double>(c.matched))},
+                       {"injected", comm.SumDouble(static_cast<double>(c.injected))}});
+    }
+    return rules;
+  };
   auto fail = [&](const std::string& error, const std::string& status = "failed", int code = 2) {  // same on every rank
+    const nlohmann::json injected = fault_counts();
     if (comm.root()) {
+      if (!injected.empty()) f["injected_faults"] = injected;
       std::fprintf(stderr, "feedrate: %s: %s\n", status == "failed" ? "error" : status.c_str(), error.c_str());
       f["status"] = status;
       f["checkpoints_written"] = written;
@@ -146,15 +172,15 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
   const double between = opt.time_between >= 0 ? opt.time_between : set.time_between;
   if (set.fsync == false) warnings.push_back("checkpoint.fsync is off: written checkpoints may still be in the page cache when timed");
   RankPlan plan = st.ok() ? PlanRank(model, world, rank, opt.scale) : RankPlan{};
-  std::unique_ptr<FaultInjector> faults;
   if (st.ok() && !opt.inject.empty()) {
     auto p = ParseFaultPlan(opt.inject);
     if (!p.ok()) {
       st = p.status();
     } else {
-      for (auto& r : p->rules) r.op = FaultOp::kWrite;
+      // Checkpoint rules act on the writes unless they say op=read.
+      for (auto& r : p->rules) r.op = r.text.find("op=read") != std::string::npos ? FaultOp::kRead : FaultOp::kWrite;
       faults = std::make_unique<FaultInjector>(std::move(*p));
-      warnings.push_back("faults injected into the checkpoint writes (--inject " + opt.inject + "): the results measure them");
+      warnings.push_back("faults injected into the checkpoint I/O (--inject " + opt.inject + "): the results measure them");
     }
   }
   std::unique_ptr<StreamIo> io;
@@ -203,9 +229,17 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
   std::vector<double> write_s, read_s;
   for (uint64_t k = 1; k <= num_write && st.ok(); ++k) {
     if (between > 0) SleepUntil(NowNs() + static_cast<int64_t>(between * 1e9));
+    const std::string marker = StepDir(dir, k) + "/" + kInProgress;
+    std::error_code ec;
+    if (comm.root()) {  // marked before any rank starts: a job that dies mid-checkpoint leaves the mark
+      fs::create_directories(StepDir(dir, k), ec);
+      fs::remove(StepDir(dir, k) + "/" + kIncomplete, ec);
+      st = WriteFileAtomic(marker, "checkpoint " + std::to_string(k) + " is being written by " +
+                                       std::to_string(comm.size()) + " rank(s) since " + NowIso8601() +
+                                       "; this file is removed once every rank's files are whole\n");
+    }
     comm.Barrier();
     const int64_t t0 = NowNs();
-    std::error_code ec;
     fs::create_directories(StepDir(dir, k), ec);
     if (ec) st = Status::Errno("cannot create " + StepDir(dir, k), ec.value());
     for (const auto& file : plan.files) {
@@ -220,15 +254,20 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
       // The files that did complete stay; a marker says the checkpoint is not whole (each failed file's temporary
       // name is already gone). An interrupt that came after the last file still counts the checkpoint as done.
       if (!err.empty() && comm.root()) {
-        (void)WriteFileAtomic(StepDir(dir, k) + "/FEEDRATE_INCOMPLETE", "checkpoint " + std::to_string(k) + " write failed: " + err + "\n");
+        (void)WriteFileAtomic(StepDir(dir, k) + "/" + kIncomplete, "checkpoint " + std::to_string(k) + " write failed: " + err + "\n");
+        fs::remove(marker, ec);
       }
       if (interrupted) {
-        if (err.empty()) ++written;
+        if (err.empty()) {
+          ++written;
+          if (comm.root()) fs::remove(marker, ec);
+        }
         return fail("interrupted by a signal at checkpoint " + std::to_string(k) + " of the write phase", "interrupted", 130);
       }
       return fail("checkpoint " + std::to_string(k) + " write: " + err);
     }
     ++written;
+    if (comm.root()) fs::remove(marker, ec);
     if (comm.root() && !opt.quiet) {
       std::printf("checkpoint %llu/%llu written\n", static_cast<unsigned long long>(k), static_cast<unsigned long long>(num_write));
       std::fflush(stdout);
@@ -237,7 +276,15 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
 
   // Read phase: every checkpoint must be there, whole; then the page cache is emptied (or bypassed) and each is read.
   for (uint64_t k = 1; k <= num_read && st.ok(); ++k) {
+    for (const char* m : {kInProgress, kIncomplete}) {
+      const std::string path = StepDir(dir, k) + "/" + m;
+      if (st.ok() && fs::exists(path)) {
+        st = Status::Corruption("checkpoint " + std::to_string(k) + " in " + StepDir(dir, k) + " is not whole (" + m +
+                                ": " + FirstLine(path) + "); write it again");
+      }
+    }
     for (const auto& file : plan.files) {
+      if (!st.ok()) break;
       const std::string path = StepDir(dir, k) + "/" + file.name;
       std::error_code ec;
       const auto size = fs::file_size(path, ec);
@@ -305,6 +352,7 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
                             static_cast<double>(io->fsyncs()), static_cast<double>(io->buffer_bytes()),
                             static_cast<double>(ru.ru_maxrss) * 1024.0};
   auto all_facts = comm.GatherDoubles(facts);
+  const json injected = fault_counts();
   if (!comm.root()) return std::stoi(comm.Broadcast("", 0));
   const json save = Reduce(all_write, size_gib), load = Reduce(all_read, size_gib);
   HostInfo h = ReadHostInfo();
@@ -356,6 +404,7 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
   f["metric_note"] = "duration per checkpoint = the slowest rank's (from the barrier to its last file renamed, fsync "
                      "included); GB/s = checkpoint_size_GB (GiB, as DLIO) / that duration; mean and stdev over checkpoints";
   f["warnings"] = warnings;
+  if (faults) f["injected_faults"] = injected;
   f["command_line"] = opt.command_line;
   f["host_facts"] = {{"kernel", KernelRelease()}, {"checkpoint_fs", FileSystemType(dir)}, {"processor", h.processor_name},
                      {"cpu_count", h.cpu_count}, {"memory_bytes", h.mem_total_bytes}};

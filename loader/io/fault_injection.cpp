@@ -198,6 +198,19 @@ int64_t FaultInjector::OnRead(uint32_t file, uint64_t offset, uint64_t length, i
   return out;
 }
 
+int64_t FaultInjector::OnReadPath(const std::string& path, uint64_t offset, uint64_t length, int64_t result) {
+  if (result < 0) return result;
+  int64_t out = result;
+  for (auto& a : rules_) {
+    const FaultRule& r = a->rule;
+    if (r.op != FaultOp::kRead || offset >= r.offset_end || offset + length <= r.offset_begin) continue;
+    if (!PathMatches(r.file, path)) continue;
+    const int64_t got = Fire(*a, result);
+    if (got != result && out == result) out = got;
+  }
+  return out;
+}
+
 int64_t FaultInjector::OnWrite(const std::string& path, uint64_t offset, uint64_t length) {
   int64_t out = 0;
   for (auto& a : rules_) {

@@ -55,6 +55,8 @@ class FaultInjector {
   // A read of `length` bytes of table file `file` at `offset` whose real result was `result` (bytes or -errno):
   // the result to act on. Delay rules sleep here, on the I/O thread.
   int64_t OnRead(uint32_t file, uint64_t offset, uint64_t length, int64_t result);
+  // As OnRead, for reads that name their file by path (checkpoint reads): rules match `path` with their glob.
+  int64_t OnReadPath(const std::string& path, uint64_t offset, uint64_t length, int64_t result);
   // A write of `path` at `offset`, before it is issued: 0 to go ahead, a byte count to write only that much (short),
   // or -errno to fail it with.
   int64_t OnWrite(const std::string& path, uint64_t offset, uint64_t length);

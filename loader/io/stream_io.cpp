@@ -81,10 +81,16 @@ Status StreamIo::Stream(int fd, const std::string& path, uint64_t total, uint64_
           if (f < 0) return failed(off, static_cast<int>(-f), true);
           if (f > 0) want = std::min<uint64_t>(want, static_cast<uint64_t>(f));
         }
-        const ssize_t n = write ? ::pwrite(fd, buf + done_bytes, want, static_cast<off_t>(off))
-                                : ::pread(fd, buf + done_bytes, want, static_cast<off_t>(off));
+        ssize_t n = write ? ::pwrite(fd, buf + done_bytes, want, static_cast<off_t>(off))
+                          : ::pread(fd, buf + done_bytes, want, static_cast<off_t>(off));
         if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         if (n < 0) return failed(off, errno, false);
+        if (!write && opt_.faults != nullptr) {  // acts on the real result, as the loader's engines do
+          const int64_t f = opt_.faults->OnReadPath(path, off, want, n);
+          if (f == -EAGAIN) continue;
+          if (f < 0) return failed(off, static_cast<int>(-f), true);
+          n = static_cast<ssize_t>(f);
+        }
         if (n == 0) return Status::Corruption(path + ": ends at offset " + std::to_string(off) + ", expected " + std::to_string(total) + " bytes");
         done_bytes += static_cast<uint64_t>(n);
       }
@@ -149,13 +155,20 @@ Status StreamIo::Stream(int fd, const std::string& path, uint64_t total, uint64_
       ++seen;
       const size_t k = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
       Slot& sl = slots[k];
-      const int res = cqe->res;
+      int res = cqe->res;
+      bool injected = false;
+      if (!write && opt_.faults != nullptr && res >= 0) {
+        const uint64_t off = sl.block * opt_.block + sl.progress;
+        const int64_t f = opt_.faults->OnReadPath(path, off, len_of(sl.block) - sl.progress, res);
+        injected = f != res;
+        res = static_cast<int>(f);
+      }
       bool again = false;
       if (res == -EAGAIN || res == -EINTR) {
         again = error.ok();
       } else if (res < 0 || (res == 0 && sl.progress < need_of(sl.block))) {
         if (error.ok()) {
-          error = res < 0 ? failed(sl.block * opt_.block + sl.progress, -res, false)
+          error = res < 0 ? failed(sl.block * opt_.block + sl.progress, -res, injected)
                           : Status::Corruption(path + ": ends at offset " + std::to_string(sl.block * opt_.block + sl.progress) +
                                                ", expected " + std::to_string(need) + " bytes");
         }

@@ -22,7 +22,7 @@ struct StreamOptions {
   uint64_t block = 4 << 20;        // bytes per request (and per buffer)
   bool odirect = false;
   bool uring = true;               // false: synchronous pread/pwrite, one request at a time
-  FaultInjector* faults = nullptr; // write faults (FaultInjector::OnWrite), not owned
+  FaultInjector* faults = nullptr; // write and read faults (OnWrite, OnReadPath), not owned
   const std::atomic<bool>* stop = nullptr;  // when set, a transfer stops before its next request ("interrupted")
 };
 

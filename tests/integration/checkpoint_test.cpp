@@ -126,3 +126,73 @@ TEST(Checkpoint, InterruptStopsCleanlyAndSaysSo) {
 
 }  // namespace
 }  // namespace feedrate::it
+
+namespace feedrate::it {
+namespace {
+
+// A rank killed mid-checkpoint ends the job (mpirun names it); the checkpoint's folder keeps the in-progress mark,
+// so a later read refuses it rather than timing a partial checkpoint.
+TEST(Checkpoint, KilledRankLeavesTheCheckpointMarkedInProgress) {
+  test::TempDir dir("/var/tmp");
+  const std::string ck = dir / "ck", r = dir / "r";
+  const std::string script = dir / "kill.sh";
+  test::WriteFile(script, MpiFeedrate(4, "checkpoint -w llama3_8b --dir " + ck + " " + kSmall +
+                                             " --num-checkpoints-write 3 --num-checkpoints-read 0 --block-size 1048576"
+                                             " --inject delay:ms=50 --results-dir " + r) +
+                              " &\njob=$!\n"
+                              // Once checkpoint 1 is under way (its mark is there), kill rank 2.
+                              "for i in $(seq 600); do [ -f " + ck + "/global_epoch1_step1/FEEDRATE_IN_PROGRESS ] && break; sleep 0.1; done\n"
+                              "sleep 0.3\n"
+                              "for p in $(pgrep -f \"results-dir " + r + "\"); do\n"
+                              "  if tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=2; then kill -KILL $p; fi\n"
+                              "done\n"
+                              "wait $job\n");
+  auto run = Sh("bash " + script, 120);
+  EXPECT_NE(run.code, 0) << run.output;
+  EXPECT_NE(run.code, 124) << "timed out: " << run.output;
+  EXPECT_NE(run.output.find("rank 2"), std::string::npos) << run.output;
+  auto s = ReadJson(r + "/summary.json");
+  EXPECT_TRUE(s.is_null() || s["feedrate"]["status"] != "success");
+  EXPECT_TRUE(fs::exists(ck + "/global_epoch1_step1/FEEDRATE_IN_PROGRESS"));
+  auto again = Sh(MpiFeedrate(4, "checkpoint -w llama3_8b --dir " + ck + " " + kSmall +
+                                     " --num-checkpoints-write 0 --num-checkpoints-read 1 --results-dir " + dir / "r2"));
+  EXPECT_EQ(again.code, 2) << again.output;
+  EXPECT_NE(again.output.find("checkpoint 1 in " + ck + "/global_epoch1_step1 is not whole (FEEDRATE_IN_PROGRESS: "
+                              "checkpoint 1 is being written by 4 rank(s)"),
+            std::string::npos) << again.output;
+}
+
+// Faults on the read side: retried short reads and EAGAIN still read every byte (and are counted); an EIO names
+// the rank, the file and the offset, and no result claims success.
+TEST(Checkpoint, ReadFaultsAreRetriedOrNamed) {
+  test::TempDir dir("/var/tmp");
+  const std::string ck = dir / "ck";
+  auto write = Sh(MpiFeedrate(2, "checkpoint -w llama3_8b --dir " + ck + " " + kSmall +
+                                     " --num-checkpoints-write 1 --num-checkpoints-read 0 --verify --results-dir " + dir / "w"));
+  ASSERT_EQ(write.code, 0) << write.output;
+  for (const std::string engine : {"uring", "posix"}) {
+    const std::string ok = dir / ("ok_" + engine);
+    auto retried = Sh(MpiFeedrate(2, "checkpoint -w llama3_8b --dir " + ck + " " + kSmall + " --engine " + engine +
+                                         " --num-checkpoints-write 0 --num-checkpoints-read 1 --verify --block-size 1048576"
+                                         " --inject 'short:op=read,every=3;eagain:op=read,every=5' --results-dir " + ok));
+    ASSERT_EQ(retried.code, 0) << retried.output;
+    auto s = ReadJson(ok + "/summary.json");
+    EXPECT_EQ(s["feedrate"]["checkpoints_read"], 1);
+    ASSERT_EQ(s["feedrate"]["injected_faults"].size(), 2u) << s["feedrate"].dump(2);
+    EXPECT_GT(s["feedrate"]["injected_faults"][0]["injected"].get<double>(), 0);
+    EXPECT_GT(s["feedrate"]["injected_faults"][1]["injected"].get<double>(), 0);
+    const std::string bad = dir / ("eio_" + engine);
+    auto eio = Sh(MpiFeedrate(2, "checkpoint -w llama3_8b --dir " + ck + " " + kSmall + " --engine " + engine +
+                                     " --num-checkpoints-write 0 --num-checkpoints-read 1 --block-size 1048576"
+                                     " --inject 'eio:op=read,offset=2097152-2097153,file=zero_pp_rank_1_*model*' --results-dir " + bad));
+    EXPECT_EQ(eio.code, 2) << eio.output;
+    EXPECT_NE(eio.output.find("rank 1 ("), std::string::npos) << eio.output;
+    EXPECT_NE(eio.output.find("zero_pp_rank_1_mp_rank_0_model_states.pt: read failed at offset 2097152 (injected): "
+                              "Input/output error"),
+              std::string::npos) << eio.output;
+    EXPECT_EQ(ReadJson(bad + "/summary.json")["feedrate"]["status"], "failed");
+  }
+}
+
+}  // namespace
+}  // namespace feedrate::it

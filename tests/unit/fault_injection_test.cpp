@@ -95,6 +95,18 @@ TEST(FaultInjector, WritesGetEnospcAndShortWritesByPath) {
   EXPECT_EQ(f.OnRead(0, 0, 10, 10), 10);  // write rules leave reads alone
 }
 
+// Reads named by path (checkpoint reads): read rules match the glob and act on the real result; write rules do not.
+TEST(FaultInjector, ReadsByPathMatchGlobsAndKeepRealErrors) {
+  auto plan = ParseFaultPlan("eio:op=read,file=*rank_1_*,offset=4096-4097;short:op=read,every=2;enospc:file=*");
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  FaultInjector f(std::move(*plan));
+  EXPECT_EQ(f.OnReadPath("/ck/zero_pp_rank_1_model.pt", 4096, 4096, 4096), -EIO);  // (the short rule's 1st match)
+  EXPECT_EQ(f.OnReadPath("/ck/zero_pp_rank_0_model.pt", 4096, 4096, 4096), 2048);  // its 2nd: short
+  EXPECT_EQ(f.OnReadPath("/ck/zero_pp_rank_0_model.pt", 0, 4096, 4096), 4096);     // its 3rd: untouched
+  EXPECT_EQ(f.OnReadPath("/ck/zero_pp_rank_0_model.pt", 0, 4096, -EBADF), -EBADF);  // a real error stands
+  EXPECT_EQ(f.OnWrite("/ck/zero_pp_rank_1_model.pt", 4096, 4096), -ENOSPC);         // only the write rule
+}
+
 TEST(FaultInjector, CountsAreExactAcrossThreads) {
   FaultInjector f(*ParseFaultPlan("eio:every=3,count=50"));
   std::atomic<int> failed{0};
