@@ -153,6 +153,7 @@ void Comm::TimedOut(const char* what) const {
   if (missing.empty() && elsewhere.empty()) msg += "every rank answered from this collective (the MPI transport is stuck)";
   std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
   std::fflush(stderr);
+  if (abort_hook_) abort_hook_(msg);
   MPI_Abort(MPI_COMM_WORLD, 2);
   std::abort();
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ class Comm {
   // and the job ends (MPI_Abort, exit code 2) with a message naming the rank(s) and host(s) that did not arrive.
   void SetCollectiveTimeout(double seconds) { timeout_s_ = seconds; }
   double collective_timeout() const { return timeout_s_; }
+  // Rank 0 calls `hook` with the watchdog's message just before it ends the job (from the thread that waited), so
+  // the run can leave a failed-run record; empty: none.
+  void SetAbortHook(std::function<void(const std::string& message)> hook) { abort_hook_ = std::move(hook); }
   const std::string& hostname(int rank) const { return hosts_[static_cast<size_t>(rank)]; }
   // The lowest rank on this rank's host: the one that does host-wide work (device counters, system cache drop).
   bool host_leader() const {
@@ -82,6 +86,7 @@ class Comm {
   int leader_comm_ = 0;  // ranks (the latter: MPI_COMM_NULL's handle on other ranks); kept MPI-free here
   bool owns_mpi_ = false;
   double timeout_s_ = 0;
+  std::function<void(const std::string&)> abort_hook_;
   mutable uint64_t seq_ = 0;         // collectives entered so far (the same sequence on every rank)
   std::vector<std::string> hosts_;  // every rank's hostname
 };

@@ -321,7 +321,7 @@ void ReportEpoch(const WorkloadConfig& cfg, const Comm& comm, uint64_t epoch, ui
 
 }  // namespace
 
-int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm) {
+int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) {
   RunRecord rec;
   rec.cfg = &cfg;
   rec.version = opt.version;
@@ -348,6 +348,20 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& co
     std::filesystem::create_directories(rec.results_dir, ec);
     if (ec) st = Status::Errno("cannot create results directory " + rec.results_dir, ec.value());
   }
+  // A job the collective watchdog ends (MPI_Abort) still leaves a failed-run record: rank 0 writes what it knows.
+  if (comm.root() && st.ok()) {
+    comm.SetAbortHook([&rec](const std::string& message) {
+      RunRecord failed = rec;
+      failed.status = "failed";
+      failed.error = message;
+      failed.end_iso = NowIso8601();
+      (void)WriteRunResults(failed);
+    });
+  }
+  struct ClearHook {
+    Comm& comm;
+    ~ClearHook() { comm.SetAbortHook(nullptr); }
+  } clear_hook{comm};
   Setup setup;
   if (st.ok()) st = PrepareRank(cfg, opt, comm, &setup);
   rec.io_threads_per_rank = setup.io_threads;

@@ -32,6 +32,6 @@ inline constexpr int kExitError = 2;
 inline constexpr int kExitMissedAu = 3;
 inline constexpr int kExitInterrupted = 130;
 
-int RunTraining(const WorkloadConfig& cfg, const RunOptions& options, const Comm& comm);
+int RunTraining(const WorkloadConfig& cfg, const RunOptions& options, Comm& comm);
 
 }  // namespace feedrate

@@ -129,8 +129,12 @@ TEST_F(Faults, ARankThatStopsAnsweringEndsTheJobNamingIt) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("did not complete within 3 s (--collective-timeout): rank 1 ("), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("did not answer"), std::string::npos) << r.output;
+  // Rank 0 leaves a failed-run record with the watchdog's message before the job ends.
   auto s = ReadJson(results + "/summary.json");
-  EXPECT_TRUE(s.is_null() || s["feedrate"]["status"] != "success");
+  ASSERT_TRUE(s.is_object()) << r.output;
+  EXPECT_EQ(s["feedrate"]["status"], "failed");
+  EXPECT_NE(s["feedrate"]["error"].get<std::string>().find("rank 1 ("), std::string::npos) << s["feedrate"]["error"];
+  EXPECT_FALSE(s.contains("metric"));
 }
 
 // A rank that dies ends the job (mpirun notices and stops the others), non-zero, naming the rank; no success.

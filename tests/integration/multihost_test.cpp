@@ -24,6 +24,10 @@ class Hosts {
  public:
   explicit Hosts(const std::string& args) {
     auto r = Sh(kMh + " up " + args, 60);
+    if (r.code != 0 && r.code != 77) {  // once more: the previous test's namespaces may still be going away
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      r = Sh(kMh + " up " + args, 60);
+    }
     if (r.code == 77) {
       skip = r.output.empty() ? "mh.sh skipped" : r.output;
     } else {

@@ -15,7 +15,11 @@ R=${MH_STATE:-/run/feedrate-mh}
 NET=10.213.77
 BR=frbr0
 HERE=$(cd "$(dirname "$0")" && pwd)
-die() { echo "mh.sh: $*" >&2; exit 1; }
+die() {
+  echo "mh.sh: $*" >&2
+  { echo "mh.sh: state: netns: $(ip netns list 2>/dev/null | tr '\n' ' ')"; ip -br link show 2>/dev/null | grep -E '^fr' ; } >&2
+  exit 1
+}
 skip() { echo "mh.sh: SKIP: $*" >&2; exit 77; }
 
 holder_pid() { cat "$R/$1.pid" 2>/dev/null || die "no host $1 (run mh.sh up)"; }
