@@ -6,6 +6,7 @@ packages=(build-essential cmake ninja-build pkg-config git
           liburing-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libssl-dev zlib1g-dev
           libopenmpi-dev openmpi-bin
           libgtest-dev libgmock-dev libbenchmark-dev
+          libcurl4-openssl-dev libxml2-dev
           libisal-dev libprotobuf-dev protobuf-compiler libhdf5-dev libjpeg62-turbo-dev libpng-dev
           python3-numpy python3-h5py python3-protobuf python3-pil)
 if [ $# -gt 0 ]; then packages=("$@"); fi  # scripts/install-test-extras.sh passes its own list

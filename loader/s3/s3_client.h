@@ -1,0 +1,88 @@
+// An S3 client on libcurl: SigV4 signing by curl (CURLOPT_AWS_SIGV4, with the x-amz-content-sha256 header S3
+// needs), many concurrent requests on one curl multi handle (no thread per request), connections reused,
+// retries with backoff for 5xx / SlowDown / dropped connections, and every failure named with the bucket, key,
+// HTTP status and S3 error code.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loader/s3/s3_config.h"
+#include "loader/s3/s3_xml.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+struct S3ClientOptions {
+  unsigned max_parallel = 16;       // requests in flight at once (each on its own reused connection)
+  int retries = 4;                  // further attempts after 5xx, 429/503 SlowDown, a dropped connection or a timeout
+  double retry_base_seconds = 0.05; // backoff before the first retry, doubled for each further one
+  long connect_timeout_ms = 10000;
+  long stall_timeout_s = 30;        // a transfer that moves nothing for this long fails (and is retried)
+};
+
+struct S3Request {
+  enum class Method { kGet, kHead, kPut, kPost, kDelete };
+  Method method = Method::kGet;
+  std::string key;    // "" = the bucket itself
+  std::string query;  // already S3-encoded, parameters in sorted order (it is signed as given)
+  uint64_t range_begin = 0, range_length = 0;     // GET: bytes [begin, begin + length); length 0: the whole object
+  const char* body = nullptr;                     // PUT / POST payload (kept alive by the caller)
+  uint64_t body_size = 0;
+  char* dest = nullptr;                           // GET: the object bytes go here (up to dest_capacity) ...
+  uint64_t dest_capacity = 0;                     // ... else, like every error body, into `text`
+  // Results.
+  Status status;
+  long http_status = 0;
+  uint64_t bytes = 0;           // body bytes received (into dest or text)
+  uint64_t content_length = 0;  // the response's Content-Length (HEAD: the object size)
+  double ttfb_seconds = 0;      // request start to the first response byte (last attempt)
+  double seconds = 0;           // the whole last attempt
+  int attempts = 0;
+  std::string etag;             // the response's ETag header, quotes included
+  std::string text;
+  uint64_t sent = 0;            // (upload progress within an attempt)
+};
+
+class S3Client {
+ public:
+  static Result<std::unique_ptr<S3Client>> Create(S3Endpoint endpoint, S3Credentials credentials, std::string bucket,
+                                                 S3ClientOptions options = {});
+  ~S3Client();
+  S3Client(const S3Client&) = delete;
+  S3Client& operator=(const S3Client&) = delete;
+
+  // Runs every request, up to max_parallel at once; each gets its own status. Returns the first failure, or OK.
+  Status Run(std::span<S3Request* const> requests);
+  Status Run(S3Request& r);
+
+  Status CreateBucket();
+  Status Put(const std::string& key, const char* data, uint64_t size);
+  // Bytes [begin, begin + length) of `key` into dest (length 0: the whole object); the number of bytes received.
+  Result<uint64_t> Get(const std::string& key, uint64_t begin, uint64_t length, char* dest, uint64_t capacity);
+  Result<uint64_t> Size(const std::string& key);  // HEAD
+  // Every object under `prefix` (ListObjectsV2, page after page).
+  Result<std::vector<S3ObjectEntry>> List(const std::string& prefix);
+  Status Delete(const std::string& key);
+  Result<std::string> StartMultipart(const std::string& key);
+  // Part `number` (1-based) of an upload; its ETag in *etag.
+  Status PutPart(const std::string& key, const std::string& upload_id, int number, const char* data, uint64_t size,
+                 std::string* etag);
+  Status CompleteMultipart(const std::string& key, const std::string& upload_id, const std::vector<std::string>& etags);
+  Status AbortMultipart(const std::string& key, const std::string& upload_id);
+
+  const std::string& bucket() const;
+  const S3Endpoint& endpoint() const;
+  // "GET s3://bucket/key (bytes 0-1023)": how messages name a request.
+  std::string Describe(const S3Request& r) const;
+
+ private:
+  struct Impl;
+  explicit S3Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace feedrate
