@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/cmd_iobench_s3.h"
 #include "cli/commands.h"
 #include "emulator/comm.h"
 #include "emulator/results.h"
@@ -98,7 +99,8 @@ nlohmann::json ToJson(const Cell& c) {
 Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
   auto* sub = app.add_subcommand("iobench", "fio/gdsio-like grid of block size x queue depth x threads on one file");
   auto a = std::make_shared<IobenchArgs>();
-  sub->add_option("--path", a->path, "file, or directory to hold feedrate-iobench.dat")->required();
+  sub->add_option("--path", a->path, "file, or directory to hold feedrate-iobench.dat, or s3://bucket/prefix for the "
+                                     "S3 grid (GET/PUT x --object-size x --concurrency)")->required();
   sub->add_option("--rw", a->rw, "read, randread, write, randwrite, randrw (comma-separated list)")
       ->delimiter(',')
       ->check(CLI::IsMember({"read", "randread", "write", "randwrite", "randrw"}));
@@ -117,7 +119,41 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
   sub->add_flag("--verify", a->verify, "writes lay down a seeded pattern, reads check it");
   sub->add_option("--seed", a->seed, "pattern seed for --verify");
   sub->add_option("--results-dir", a->results_dir, "where iobench.json/csv go (default results/<timestamp>_iobench)");
+  auto s3 = std::make_shared<S3IobenchArgs>();
+  auto object_sizes = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"16m"});
+  auto part_size = std::make_shared<std::string>("8m");
+  sub->add_option("--endpoint", s3->endpoint, "S3: the endpoint URL (default https://s3.amazonaws.com)");
+  sub->add_option("--region", s3->region, "S3: the SigV4 region (default us-east-1)");
+  sub->add_flag("--virtual-host", s3->virtual_host, "S3: bucket.host/key URLs instead of host/bucket/key");
+  sub->add_option("--object-size", *object_sizes, "S3: object sizes, e.g. 1m,50m (default 16m)")->delimiter(',');
+  sub->add_option("--part-size", *part_size, "S3: bytes per ranged GET (default 8m; objects smaller are read whole)");
+  sub->add_option("--concurrency", s3->concurrency, "S3: requests in flight, e.g. 1,8,32")
+      ->delimiter(',')
+      ->check(CLI::Range(1u, 1024u));
   return [=] {
+    if (a->path.rfind("s3://", 0) == 0) {  // the S3 grid: one process, curl's multi interface for concurrency
+      S3IobenchArgs x = *s3;
+      x.url = a->path;
+      x.results_dir = a->results_dir;
+      x.runtime = a->runtime;
+      x.ops.clear();
+      for (const auto& rw : a->rw) {
+        if (rw != "read" && rw != "write") {
+          std::fprintf(stderr, "feedrate: error: --rw %s: S3 cells are read (GET) or write (PUT)\n", rw.c_str());
+          return 2;
+        }
+        x.ops.push_back(rw == "read" ? "get" : "put");
+      }
+      try {
+        x.object_sizes.clear();
+        for (const auto& o : *object_sizes) x.object_sizes.push_back(ParseBytes(o));
+        x.part_size = ParseBytes(*part_size);
+      } catch (const CLI::ValidationError& e) {
+        std::fprintf(stderr, "feedrate: error: %s\n", e.what());
+        return 2;
+      }
+      return RunS3Iobench(x);
+    }
     Comm comm(argc, argv);
     IoBenchOptions o;
     o.path = a->path;
@@ -199,14 +235,7 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
     nlohmann::json doc = {{"path", o.path},        {"size", o.size},     {"ranks", comm.size()},
                           {"runtime_s", o.runtime_s}, {"ramp_s", o.ramp_s}, {"submit_batch", o.submit_batch}, {"direct", o.direct},
                           {"verify", o.verify},    {"version", FEEDRATE_VERSION}, {"cells", cells}};
-    Status w = WriteFileAtomic(dir + "/iobench.json", doc.dump(2) + "\n");
-    if (w.ok()) w = WriteFileAtomic(dir + "/iobench.csv", csv.str());
-    if (!w.ok()) {
-      std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
-      return 2;
-    }
-    std::printf("results: %s\n", dir.c_str());
-    return 0;
+    return WriteBenchResults(dir, "iobench", doc.dump(2) + "\n", csv.str());
   };
 }
 

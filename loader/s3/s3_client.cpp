@@ -259,40 +259,62 @@ Status S3Client::Run(S3Request& r) {
 }
 
 Status S3Client::Run(std::span<S3Request* const> requests) {
+  size_t next = 0;
+  RunStream([&]() -> S3Request* { return next < requests.size() ? requests[next++] : nullptr; }, [](S3Request&) {});
+  for (S3Request* r : requests) {
+    if (!r->status.ok()) return r->status;
+  }
+  return Status::Ok();
+}
+
+void S3Client::RunStream(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done) {
   Impl& m = *impl_;
-  std::deque<S3Request*> pending(requests.begin(), requests.end());
-  for (S3Request* r : requests) r->attempts = 0;
   struct Retry {
     Clock::time_point at;
     S3Request* req;
   };
+  std::deque<S3Request*> ready;  // retries whose backoff is over
   std::vector<Retry> retries;
   std::vector<Slot*> free_slots;
   for (auto& s : m.slots) free_slots.push_back(&s);
   size_t active = 0;
-  while (!pending.empty() || active > 0 || !retries.empty()) {
+  bool source_empty = false;
+  for (;;) {
     const auto now = Clock::now();
     for (size_t i = 0; i < retries.size();) {
       if (retries[i].at <= now) {
-        pending.push_front(retries[i].req);
+        ready.push_back(retries[i].req);
         retries[i] = retries.back();
         retries.pop_back();
       } else {
         ++i;
       }
     }
-    while (!pending.empty() && !free_slots.empty()) {
+    while (!free_slots.empty()) {
+      S3Request* r = nullptr;
+      if (!ready.empty()) {
+        r = ready.front();
+        ready.pop_front();
+      } else if (!source_empty) {
+        r = next();
+        if (r == nullptr) {
+          source_empty = true;
+        } else {
+          r->attempts = 0;
+        }
+      }
+      if (r == nullptr) break;
       Slot* s = free_slots.back();
       free_slots.pop_back();
-      m.Setup(*s, *pending.front());
-      pending.pop_front();
+      m.Setup(*s, *r);
       curl_multi_add_handle(m.multi, s->easy);
       ++active;
     }
-    if (active == 0) {  // only retries waiting
-      auto next = retries.front().at;
-      for (const auto& r : retries) next = std::min(next, r.at);
-      std::this_thread::sleep_until(next);
+    if (active == 0 && retries.empty() && ready.empty()) return;  // (the source is empty: slots were free)
+    if (active == 0) {  // only retries waiting out their backoff
+      auto wake = retries.front().at;
+      for (const auto& r : retries) wake = std::min(wake, r.at);
+      std::this_thread::sleep_until(wake);
       continue;
     }
     int running = 0;
@@ -305,18 +327,17 @@ Status S3Client::Run(std::span<S3Request* const> requests) {
       const CURLcode result = msg->data.result;
       curl_multi_remove_handle(m.multi, s->easy);
       --active;
-      if (m.Finish(*s, result)) {
-        const double wait = m.options.retry_base_seconds * static_cast<double>(1u << std::min(s->req->attempts - 1, 10));
-        retries.push_back({Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait)), s->req});
-      }
+      S3Request* r = s->req;
       free_slots.push_back(s);
+      if (m.Finish(*s, result)) {
+        const double wait = m.options.retry_base_seconds * static_cast<double>(1u << std::min(r->attempts - 1, 10));
+        retries.push_back({Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait)), r});
+      } else {
+        done(*r);
+      }
     }
     if (active > 0) curl_multi_poll(m.multi, nullptr, 0, 50, nullptr);
   }
-  for (S3Request* r : requests) {
-    if (!r->status.ok()) return r->status;
-  }
-  return Status::Ok();
 }
 
 Status S3Client::CreateBucket() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -58,6 +59,9 @@ class S3Client {
   // Runs every request, up to max_parallel at once; each gets its own status. Returns the first failure, or OK.
   Status Run(std::span<S3Request* const> requests);
   Status Run(S3Request& r);
+  // Streaming form: whenever a slot is free, next() gives the next request (nullptr: no more; the run ends once
+  // the rest are done); done() gets each finished one, its status set. A request stays in use until done() has it.
+  void RunStream(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done);
 
   Status CreateBucket();
   Status Put(const std::string& key, const char* data, uint64_t size);

@@ -167,5 +167,42 @@ TEST(S3Rgw, WrongKeysMissingBucketsAndDeadServersAreNamed) {
   EXPECT_NE(refused.message().find("(after 3 attempts)"), std::string::npos) << refused.ToString();
 }
 
+// `feedrate iobench --path s3://...`: the GET/PUT grid against the server, results without the keys; missing
+// credentials and a missing bucket are clear errors.
+TEST(S3Rgw, IobenchGridGetsAndPuts) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  auto c = S3Client::Create(srv.endpoint, srv.credentials, Bucket("iobench"));
+  ASSERT_TRUE(c.value()->CreateBucket().ok());
+  const std::string env = "AWS_ACCESS_KEY_ID=" + srv.credentials.access_key + " AWS_SECRET_ACCESS_KEY=" +
+                          srv.credentials.secret_key + " ";
+  const std::string args = " --endpoint " + srv.endpoint.url + " --rw write,read --object-size 1m --part-size 256k"
+                           " --concurrency 1,4 --runtime 0.3 --results-dir " + dir / "r";
+  auto run = Sh(env + Feedrate("iobench --path s3://" + c.value()->bucket() + "/bench" + args));
+  ASSERT_EQ(run.code, 0) << run.output;
+  const std::string json = test::ReadFile(dir / "r/s3bench.json");
+  EXPECT_EQ(json.find(srv.credentials.secret_key), std::string::npos);
+  EXPECT_EQ(json.find(srv.credentials.access_key), std::string::npos);
+  auto j = ReadJson(dir / "r/s3bench.json");
+  ASSERT_EQ(j["cells"].size(), 4u) << j.dump(2);
+  for (const auto& cell : j["cells"]) {
+    EXPECT_GT(cell["requests"].get<uint64_t>(), 0u) << cell.dump();
+    EXPECT_EQ(cell["bytes"].get<uint64_t>(), cell["requests"].get<uint64_t>() * cell["request_size"].get<uint64_t>()) << cell.dump();
+    EXPECT_GT(cell["lat_ms"]["p50"].get<double>(), 0) << cell.dump();
+  }
+  EXPECT_EQ(j["cells"][2]["op"], "get");
+  EXPECT_EQ(j["cells"][2]["request_size"], 262144);
+  // The objects the GET cells read are there, whole.
+  EXPECT_EQ(c.value()->Size("bench/feedrate-s3bench/obj-1048576-0").value(), 1048576u);
+  auto no_keys = Sh("env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME=" + dir.path() + " " +
+                    Feedrate("iobench --path s3://" + c.value()->bucket() + "/bench" + args));
+  EXPECT_EQ(no_keys.code, 2);
+  EXPECT_NE(no_keys.output.find("no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"), std::string::npos)
+      << no_keys.output;
+  auto no_bucket = Sh(env + Feedrate("iobench --path s3://" + Bucket("absent") + "/x" + args));
+  EXPECT_EQ(no_bucket.code, 2);
+  EXPECT_NE(no_bucket.output.find("HTTP 404 NoSuchBucket"), std::string::npos) << no_bucket.output;
+}
+
 }  // namespace
 }  // namespace feedrate::it
