@@ -3,9 +3,12 @@
 #   write: feedrate checkpoint (buffered, fsync per file) vs fio sequential write, same jobs (= ranks), block size,
 #          queue depth and io_uring, buffered, fsync at the end of each file;
 #   read:  feedrate checkpoint --odirect vs fio sequential O_DIRECT read of the same number of bytes per job.
-# Usage: bench/checkpoint_vs_fio.sh FEEDRATE DIR RANKS SCALE [REPEATS]
+#   same-file read A/B: the checkpoint written once, then feedrate's O_DIRECT read and fio's O_DIRECT read of
+#          exactly those files (one fio job per rank over that rank's files, in order), alternating AB_REPEATS
+#          times: the disk placement is the same for both, so the ratio is the client's.
+# Usage: bench/checkpoint_vs_fio.sh FEEDRATE DIR RANKS SCALE [REPEATS] [AB_REPEATS]
 set -euo pipefail
-B=$1 DIR=$2 RANKS=$3 SCALE=$4 REPEATS=${5:-3}
+B=$1 DIR=$2 RANKS=$3 SCALE=$4 REPEATS=${5:-3} AB_REPEATS=${6:-0}
 MPI="mpirun --allow-run-as-root --oversubscribe --bind-to none -np $RANKS"
 mkdir -p "$DIR"
 run_feedrate() {
@@ -43,4 +46,31 @@ print(f"write GiB/s feedrate {fw_:.3f} fio {fio_w:.3f} ratio {fw_ / fio_w:.2f} |
       f"size {w['metric']['checkpoint_size_GB']:.2f} GiB, buffers/rank {w['feedrate']['buffer_bytes_per_rank'] >> 20} MiB")
 PY
 done
+if (( AB_REPEATS > 0 )); then
+  rm -rf "$DIR/ck" "$DIR/fio"
+  $MPI "$B" checkpoint -w llama3_8b --dir "$DIR/ck" --scale "$SCALE" --time-between 0 -q \
+      --num-checkpoints-write 1 --num-checkpoints-read 0 --results-dir "$DIR/rw" > /dev/null
+  # One fio job per rank, reading that rank's files (zero_pp_rank_R_*) one after the other.
+  {
+    echo "[global]"; echo "rw=read"; echo "bs=4M"; echo "iodepth=8"; echo "ioengine=io_uring"; echo "direct=1"
+    echo "file_service_type=sequential"; echo "group_reporting=1"
+    for ((r = 0; r < RANKS; r++)); do
+      echo "[rank$r]"; echo "filename=$(ls "$DIR"/ck/global_epoch1_step1/zero_pp_rank_${r}_* | paste -sd:)"  # (no colons in these paths)
+    done
+  } > "$DIR/ab.fio"
+  for i in $(seq 1 "$AB_REPEATS"); do
+    feed() { $MPI "$B" checkpoint -w llama3_8b --dir "$DIR/ck" --scale "$SCALE" --time-between 0 -q --odirect \
+                 --num-checkpoints-write 0 --num-checkpoints-read 1 --results-dir "$DIR/rr" > /dev/null; }
+    if (( i % 2 )); then feed; fio --output-format=json "$DIR/ab.fio" > "$DIR/fio_ab.json"
+    else fio --output-format=json "$DIR/ab.fio" > "$DIR/fio_ab.json"; feed; fi
+    python3 - "$DIR" <<'PY'
+import json, sys
+d = sys.argv[1]
+r = json.load(open(d + "/rr/summary.json")); fr = json.load(open(d + "/fio_ab.json"))["jobs"][0]
+fio_r = fr["read"]["io_bytes"] / 1024 ** 3 / (fr["read"]["runtime"] / 1000.0)
+fr_ = r["metric"]["load_checkpoint_io_mean_GB_per_second"]
+print(f"same-file read GiB/s feedrate {fr_:.3f} fio {fio_r:.3f} ratio {fr_ / fio_r:.2f} | fio bytes {fr['read']['io_bytes'] / 1024 ** 3:.2f} GiB")
+PY
+  done
+fi
 rm -rf "$DIR/ck" "$DIR/fio"
