@@ -44,6 +44,8 @@ TEST(Checkpoint, FourRanksWriteAndReadLlama8b) {
   EXPECT_EQ(f["model"]["data_parallelism"], 4);
   EXPECT_NE(f["read_cache"].get<std::string>().find("after 0%"), std::string::npos) << f["read_cache"];
   EXPECT_LE(f["buffer_bytes_per_rank"].get<uint64_t>(), 256u << 20);
+  EXPECT_GT(f["client_cpu"]["write_seconds"].get<double>(), 0);  // writing and checking 2 x 52 MiB costs CPU
+  EXPECT_GT(f["client_cpu"]["read_seconds_per_gib"].get<double>(), 0);
   ASSERT_EQ(f["save"]["checkpoints"].size(), 2u);
   for (const auto& c : f["save"]["checkpoints"]) {
     EXPECT_EQ(c["duration_seconds"], c["rank_duration_max_seconds"]);
