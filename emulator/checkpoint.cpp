@@ -177,8 +177,10 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
     if (!p.ok()) {
       st = p.status();
     } else {
-      // Checkpoint rules act on the writes unless they say op=read.
-      for (auto& r : p->rules) r.op = r.text.find("op=read") != std::string::npos ? FaultOp::kRead : FaultOp::kWrite;
+      // Checkpoint rules act on the writes unless they say op= (eagain is a read fault either way).
+      for (auto& r : p->rules) {
+        if (!r.op_explicit && r.kind != FaultKind::kEagain) r.op = FaultOp::kWrite;
+      }
       faults = std::make_unique<FaultInjector>(std::move(*p));
       warnings.push_back("faults injected into the checkpoint I/O (--inject " + opt.inject + "): the results measure them");
     }

@@ -193,7 +193,6 @@ nlohmann::json StepBarrierFigures(const RunRecord& r) {
           {"hosts", r.num_hosts},
           {"calibration_flat_us", us(r.barrier_flat_s)},
           {"calibration_hierarchical_us", us(r.barrier_hierarchical_s)},
-
           {"note", "one step's agreement timed while every rank is ready (no waiting); barrier_seconds adds the "
                    "waiting for the slowest accelerator"}};
 }

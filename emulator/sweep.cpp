@@ -122,7 +122,12 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
   json b = {{"last_pass", evidence(pass)}, {"first_fail", evidence(fail)}};
   if (ceiling > 0) b["storage_ceiling_mib_per_s"] = ceiling;
   std::string limit, why;
-  char buf[320];
+  char buf[512];
+  // More accelerators, but the delivered bandwidth did not follow (grew < 0.9x as fast).
+  const bool stopped_scaling = fail != nullptr && pass != nullptr && pass->read_mib_per_s > 0 &&
+                               fail->accelerators > pass->accelerators &&
+                               fail->read_mib_per_s / pass->read_mib_per_s <
+                                   0.9 * static_cast<double>(fail->accelerators) / static_cast<double>(pass->accelerators);
   if (fail == nullptr) {
     limit = r.capped ? "none reached" : "unknown";
     why = r.capped ? "every count tried met the AU bar; raise --max" : "no failing point";
@@ -138,10 +143,7 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
                   "gave iobench", fail->read_mib_per_s, static_cast<unsigned long long>(fail->accelerators),
                   100 * fail->read_mib_per_s / ceiling, ceiling);
     why = buf;
-  } else if (pass != nullptr && pass->read_mib_per_s > 0 && fail->accelerators > pass->accelerators &&
-             fail->read_mib_per_s / pass->read_mib_per_s <
-                 0.9 * static_cast<double>(fail->accelerators) / static_cast<double>(pass->accelerators) &&
-             fail->net_rx_mib_per_s >= 0.9 * fail->read_mib_per_s) {
+  } else if (stopped_scaling && fail->net_rx_mib_per_s >= 0.9 * fail->read_mib_per_s) {
     // As below, and the bytes came over the clients' network interfaces: the path is a network link and a server.
     limit = "network";
     const double hosts = std::max<double>(1, static_cast<double>(fail->hosts.size()));
@@ -152,9 +154,7 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
                   static_cast<double>(fail->accelerators) / static_cast<double>(pass->accelerators),
                   100 * fail->cpu_utilisation, fail->net_rx_mib_per_s, fail->net_rx_mib_per_s / hosts);
     why = buf;
-  } else if (pass != nullptr && pass->read_mib_per_s > 0 && fail->accelerators > pass->accelerators &&
-             fail->read_mib_per_s / pass->read_mib_per_s <
-                 0.9 * static_cast<double>(fail->accelerators) / static_cast<double>(pass->accelerators)) {
+  } else if (stopped_scaling) {
     // More accelerators, but the delivered bandwidth did not follow while the client had CPU to spare.
     limit = "storage_throughput";
     std::snprintf(buf, sizeof buf, "delivered MiB/s grew %.2fx (%.0f -> %.0f) while accelerators grew %.2fx (%llu -> "

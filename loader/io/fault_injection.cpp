@@ -103,6 +103,7 @@ Result<FaultPlan> ParseFaultPlan(const std::string& text) {
           if (r.offset_end <= r.offset_begin) return Status::InvalidArgument("--inject '" + item + "': offset range " + v + " is empty");
         }
       } else if (key == "op") {
+        r.op_explicit = true;
         if (v == "read") r.op = FaultOp::kRead;
         else if (v == "write") r.op = FaultOp::kWrite;
         else return Status::InvalidArgument("--inject '" + item + "': op=" + v + " (read or write)");
@@ -186,27 +187,25 @@ int64_t FaultInjector::Fire(Active& a, int64_t result) {
 }
 
 int64_t FaultInjector::OnRead(uint32_t file, uint64_t offset, uint64_t length, int64_t result) {
+  return ReadResult(offset, length, result, file, nullptr);
+}
+
+int64_t FaultInjector::OnReadPath(const std::string& path, uint64_t offset, uint64_t length, int64_t result) {
+  return ReadResult(offset, length, result, 0, &path);
+}
+
+int64_t FaultInjector::ReadResult(uint64_t offset, uint64_t length, int64_t result, uint32_t file, const std::string* path) {
   if (result < 0) return result;  // a real error stands
   int64_t out = result;
   for (auto& a : rules_) {
     const FaultRule& r = a->rule;
     if (r.op != FaultOp::kRead || offset >= r.offset_end || offset + length <= r.offset_begin) continue;
-    if (!a->file_match.empty() ? (file >= a->file_match.size() || !a->file_match[file]) : !r.file.empty()) continue;
+    const bool match = path != nullptr             ? PathMatches(r.file, *path)
+                       : !a->file_match.empty() ? file < a->file_match.size() && a->file_match[file]
+                                                : r.file.empty();
+    if (!match) continue;
     const int64_t got = Fire(*a, result);
     if (got != result && out == result) out = got;  // the first fault wins
-  }
-  return out;
-}
-
-int64_t FaultInjector::OnReadPath(const std::string& path, uint64_t offset, uint64_t length, int64_t result) {
-  if (result < 0) return result;
-  int64_t out = result;
-  for (auto& a : rules_) {
-    const FaultRule& r = a->rule;
-    if (r.op != FaultOp::kRead || offset >= r.offset_end || offset + length <= r.offset_begin) continue;
-    if (!PathMatches(r.file, path)) continue;
-    const int64_t got = Fire(*a, result);
-    if (got != result && out == result) out = got;
   }
   return out;
 }

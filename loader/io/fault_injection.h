@@ -22,6 +22,7 @@ enum class FaultOp { kRead, kWrite };
 struct FaultRule {
   FaultKind kind = FaultKind::kEio;
   FaultOp op = FaultOp::kRead;         // enospc defaults to write, the others to read (op=read|write)
+  bool op_explicit = false;            // op= was given (a caller may choose another default)
   uint64_t every = 1;                  // every Nth matching request
   uint64_t after = 0;                  // the first N matching requests pass untouched
   uint64_t count = 0;                  // at most N injections (0: no limit)
@@ -71,6 +72,8 @@ class FaultInjector {
  private:
   struct Active;
   int64_t Fire(Active& a, int64_t result);
+  // OnRead / OnReadPath: rules match table file `file`, or `path` when given.
+  int64_t ReadResult(uint64_t offset, uint64_t length, int64_t result, uint32_t file, const std::string* path);
   static void Pace(Active& a, uint64_t delay_us);
   std::vector<std::unique_ptr<Active>> rules_;
   uint64_t align_;

@@ -161,6 +161,16 @@ TEST(Sweep, BottleneckTellsClientCpuFromStorageFromLatency) {
   EXPECT_EQ(plateau["limit"], "storage_throughput");
   EXPECT_NE(plateau["explanation"].get<std::string>().find("grew 1.10x"), std::string::npos) << plateau["explanation"];
   EXPECT_EQ(SweepBottleneck(result_with(0.3, 1950, 1000), 0)["limit"], "storage_or_latency");  // it did scale
+  // The same plateau with the bytes arriving over the hosts' network interfaces: the network path.
+  auto over_network = result_with(0.3, 1100, 1000);
+  over_network.points[1].runs[0].net_rx_mib_per_s = 1150;
+  over_network.points[1].runs[0].hosts = nlohmann::json::array({{{"hostname", "a"}}, {{"hostname", "b"}}});
+  auto net = SweepBottleneck(over_network, 0);
+  EXPECT_EQ(net["limit"], "network");
+  EXPECT_NE(net["explanation"].get<std::string>().find("received 1150.0 MiB/s (575.0 per host)"), std::string::npos)
+      << net["explanation"];
+  over_network.points[1].runs[0].net_rx_mib_per_s = 10;  // local storage: the NICs carried almost nothing
+  EXPECT_EQ(SweepBottleneck(over_network, 0)["limit"], "storage_throughput");
   auto j = SweepJson(result_with(0.3, 500), {}, 0);
   EXPECT_EQ(j["accelerators_supported"], 4);
   EXPECT_EQ(j["points"].size(), 2u);
