@@ -18,7 +18,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
   auto w = std::make_shared<WorkloadArgs>();
   auto opt = std::make_shared<DatagenOptions>();
   opt->threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
-  w->Register(sub, true);
+  w->Register(sub, true, true);
   auto launch = std::make_shared<LaunchArgs>();
   launch->Register(sub);
   sub->add_option("--threads", opt->threads, "writer threads per rank")->check(CLI::PositiveNumber);
@@ -26,6 +26,11 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
   sub->add_flag("--fsync", opt->fsync, "fsync every file before renaming it into place (durable; device speed)");
   sub->add_option("--write-size", opt->write_size, "bytes per write() (default 256 KiB; 4 KiB to 64 MiB)")
       ->check(CLI::Range(uint64_t{4096}, uint64_t{64} << 20));
+  sub->add_option("--staging-dir", opt->staging_dir, "S3 (--storage): local directory each file is written to before its "
+                                                    "upload (default $TMPDIR or /tmp; one file per writer thread at a time)");
+  sub->add_option("--s3-part-size", opt->s3_part_size, "S3: objects above this size go up as multipart uploads of parts "
+                                                      "this large (default 16 MiB, at least 5 MiB)")
+      ->check(CLI::Range(uint64_t{5} << 20, uint64_t{5} << 30));
   auto content = std::make_shared<std::string>("random");
   sub->add_option("--content", *content, "random (default) or verifiable: payload bytes a pure function of (seed, file, "
                                          "offset), which `run --verify` checks (npz, npy, tfrecord, indexed_binary)")
@@ -74,7 +79,8 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
     } catch (const ConfigError& e) {
       st = Status::InvalidArgument(e.what());
     }
-    TempFile::SetFaultInjector(nullptr);    int bad = comm.LowestTrue(!st.ok());
+    TempFile::SetFaultInjector(nullptr);
+    int bad = comm.LowestTrue(!st.ok());
     if (bad >= 0) {
       std::string msg = comm.Broadcast(st.ToString(), bad);
       if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
@@ -84,11 +90,14 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
     double files = comm.SumDouble(static_cast<double>(stats.files_written));
     double skipped = comm.SumDouble(static_cast<double>(stats.files_skipped));
     double bytes = comm.SumDouble(static_cast<double>(stats.bytes_written));
+    double requests = comm.SumDouble(static_cast<double>(stats.s3_requests));
     secs = comm.MaxDouble(secs);
     if (comm.root()) {
       std::printf("datagen %s: wrote %.0f files (%.2f GiB), kept %.0f existing, in %.2f s (%.2f GiB/s) with %d rank(s) x %zu thread(s) into %s/train\n",
                   cfg.name.c_str(), files, bytes / (1 << 30), skipped, secs, secs > 0 ? bytes / (1 << 30) / secs : 0.0,
-                  comm.size(), o.threads, cfg.data_folder.c_str());
+                  comm.size(), o.threads, cfg.DataLocation().c_str());
+      if (cfg.on_s3()) std::printf("S3: %.0f upload requests (PUT, multipart initiate/part) to %s\n", requests,
+                                   cfg.s3_endpoint.empty() ? "AWS" : cfg.s3_endpoint.c_str());
     }
     return 0;
   };

@@ -8,6 +8,8 @@
 #include "cli/commands.h"
 #include "loader/format/hdf5.h"
 #include "loader/format/inspect.h"
+#include "loader/io/unique_fd.h"
+#include "loader/s3/s3_dataset.h"
 
 namespace feedrate::cli {
 namespace {
@@ -122,18 +124,79 @@ std::string Shape(const std::vector<uint64_t>& s) {
   return o + ")";
 }
 
+// An S3 object copied into a temporary local file (removed when this goes), in 16 MiB ranged GETs.
+struct FetchedObject {
+  std::string path;
+  ~FetchedObject() {
+    if (!path.empty()) ::unlink(path.c_str());
+  }
+};
+
+Status FetchObject(const std::string& url, const S3Endpoint& endpoint, FetchedObject* out) {
+  auto loc = ParseS3Url(url);
+  if (!loc.ok()) return loc.status();
+  if (loc->prefix.empty()) return Status::InvalidArgument(url + ": names a bucket, not an object");
+  auto cred = LoadS3Credentials();
+  if (!cred.ok()) return cred.status();
+  S3Store store{endpoint, *cred, loc->bucket, ""};
+  auto client = store.Connect(1);
+  if (!client.ok()) return client.status();
+  auto size = (*client)->Size(loc->prefix);
+  if (!size.ok()) return size.status();
+  std::string tmpl = (std::filesystem::temp_directory_path() / "feedrate-inspect-XXXXXX").string();
+  int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return Status::Errno("cannot create a temporary file in " + std::filesystem::temp_directory_path().string(), errno);
+  UniqueFd owned(fd);
+  out->path = tmpl;
+  std::string buf(static_cast<size_t>(std::min<uint64_t>(*size, 16 << 20)), '\0');
+  for (uint64_t off = 0; off < *size;) {
+    const uint64_t n = std::min<uint64_t>(buf.size(), *size - off);
+    auto got = (*client)->Get(loc->prefix, off, n, buf.data(), n);
+    if (!got.ok()) return got.status();
+    if (*got != n) return Status::Corruption(url + ": " + std::to_string(*got) + " bytes at offset " + std::to_string(off));
+    if (::pwrite(fd, buf.data(), n, static_cast<off_t>(off)) != static_cast<ssize_t>(n)) {
+      return Status::Errno("cannot write " + tmpl, errno);
+    }
+    off += n;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Runner AddInspect(CLI::App& app) {
   auto* sub = app.add_subcommand("inspect", "describe .npy/.npz arrays, TFRecord records, HDF5 datasets and JPEG/PNG images (format from content)");
   auto files = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
-  sub->add_option("files", *files, "files to inspect")->required();
+  sub->add_option("files", *files, "files to inspect, or S3 objects (s3://bucket/key: fetched into a temporary file "
+                                   "with ranged GETs, inspected, removed)")->required();
   sub->add_flag("--json", *json, "print JSON");
+  auto endpoint = std::make_shared<S3Endpoint>();
+  auto virtual_host = std::make_shared<bool>(false);
+  sub->add_option("--endpoint", endpoint->url, "S3 endpoint URL for s3:// arguments");
+  sub->add_option("--region", endpoint->region, "S3 signing region (default us-east-1)");
+  sub->add_flag("--virtual-host", *virtual_host, "virtual-host addressing for s3:// arguments");
   return [=] {
     nlohmann::json out = nlohmann::json::array();
     int rc = 0;
-    for (const auto& f : *files) {
+    for (const auto& arg : *files) {
+      FetchedObject fetched;
+      if (arg.starts_with("s3://")) {
+        S3Endpoint e = *endpoint;
+        e.path_style = !*virtual_host;
+        Status st = FetchObject(arg, e, &fetched);
+        if (!st.ok()) {
+          std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
+          rc = 2;
+          continue;
+        }
+      }
+      const std::string& f = fetched.path.empty() ? arg : fetched.path;
+      // Reports name what the user gave (the s3:// URL), not the temporary copy.
+      auto named = [&](nlohmann::json j) {
+        j["file"] = arg;
+        return j;
+      };
       auto format = DetectFileFormat(f);
       if (format.ok() && *format == FileFormat::kTfRecord) {
         auto r = InspectTfRecordFile(f);
@@ -141,8 +204,9 @@ Runner AddInspect(CLI::App& app) {
           std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
           rc = 2;
         } else if (*json) {
-          out.push_back(ToJson(*r));
+          out.push_back(named(ToJson(*r)));
         } else {
+          r->path = arg;
           PrintText(*r);
         }
         continue;
@@ -153,9 +217,9 @@ Runner AddInspect(CLI::App& app) {
           std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
           rc = 2;
         } else if (*json) {
-          out.push_back(*r);
+          out.push_back(named(*r));
         } else {
-          std::printf("%s: hdf5, %zu dataset(s)\n", f.c_str(), (*r)["datasets"].size());
+          std::printf("%s: hdf5, %zu dataset(s)\n", arg.c_str(), (*r)["datasets"].size());
           for (const auto& d : (*r)["datasets"]) {
             std::printf("  %-40s %-4s %-18s %-10s offset=%-10s sha256=%s\n", d["path"].get<std::string>().c_str(),
                         d["dtype"].get<std::string>().c_str(), d["shape"].dump().c_str(),
@@ -171,11 +235,11 @@ Runner AddInspect(CLI::App& app) {
           std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
           rc = 2;
         } else if (*json) {
-          out.push_back({{"file", r->path}, {"format", r->format}, {"size_bytes", r->size}, {"width", r->width},
+          out.push_back({{"file", arg}, {"format", r->format}, {"size_bytes", r->size}, {"width", r->width},
                          {"height", r->height}, {"channels", r->channels}, {"pixel_bytes", r->pixel_bytes},
                          {"pixels_sha256", r->pixels_sha256}});
         } else {
-          std::printf("%s: %s, %llu bytes, %u x %u, %u channel(s), pixels sha256=%s\n", f.c_str(), r->format.c_str(),
+          std::printf("%s: %s, %llu bytes, %u x %u, %u channel(s), pixels sha256=%s\n", arg.c_str(), r->format.c_str(),
                       static_cast<unsigned long long>(r->size), r->width, r->height, r->channels, r->pixels_sha256.c_str());
         }
         continue;
@@ -187,10 +251,10 @@ Runner AddInspect(CLI::App& app) {
         continue;
       }
       if (*json) {
-        out.push_back(ToJson(*r));
+        out.push_back(named(ToJson(*r)));
         continue;
       }
-      std::printf("%s: %s, %llu bytes, %zu array(s)\n", f.c_str(), r->kind.c_str(), static_cast<unsigned long long>(r->size),
+      std::printf("%s: %s, %llu bytes, %zu array(s)\n", arg.c_str(), r->kind.c_str(), static_cast<unsigned long long>(r->size),
                   r->arrays.size());
       for (const auto& ar : r->arrays) {
         const NpArray& a = ar.array;

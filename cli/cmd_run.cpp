@@ -20,7 +20,7 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   auto engine = std::make_shared<std::string>();
   auto queue_depth = std::make_shared<uint64_t>(0);
   auto odirect = std::make_shared<bool>(false);
-  w->Register(sub, true);
+  w->Register(sub, true, true);
   auto launch = std::make_shared<LaunchArgs>();
   launch->Register(sub);
   sub->add_option("--accelerators,-n", o->accelerators, "emulated accelerators per rank (threads)")

@@ -15,7 +15,11 @@ struct WorkloadArgs {
   std::string data_dir;
   std::vector<std::string> params;     // --param key=value
   std::vector<std::string> positional; // ++key=value, key=value
-  void Register(CLI::App* app, bool need_data_dir);
+  std::string storage;                 // --storage s3://bucket/prefix
+  std::string endpoint, region;        // --endpoint, --region (S3)
+  bool virtual_host = false;           // --virtual-host (S3)
+  // `storage`: also register --storage/--endpoint/--region/--virtual-host (commands that read or write datasets).
+  void Register(CLI::App* app, bool need_data_dir, bool storage = false);
   std::vector<std::string> Overrides() const;
 };
 

@@ -4,11 +4,29 @@
 
 namespace feedrate::cli {
 
-void WorkloadArgs::Register(CLI::App* app, bool need_data_dir) {
+void WorkloadArgs::Register(CLI::App* app, bool need_data_dir, bool with_storage) {
   app->add_option("-w,--workload", workload, "built-in workload name (e.g. unet3d_h100) or a DLIO workload YAML")
       ->required();
   auto* d = app->add_option("--data-dir", data_dir, "dataset folder (sets dataset.data_folder)");
-  if (need_data_dir) d->required();
+  if (with_storage) {
+    auto* s = app->add_option("--storage", storage,
+                              "dataset in an object store: s3://bucket/prefix (sets storage.storage_type=s3, "
+                              "storage.storage_root=bucket, dataset.data_folder=prefix); credentials from "
+                              "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials")
+                  ->check([](const std::string& v) { return v.starts_with("s3://") ? "" : "must be an s3://bucket/prefix URL"; })
+                  ->excludes(d);
+    app->add_option("--endpoint", endpoint, "S3 endpoint URL, e.g. http://127.0.0.1:7480 (storage.storage_options.endpoint_url)");
+    app->add_option("--region", region, "S3 signing region (storage.storage_options.region, default us-east-1)");
+    app->add_flag("--virtual-host", virtual_host, "virtual-host addressing (https://bucket.host/key) instead of path style");
+    (void)s;
+    if (need_data_dir) {
+      app->final_callback([this] {
+        if (data_dir.empty() && storage.empty()) throw CLI::RequiredError("--data-dir or --storage");
+      });
+    }
+  } else if (need_data_dir) {
+    d->required();
+  }
   app->add_option("--param", params, "override: key.path=value (repeatable)");
   app->add_option("overrides", positional, "overrides as ++key=value / ++workload.key=value / key=value");
 }
@@ -20,6 +38,18 @@ std::vector<std::string> WorkloadArgs::Overrides() const {
     all.push_back(p);
   }
   if (!data_dir.empty()) all.push_back("dataset.data_folder=" + data_dir);
+  if (!storage.empty()) {
+    const std::string rest = storage.substr(5);
+    const size_t slash = rest.find('/');
+    const std::string bucket = rest.substr(0, slash);
+    if (bucket.empty()) throw CLI::ValidationError("--storage: no bucket in '" + storage + "'");
+    all.push_back("storage.storage_type=s3");
+    all.push_back("storage.storage_root=" + bucket);
+    all.push_back("dataset.data_folder=" + (slash == std::string::npos ? std::string() : rest.substr(slash + 1)));
+  }
+  if (!endpoint.empty()) all.push_back("storage.storage_options.endpoint_url=" + endpoint);
+  if (!region.empty()) all.push_back("storage.storage_options.region=" + region);
+  if (virtual_host) all.push_back("storage.storage_options.s3_force_path_style=false");
   return all;
 }
 

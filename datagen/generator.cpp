@@ -23,6 +23,7 @@
 #include "datagen/indexed_binary_writer.h"
 #include "datagen/jpeg_writer.h"
 #include "datagen/png_writer.h"
+#include "datagen/s3_upload.h"
 #include "datagen/npy_writer.h"
 #include "datagen/npz_writer.h"
 #include "datagen/temp_file.h"
@@ -135,9 +136,33 @@ Status MakeDirs(const std::string& dir) {
   return Status::Ok();
 }
 
-}  // namespace
+// The files a job leaves (relative to the data folder they were written under): the data file, a TFRecord's
+// .idx, indexed_binary's two index arrays.
+std::vector<std::string> JobOutputs(const std::string& format, const Job& j) {
+  std::vector<std::string> out{j.path};
+  if (!j.index_path.empty()) out.push_back(j.index_path);
+  if (format == "indexed_binary") {
+    out.push_back(j.path + ".off.idx");
+    out.push_back(j.path + ".sz.idx");
+  }
+  return out;
+}
 
-Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOptions& opt) {
+// S3: the objects already there (for --skip-existing): a data object is kept when its size is the planned one
+// and its index objects exist; formats without an exact planned size (hdf5, png, jpeg) are generated again.
+bool S3AlreadyComplete(const std::string& format, const Job& j, const std::string& staging, const S3Store& store,
+                       const S3SizeMap& existing) {
+  if (format == "hdf5" || format == "png" || format == "jpeg" || format == "jpg") return false;
+  for (const auto& f : JobOutputs(format, j)) {
+    auto it = existing.find(store.Key(fs::path(f).lexically_relative(staging).string()));
+    if (it == existing.end()) return false;
+    if (f == j.path && it->second != PlannedSize(format, j)) return false;
+  }
+  return true;
+}
+
+Result<DatagenStats> GenerateInto(const WorkloadConfig& cfg, const DatagenOptions& opt, const S3Store* store,
+                                  const S3SizeMap& existing) {
   static const std::set<std::string> kFormats = {"npz", "npy", "tfrecord", "hdf5", "indexed_binary", "png", "jpeg", "jpg"};
   if (kFormats.count(cfg.format) == 0) {
     throw ConfigError(cfg.source + ": key dataset.format: generating '" + cfg.format +
@@ -169,7 +194,14 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
   // (a random file kept by --skip-existing then fails --verify, naming it); a random dataset removes it.
   if (opt.rank == 0) {
     FEEDRATE_RETURN_IF_ERROR(MakeDirs(cfg.data_folder));
-    if (opt.verifiable_content) {
+    if (store != nullptr) {
+      auto client = store->Connect(1);
+      if (!client.ok()) return client.status();
+      const std::string key = store->Key(".feedrate-content");
+      const std::string text = ContentMarkerText(opt.content_seed);
+      Status marker = opt.verifiable_content ? (*client)->Put(key, text.data(), text.size()) : (*client)->Delete(key);
+      if (!marker.ok() && marker.code() != Status::Code::kNotFound) return marker;
+    } else if (opt.verifiable_content) {
       FEEDRATE_RETURN_IF_ERROR(WriteFileAtomically(ContentMarkerPath(cfg.data_folder), ContentMarkerText(opt.content_seed)));
     } else {
       std::error_code ec;
@@ -183,11 +215,17 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
   }
 
   // Refuse up front when this rank's share cannot fit, rather than filling the file system.
-  uint64_t need = 0;
+  auto complete = [&](const Job& j) {
+    return store != nullptr ? S3AlreadyComplete(cfg.format, j, cfg.data_folder, *store, existing) : AlreadyComplete(cfg.format, j);
+  };
+  uint64_t need = 0, largest = 0;
   for (const auto& j : jobs) {
-    if (opt.skip_existing && AlreadyComplete(cfg.format, j)) continue;
+    if (opt.skip_existing && complete(j)) continue;
     need += PlannedSize(cfg.format, j);
+    largest = std::max(largest, PlannedSize(cfg.format, j));
   }
+  // S3: the staging directory holds one file per writer thread at a time.
+  if (store != nullptr) need = std::min(need, largest * std::max<size_t>(1, opt.threads));
   struct statvfs vfs {};
   if (!jobs.empty() && ::statvfs(cfg.data_folder.c_str(), &vfs) == 0) {
     uint64_t avail = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
@@ -201,7 +239,7 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
   // Durable runs commit (fsync, close, rename) on one background thread, so no writer idles while the device
   // drains a finished file; a few files may wait, each writer's next file is already being generated.
   std::unique_ptr<BackgroundCommitter> committer;
-  if (opt.fsync) committer = std::make_unique<BackgroundCommitter>(2 * std::max<size_t>(opt.threads, 1) + 2);
+  if (opt.fsync && store == nullptr) committer = std::make_unique<BackgroundCommitter>(2 * std::max<size_t>(opt.threads, 1) + 2);
   struct CommitterInstall {
     explicit CommitterInstall(BackgroundCommitter* c) { TempFile::SetBackgroundCommitter(c); }
     ~CommitterInstall() { TempFile::SetBackgroundCommitter(nullptr); }
@@ -212,13 +250,25 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::atomic<uint64_t> skipped{0};
+  std::atomic<uint64_t> uploaded_bytes{0}, s3_requests{0};
   std::mutex err_mu;  // guards first_error (error path only)
   Status first_error;
+  auto fail = [&](const Status& s) {
+    std::lock_guard<std::mutex> lock(err_mu);
+    if (first_error.ok()) first_error = s;
+    failed.store(true);
+  };
   auto worker = [&] {
     AlignedBuffer scratch(static_cast<size_t>(std::clamp<uint64_t>(opt.write_size, 4096, uint64_t{64} << 20)));
+    std::unique_ptr<S3Uploader> uploader;
+    if (store != nullptr) {
+      auto u = S3Uploader::Create(*store, opt.s3_part_size);
+      if (!u.ok()) return fail(u.status());
+      uploader = std::move(*u);
+    }
     for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < jobs.size();) {
       const Job& j = jobs[i];
-      if (opt.skip_existing && AlreadyComplete(cfg.format, j)) {
+      if (opt.skip_existing && complete(j)) {
         skipped.fetch_add(1);
         continue;
       }
@@ -227,14 +277,24 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
         content = ContentSpec::Verifiable(ContentKey(opt.content_seed, fs::path(j.path).lexically_relative(cfg.data_folder).string()));
       }
       Status s = WriteOne(cfg.format, j, content, &scratch);
+      // S3: every file the job left becomes an object (data last, so a listed data object has its indexes).
+      std::vector<std::string> outputs = store != nullptr ? JobOutputs(cfg.format, j) : std::vector<std::string>();
+      std::reverse(outputs.begin(), outputs.end());
+      for (const auto& f : outputs) {
+        if (!s.ok()) break;
+        uint64_t bytes = 0;
+        s = uploader->Upload(f, store->Key(fs::path(f).lexically_relative(cfg.data_folder).string()), &bytes);
+        if (f == j.path) uploaded_bytes.fetch_add(bytes);
+        std::error_code ec;
+        fs::remove(f, ec);
+      }
       if (!s.ok()) {
-        std::lock_guard<std::mutex> lock(err_mu);
-        if (first_error.ok()) first_error = s;
-        failed.store(true);
-        return;
+        if (uploader) s3_requests.fetch_add(uploader->requests());
+        return fail(s);
       }
       done[i] = 1;
     }
+    if (uploader) s3_requests.fetch_add(uploader->requests());
   };
   std::vector<std::thread> pool;
   size_t n = std::max<size_t>(1, std::min(opt.threads, jobs.size()));
@@ -247,14 +307,56 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOpt
     if (!s.ok()) failed.store(true);
   }
   if (failed.load()) return first_error;
+  stats.s3_requests = s3_requests.load();
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (done[i] == 0) continue;
+    if (store != nullptr) {
+      stats.files_written += 1;
+      continue;
+    }
     struct stat st {};
     stats.files_written += 1;
     stats.bytes_written += ::stat(jobs[i].path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   }
+  if (store != nullptr) stats.bytes_written = uploaded_bytes.load();
   stats.files_skipped = skipped.load();
   return stats;
+}
+
+}  // namespace
+
+Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg_in, const DatagenOptions& opt) {
+  // S3: generate under a staging directory, each file uploaded and removed as soon as it is written.
+  WorkloadConfig cfg = cfg_in;
+  std::unique_ptr<S3Store> store;
+  S3SizeMap existing;
+  if (cfg.on_s3()) {
+    auto s = S3StoreFor(cfg);
+    if (!s.ok()) return s.status();
+    store = std::make_unique<S3Store>(std::move(*s));
+    const std::string base = !opt.staging_dir.empty() ? opt.staging_dir : fs::temp_directory_path().string();
+    cfg.data_folder = (fs::path(base) / ("feedrate-datagen-" + std::to_string(::getpid()) + "-r" + std::to_string(opt.rank))).string();
+    auto client = store->Connect(1);
+    if (!client.ok()) return client.status();
+    if (opt.rank == 0) {  // the bucket, when it is not there yet (an existing one answers 409, also fine)
+      S3Request probe;
+      probe.method = S3Request::Method::kHead;
+      if (!(*client)->Run(probe).ok()) FEEDRATE_RETURN_IF_ERROR((*client)->CreateBucket().WithContext("creating the bucket"));
+    }
+    if (opt.skip_existing) {
+      auto listed = (*client)->List(store->Key(""));
+      if (!listed.ok()) return listed.status();
+      for (const auto& o : *listed) existing[o.key] = o.size;
+    }
+  }
+  struct StagingCleanup {
+    std::string dir;
+    ~StagingCleanup() {
+      std::error_code ec;
+      if (!dir.empty()) fs::remove_all(dir, ec);
+    }
+  } cleanup{store ? cfg.data_folder : std::string()};
+  return GenerateInto(cfg, opt, store.get(), existing);
 }
 
 }  // namespace feedrate

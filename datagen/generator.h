@@ -31,12 +31,17 @@ struct DatagenOptions {
   // relative to the data folder; rank 0 leaves the marker (.feedrate-content) that `run --verify` reads.
   bool verifiable_content = false;
   uint64_t content_seed = 0;
+  // S3 datasets (storage.storage_type s3): each file is written to a local staging directory (this, else
+  // $TMPDIR or /tmp), uploaded (PUT, or multipart above s3_part_size) and removed there.
+  std::string staging_dir;
+  uint64_t s3_part_size = 16 << 20;
 };
 
 struct DatagenStats {
   uint64_t files_written = 0;
   uint64_t files_skipped = 0;
   uint64_t bytes_written = 0;
+  uint64_t s3_requests = 0;  // PUT / multipart requests sent (S3 datasets)
 };
 
 // Generates this rank's share of the dataset described by `cfg` (train and, if configured, valid).

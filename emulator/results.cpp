@@ -450,7 +450,7 @@ Status WriteRunResults(const RunRecord& r) {
   md << "# Feedrate run: " << r.cfg->name << "\n\n";
   md << "- status: **" << r.status << "**" << (r.error.empty() ? "" : " (" + r.error + ")") << "\n";
   md << "- started " << r.start_iso << ", ended " << r.end_iso << "\n";
-  md << "- workload: `" << r.cfg->source << "`, data: `" << r.cfg->data_folder << "`\n";
+  md << "- workload: `" << r.cfg->source << "`, data: `" << r.cfg->DataLocation() << "`\n";
   md << "- accelerators: " << r.ranks * r.accelerators_per_rank << " (" << r.ranks << " rank(s) x "
      << r.accelerators_per_rank << "), engine " << r.engine << ", " << r.io_threads_per_rank
      << " I/O threads per rank, files " << r.file_open_mode << "\n";

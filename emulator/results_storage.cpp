@@ -81,6 +81,18 @@ void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) 
     devices.push_back(d);
   }
   f["devices"] = devices;
+  if (r.cache_mode == "s3") {
+    double gets = 0, retries = 0;
+    for (const auto& ri : r.rank_info) {
+      if (!ri.storage.is_object() || !ri.storage.contains("s3")) continue;
+      gets += ri.storage["s3"].value("get_requests", 0.0);
+      retries += ri.storage["s3"].value("retries", 0.0);
+    }
+    f["s3"] = {{"location", r.cfg->DataLocation()}, {"endpoint", r.cfg->s3_endpoint}, {"get_requests", gets},
+               {"retries", retries},
+               {"note", "ranged GETs the S3 engine sent over all ranks during training (retries of 5xx/SlowDown/dropped "
+                        "connections included); the client has no page cache, so every byte came over HTTP"}};
+  }
   double dev_total = 0;
   for (double x : dev_epoch) dev_total += x;
   f["device_bytes_read"] = any_counter ? json(dev_total) : json(nullptr);
@@ -100,6 +112,8 @@ void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) 
       json ep = {{"epoch", e + 1}, {"seconds", secs}, {"bytes_read", m.bytes[e]}, {"read_mib_per_s", mib}};
       if (r.cache_mode == "direct") {
         ep["resident_fraction"] = 0.0;  // O_DIRECT reads never come from the page cache
+      } else if (r.cache_mode == "s3") {
+        ep["resident_fraction"] = nullptr;  // no client page cache: GETs go to the store every time
       } else if (e < m.probed_bytes.size() && m.probed_bytes[e] > 0) {
         ep["resident_fraction"] = static_cast<double>(m.resident_bytes[e]) / static_cast<double>(m.probed_bytes[e]);
         ep["probed_bytes"] = m.probed_bytes[e];
@@ -117,8 +131,11 @@ void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) 
     double warm = 0;
     for (size_t e = 1; e < epochs.size(); ++e) warm += epochs[e]["read_mib_per_s"].get<double>();
     f["warm_read_mib_per_s"] = epochs.size() > 1 ? json(warm / static_cast<double>(epochs.size() - 1)) : json(nullptr);
-    f["cold_warm_note"] = "cold = epoch 1, warm = the mean of the later epochs (steady state); with --cache drop every "
-                          "epoch starts cold, as resident_fraction shows";
+    f["cold_warm_note"] = r.cache_mode == "s3"
+                              ? "S3: cold = epoch 1 (first touch of every object), warm = the mean of the later epochs "
+                                "(repeat reads: whatever the store caches; the client keeps nothing between epochs)"
+                              : "cold = epoch 1, warm = the mean of the later epochs (steady state); with --cache drop every "
+                                "epoch starts cold, as resident_fraction shows";
     if (any_counter) {
       f["loader_vs_device"] = "loader read " + Gib(loader_total) + ", devices delivered " + Gib(dev_total);
     }
@@ -162,7 +179,8 @@ void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) 
 
 nlohmann::json HostManifest(const RunRecord& r) {
   const WorkloadConfig& c = *r.cfg;
-  nlohmann::json h = {{"kernel", KernelRelease()}, {"data_dir", c.data_folder}, {"data_dir_fs", FileSystemType(c.data_folder)},
+  nlohmann::json h = {{"kernel", KernelRelease()}, {"data_dir", c.DataLocation()},
+                      {"data_dir_fs", c.on_s3() ? std::string("s3") : FileSystemType(c.data_folder)},
                       {"command_line", r.command_line}};
   for (const auto& ri : r.rank_info) {
     const auto& s = ri.storage;

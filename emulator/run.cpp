@@ -29,6 +29,7 @@
 #include "loader/io/engine_factory.h"
 #include "loader/pipeline/prefetcher.h"
 #include "loader/pipeline/sampler.h"
+#include "loader/s3/s3_engine.h"
 
 namespace feedrate {
 namespace {
@@ -55,7 +56,37 @@ struct Setup {
   double dataset_bytes = 0;
   double buffer_bytes = 0;
   std::vector<std::string> warnings;
+  // S3 datasets (storage.storage_type s3): where, a client for listing and markers, the indexers' opener.
+  std::unique_ptr<S3Store> s3;
+  std::unique_ptr<S3Client> s3_client;
+  S3SizeMap s3_sizes;
 };
+
+// S3: the store, a client, and the checks that only make sense for files.
+Status ConnectS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& cache_arg, Setup* s) {
+  if (cfg.odirect) {
+    return Status::InvalidArgument("reader.odirect applies to files; an S3 dataset (" + cfg.DataLocation() +
+                                   ") is read with ranged GETs");
+  }
+  if (cache != CacheMode::kKeep) {
+    return Status::InvalidArgument("--cache " + cache_arg + ": an S3 dataset has no client page cache to drop (epoch 1 is "
+                                   "the first touch, later epochs repeat reads: summary.json reports them apart)");
+  }
+  auto store = S3StoreFor(cfg);
+  if (!store.ok()) return store.status();
+  s->s3 = std::make_unique<S3Store>(std::move(*store));
+  auto client = s->s3->Connect(4);
+  if (!client.ok()) return client.status();
+  s->s3_client = std::move(*client);
+  return Status::Ok();
+}
+
+// The split's files: a directory listing, or an S3 listing (keys; their sizes kept for the indexers).
+Result<std::vector<std::string>> DiscoverSplit(const WorkloadConfig& cfg, const std::string& split, uint64_t n,
+                                               uint64_t subfolders, Setup* s) {
+  if (s->s3) return DiscoverS3Objects(*s->s3_client, *s->s3, split, cfg.format, n, subfolders, &s->s3_sizes);
+  return DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders);
+}
 
 std::string Gib(double bytes) {
   char b[32];
@@ -85,7 +116,8 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     return Status::Unsupported(cfg.source + ": key dataset.format: '" + cfg.format +
                                "' training reads are not supported yet (npz, npy, tfrecord, hdf5, indexed_binary, jpeg and png are)");
   }
-  auto files = DiscoverFiles(cfg.data_folder, "train", cfg.format, cfg.num_files_train, cfg.num_subfolders_train);
+  if (cfg.on_s3()) FEEDRATE_RETURN_IF_ERROR(ConnectS3(cfg, *cache_mode, opt.cache, s));
+  auto files = DiscoverSplit(cfg, "train", cfg.num_files_train, cfg.num_subfolders_train, s);
   if (!files.ok()) return files.status();
   s->files = std::move(*files);
 
@@ -120,7 +152,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     if (cfg.num_files_eval == 0) {
       return Status::InvalidArgument(cfg.source + ": workflow.evaluation is True but dataset.num_files_eval is 0");
     }
-    auto eval_files = DiscoverFiles(cfg.data_folder, "valid", cfg.format, cfg.num_files_eval, cfg.num_subfolders_eval);
+    auto eval_files = DiscoverSplit(cfg, "valid", cfg.num_files_eval, cfg.num_subfolders_eval, s);
     if (!eval_files.ok()) return eval_files.status();
     s->files.insert(s->files.end(), eval_files->begin(), eval_files->end());
     SamplerConfig ec = sc;
@@ -158,8 +190,9 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     }
   }
   s->host_leader = comm.host_leader();
-  s->cache = std::make_unique<CacheControl>(*cache_mode, to_index, opt.drop_system_caches, s->host_leader);
-  s->storage = StorageCounter::For(cfg.data_folder);
+  s->cache = std::make_unique<CacheControl>(*cache_mode, s->s3 ? std::vector<std::string>() : to_index,
+                                            opt.drop_system_caches, s->host_leader);
+  if (!s->s3) s->storage = StorageCounter::For(cfg.data_folder);
   // DLIO runs reader.read_threads workers per accelerator. Feedrate's I/O threads serve all of a rank's
   // accelerators; beyond a few per CPU they only fight over the cores (measured: 10 emulated A100s on 2 CPUs
   // kept 97% AU with 4-10 threads, 71% with 40). The cap does not apply to POSIX O_DIRECT reads, whose only
@@ -176,6 +209,11 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   io.format = cfg.format;
   io.samples_per_file = cfg.num_samples_per_file;
   io.data_folder = cfg.data_folder;
+  std::unique_ptr<S3SourceOpener> opener;
+  if (s->s3) {
+    opener = std::make_unique<S3SourceOpener>(*s->s3, s->s3_sizes);
+    io.opener = opener.get();
+  }
   s->table = SampleTable(s->files.size(), cfg.num_samples_per_file);
   FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, which, io, std::min<size_t>(s->io_threads, 16), &s->table));
   io.split = "valid";
@@ -199,6 +237,12 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   // (measured on tmpfs, 5 emulated H100s: qd 1 91.9% AU at 0.135 CPU s/GiB, qd 2 74% at 0.17). O_DIRECT needs
   // depth to keep a device busy.
   eo.queue_depth = cfg.queue_depth > 0 ? cfg.queue_depth : (cfg.odirect ? 16 : 1);
+  if (s->s3) {
+    // An event loop per CPU at most (each drives many requests); GETs wait on the network, not on a copy, so
+    // they need depth: 16 per loop unless reader/--queue-depth says otherwise.
+    eo.threads = std::min<uint64_t>(s->io_threads, std::max<size_t>(1, CpuAffinity().size()));
+    eo.queue_depth = cfg.queue_depth > 0 ? cfg.queue_depth : 16;
+  }
   eo.queue_capacity = opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) * cfg.batch_size + 16;
   eo.odirect = cfg.odirect;
   if (cfg.odirect && !to_index.empty()) {
@@ -212,13 +256,22 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
       return Status::InvalidArgument("--verify: content checks cover npz, npy, tfrecord and indexed_binary datasets, not '" +
                                      cfg.format + "'");
     }
-    auto seed = ReadContentMarker(cfg.data_folder);
+    Result<uint64_t> seed = Status::Ok();
+    if (s->s3) {
+      const std::string key = s->s3->Key(".feedrate-content");
+      auto text = GetS3Text(*s->s3_client, key);
+      seed = text.ok() ? ParseContentMarker(*text, s->s3->Url(key)) : Result<uint64_t>(text.status());
+    } else {
+      seed = ReadContentMarker(cfg.data_folder);
+    }
     if (!seed.ok()) return seed.status();
     s->content = std::make_unique<ContentCheck>();
     s->content->format = cfg.format;
     s->content->fraction = std::min(1.0, opt.verify);
     for (const auto& f : s->files) {
-      s->content->keys.push_back(ContentKey(*seed, std::filesystem::path(f).lexically_relative(cfg.data_folder).string()));
+      const std::string rel = s->s3 ? f.substr(s->s3->Key("").size())
+                                    : std::filesystem::path(f).lexically_relative(cfg.data_folder).string();
+      s->content->keys.push_back(ContentKey(*seed, rel));
     }
   }
   uint64_t max_extent = s->table.MaxLength();
@@ -243,7 +296,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   const FileOpenMode mode = cfg.keep_files_open ? FileOpenMode::kOnce
                             : cfg.data_loader == "tensorflow" ? FileOpenMode::kStream
                                                               : FileOpenMode::kPerSample;
-  auto table = FileTable::Create(s->files, mode, cfg.odirect ? O_DIRECT : 0);
+  auto table = FileTable::Create(s->files, s->s3 ? FileOpenMode::kPerSample : mode, cfg.odirect ? O_DIRECT : 0);
   if (!table.ok()) return table.status();
   s->file_table = std::make_unique<FileTable>(std::move(*table));
   if (!opt.inject.empty()) {
@@ -257,6 +310,16 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   }
   s->io_stats = std::make_unique<IoStats>(s->io_threads);
   eo.stats = s->io_stats.get();
+  if (s->s3) {
+    if (cfg.engine != "auto") {
+      s->warnings.push_back("feedrate.engine " + cfg.engine + " does not apply to an S3 dataset: the s3 engine reads it");
+    }
+    auto engine = S3Engine::Create(*s->file_table, eo, *s->s3);
+    if (!engine.ok()) return engine.status();
+    s->engine.description = (*engine)->description();
+    s->engine.engine = std::move(*engine);
+    return Status::Ok();
+  }
   auto engine = MakeEngine(cfg.engine, *s->file_table, eo);
   if (!engine.ok()) return engine.status();
   s->engine = std::move(*engine);
@@ -329,7 +392,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) {
   rec.accelerators_per_rank = opt.accelerators;
   rec.start_iso = NowIso8601();
   rec.inject = opt.inject;
-  rec.cache_mode = cfg.odirect ? "direct" : opt.cache;
+  rec.cache_mode = cfg.odirect ? "direct" : cfg.on_s3() ? "s3" : opt.cache;
   rec.command_line = opt.command_line;
   rec.verify_fraction = opt.verify;
   rec.num_hosts = comm.num_hosts();
@@ -390,12 +453,19 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) {
   };
   // What this rank reports at the end (filled in as the run goes), and its time series once training started.
   RankExtras extras;
+  uint64_t s3_requests = 0, s3_retries = 0;  // the S3 engine's GETs (retries included) and retries
   std::unique_ptr<TimeSeriesRecorder> recorder;
   DeviceEpochs device;
   auto gather_facts = [&] {
     extras.faults = setup.faults.get();
     if (setup.cache) extras.cache = setup.cache->ToJson();
     extras.storage = StorageJson(setup, device);
+    if (setup.s3) {
+      extras.storage["kind"] = "s3";
+      extras.storage["device"] = setup.s3->endpoint.url;
+      extras.storage["model"] = "bucket " + setup.s3->bucket;
+      extras.storage["s3"] = {{"get_requests", s3_requests}, {"retries", s3_retries}};
+    }
     auto infos = comm.GatherStrings(RankInfoJson(comm, extras));
     if (recorder) {
       recorder->Stop();
@@ -500,7 +570,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) {
       device.epochs = epoch;
     };
     // About 512 probes per accelerator and epoch: enough for the fraction, cheap beside the reads.
-    to.residency_every = setup.cache->mode() == CacheMode::kDirect
+    to.residency_every = setup.cache->mode() == CacheMode::kDirect || setup.s3
                              ? 0
                              : std::max<uint64_t>(1, setup.sampler->samples_per_epoch_per_accelerator() / 512);
     std::unique_ptr<AcceleratorLive[]> live(new AcceleratorLive[opt.accelerators]);
@@ -515,6 +585,10 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) {
     result = trainer.Run();
     if (recorder) recorder->Stop();  // before `live` goes
     counters = engine.counters();
+    if (const auto* s3e = dynamic_cast<const S3Engine*>(&engine)) {
+      s3_requests = s3e->requests();
+      s3_retries = s3e->retries();
+    }
   }
   setup.engine.engine.reset();  // joins the I/O threads before results are gathered
   rec.wall_seconds = static_cast<double>(NowNs() - t0) / 1e9;

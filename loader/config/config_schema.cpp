@@ -38,8 +38,8 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"workflow.checkpoint", K::kNotYet},
       {"workflow.profiling", K::kNoEffect},
       {"storage.storage_type", K::kUsed},
-      {"storage.storage_root", K::kNotYet},
-      {"storage.storage_options", K::kNotYet},
+      {"storage.storage_root", K::kUsed},
+      {"storage.storage_options", K::kUsed},
       {"dataset.record_length_bytes", K::kUsed},
       {"dataset.record_length_bytes_stdev", K::kUsed},
       {"dataset.record_length_bytes_resize", K::kNoEffect},  // DLIO returns a resized constant; no I/O effect

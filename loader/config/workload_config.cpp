@@ -193,9 +193,21 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("workflow.train", &c->do_train);
   x.Read("workflow.evaluation", &c->do_eval);
   x.Read("workflow.checkpoint", &c->do_checkpoint);
-  std::string storage = "local_fs";
-  x.ReadChoice("storage.storage_type", &storage, {"local_fs", "s3"});
-  if (storage != "local_fs") throw ConfigError(c->source + ": key storage.storage_type: 's3' is not supported yet");
+  x.ReadChoice("storage.storage_type", &c->storage_type, {"local_fs", "s3"});
+  x.Read("storage.storage_root", &c->storage_root);
+  x.Read("storage.storage_options.endpoint_url", &c->s3_endpoint);
+  x.Read("storage.storage_options.region", &c->s3_region);
+  x.Read("storage.storage_options.s3_force_path_style", &c->s3_path_style);
+  for (const char* secret : {"access_key_id", "secret_access_key", "session_token"}) {
+    if (YAML::Node n = x.Get(std::string("storage.storage_options.") + secret); n.IsDefined() && !n.IsNull()) {
+      throw ConfigError(c->source + ": key storage.storage_options." + secret + ": Feedrate takes S3 credentials from "
+                        "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials only (workload settings are copied "
+                        "into the results)");
+    }
+  }
+  if (c->on_s3() && c->storage_root.empty()) {
+    throw ConfigError(c->source + ": storage.storage_type is s3 but storage.storage_root (the bucket) is not set");
+  }
 
   x.Read("dataset.data_folder", &c->data_folder);
   x.ReadChoice("dataset.format", &c->format,
@@ -283,6 +295,14 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("feedrate.decode_images", &c->decode_images);
 }
 
+std::string S3Prefix(const std::string& data_folder) {
+  std::string p = data_folder;
+  while (p.starts_with("./")) p.erase(0, 2);
+  while (!p.empty() && p.front() == '/') p.erase(0, 1);
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  return p == "." ? std::string() : p;
+}
+
 std::string ReadFileText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path + ": cannot read workload file: " + std::strerror(errno));
@@ -359,5 +379,13 @@ WorkloadConfig LoadWorkload(const std::string& name_or_path, const std::vector<s
   }
   return ParseWorkload(ReadFileText(name_or_path), name_or_path, p.stem().string(), overrides);
 }
+
+std::string WorkloadConfig::DataLocation() const {
+  if (!on_s3()) return data_folder;
+  const std::string p = S3Prefix(data_folder);
+  return "s3://" + storage_root + (p.empty() ? "" : "/" + p);
+}
+
+std::string WorkloadConfig::S3DataPrefix() const { return S3Prefix(data_folder); }
 
 }  // namespace feedrate

@@ -43,6 +43,18 @@ struct WorkloadConfig {
   bool do_eval = false;
   bool do_checkpoint = false;
 
+  // storage (DLIO's storage section): local_fs, or s3 with storage_root = the bucket and data_folder the prefix
+  std::string storage_type = "local_fs";
+  std::string storage_root;     // s3: the bucket
+  std::string s3_endpoint;      // storage.storage_options.endpoint_url ("": AWS's)
+  std::string s3_region = "us-east-1";
+  bool s3_path_style = true;    // storage.storage_options.s3_force_path_style
+  bool on_s3() const { return storage_type == "s3"; }
+  // The dataset's location as results name it: the folder, or s3://bucket/prefix.
+  std::string DataLocation() const;
+  // s3: the key prefix dataset.data_folder names ("./data/" -> "data"; "" = the bucket root).
+  std::string S3DataPrefix() const;
+
   // dataset
   std::string data_folder = "./data/";
   std::string format = "tfrecord";

@@ -32,9 +32,7 @@ namespace {
 Status ListFormatFiles(const fs::path& dir, const std::string& format, std::vector<std::string>* out) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    const bool match = name.ends_with(format) || (format == "tfrecord" && name.ends_with(".tfrecords"));
-    if (name.empty() || name[0] == '.' || !match) continue;
+    if (!DatasetFileNameMatches(it->path().filename().string(), format)) continue;
     if (it->is_regular_file(ec)) out->push_back(it->path().string());
   }
   if (ec) return Status::Errno("cannot list " + dir.string(), ec.value());
@@ -42,6 +40,37 @@ Status ListFormatFiles(const fs::path& dir, const std::string& format, std::vect
 }
 
 }  // namespace
+
+bool DatasetFileNameMatches(const std::string& name, const std::string& format) {
+  const bool match = name.ends_with(format) || (format == "tfrecord" && name.ends_with(".tfrecords"));
+  return match && !name.empty() && name[0] != '.';
+}
+
+Result<std::vector<std::string>> SelectDatasetFiles(const std::string& where, std::vector<std::string> files,
+                                                    uint64_t subfolders_found, const std::string& split,
+                                                    const std::string& format, uint64_t num_files, uint64_t num_subfolders) {
+  if (num_subfolders > 1 && subfolders_found != num_subfolders) {
+    return Status::InvalidArgument(where + ": found " + std::to_string(subfolders_found) + " subfolders, dataset.num_subfolders_" +
+                                   split + " is " + std::to_string(num_subfolders));
+  }
+  // Sort by basename: index order, spread evenly over subfolders (DLIO's rule).
+  auto base = [](const std::string& p) {
+    const size_t slash = p.rfind('/');
+    return slash == std::string::npos ? std::string_view(p) : std::string_view(p).substr(slash + 1);
+  };
+  std::sort(files.begin(), files.end(), [&](const std::string& a, const std::string& b) {
+    auto ba = base(a), bb = base(b);
+    return ba != bb ? ba < bb : a < b;
+  });
+  if (files.size() < num_files) {
+    std::string hint = num_subfolders <= 1 ? "" : " across its subfolders";
+    return Status::NotFound(where + ": found " + std::to_string(files.size()) + " ." + format + " files" + hint +
+                            ", the workload needs dataset.num_files_" + (split == "train" ? "train" : "eval") + "=" +
+                            std::to_string(num_files) + " (run `feedrate datagen` or lower it)");
+  }
+  files.resize(num_files);
+  return files;
+}
 
 Result<std::vector<std::string>> DiscoverFiles(const std::string& data_folder, const std::string& split,
                                                const std::string& format, uint64_t num_files, uint64_t num_subfolders) {
@@ -51,35 +80,18 @@ Result<std::vector<std::string>> DiscoverFiles(const std::string& data_folder, c
     return Status::NotFound(dir.string() + ": data directory not found (generate it with `feedrate datagen`)");
   }
   std::vector<std::string> files;
+  uint64_t subdirs = 0;
   if (num_subfolders > 1) {
-    uint64_t subdirs = 0;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
       if (!it->is_directory(ec)) continue;
       ++subdirs;
       FEEDRATE_RETURN_IF_ERROR(ListFormatFiles(it->path(), format, &files));
     }
     if (ec) return Status::Errno("cannot list " + dir.string(), ec.value());
-    if (subdirs != num_subfolders) {
-      return Status::InvalidArgument(dir.string() + ": found " + std::to_string(subdirs) +
-                                     " subfolders, dataset.num_subfolders_" + split + " is " +
-                                     std::to_string(num_subfolders));
-    }
   } else {
     FEEDRATE_RETURN_IF_ERROR(ListFormatFiles(dir, format, &files));
   }
-  // Sort by basename: index order, spread evenly over subfolders (DLIO's rule).
-  std::sort(files.begin(), files.end(), [](const std::string& a, const std::string& b) {
-    auto ba = fs::path(a).filename().string(), bb = fs::path(b).filename().string();
-    return ba != bb ? ba < bb : a < b;
-  });
-  if (files.size() < num_files) {
-    std::string hint = num_subfolders <= 1 ? "" : " across its subfolders";
-    return Status::NotFound(dir.string() + ": found " + std::to_string(files.size()) + " ." + format + " files" + hint +
-                            ", the workload needs dataset.num_files_" + (split == "train" ? "train" : "eval") + "=" +
-                            std::to_string(num_files) + " (run `feedrate datagen` or lower it)");
-  }
-  files.resize(num_files);
-  return files;
+  return SelectDatasetFiles(dir.string(), std::move(files), subdirs, split, format, num_files, num_subfolders);
 }
 
 }  // namespace feedrate

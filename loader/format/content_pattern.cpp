@@ -134,15 +134,22 @@ Result<std::pair<uint64_t, uint64_t>> ContentRange(const std::string& format, co
 std::string ContentMarkerPath(const std::string& data_folder) { return data_folder + "/.feedrate-content"; }
 std::string ContentMarkerText(uint64_t seed) { return "verifiable seed=" + std::to_string(seed) + "\n"; }
 
-Result<uint64_t> ReadContentMarker(const std::string& data_folder) {
-  const std::string path = ContentMarkerPath(data_folder);
-  std::ifstream in(path);
+Result<uint64_t> ParseContentMarker(const std::string& text, const std::string& where) {
+  std::istringstream in(text);
   std::string word, seed;
   if (!(in >> word >> seed) || word != "verifiable" || seed.rfind("seed=", 0) != 0) {
-    return Status::NotFound(path + " is missing or unreadable: --verify needs a dataset generated with "
+    return Status::NotFound(where + " is missing or unreadable: --verify needs a dataset generated with "
                             "`feedrate datagen --content verifiable`");
   }
   return static_cast<uint64_t>(std::strtoull(seed.c_str() + 5, nullptr, 10));
+}
+
+Result<uint64_t> ReadContentMarker(const std::string& data_folder) {
+  const std::string path = ContentMarkerPath(data_folder);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseContentMarker(text.str(), path);
 }
 
 }  // namespace feedrate

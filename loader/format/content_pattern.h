@@ -33,5 +33,7 @@ std::string ContentMarkerPath(const std::string& data_folder);
 std::string ContentMarkerText(uint64_t seed);
 // The seed from a data folder's marker; NotFound when the dataset was not generated verifiable.
 Result<uint64_t> ReadContentMarker(const std::string& data_folder);
+// The seed in a marker's text (`where` names it in the error).
+Result<uint64_t> ParseContentMarker(const std::string& text, const std::string& where);
 
 }  // namespace feedrate

@@ -17,7 +17,7 @@ constexpr size_t kChunk = 1 << 20;
 // Produces a member's uncompressed bytes in order, from a STORED or DEFLATED member.
 class MemberReader {
  public:
-  MemberReader(int fd, const ZipMember& m, const std::string& path) : fd_(fd), m_(m), path_(path) {}
+  MemberReader(const ByteSource& src, const ZipMember& m, const std::string& path) : src_(src), m_(m), path_(path) {}
   ~MemberReader() {
     if (inflating_) inflateEnd(&zs_);
   }
@@ -43,7 +43,7 @@ class MemberReader {
       uint64_t left = m_.compressed_size - consumed_;
       size_t n = static_cast<size_t>(std::min<uint64_t>(left, cap));
       if (n == 0) return size_t{0};
-      FEEDRATE_RETURN_IF_ERROR(PreadFull(fd_, out, n, m_.data_offset + consumed_, path_));
+      FEEDRATE_RETURN_IF_ERROR(src_.ReadAt(out, n, m_.data_offset + consumed_));
       consumed_ += n;
       return n;
     }
@@ -54,7 +54,7 @@ class MemberReader {
         uint64_t left = m_.compressed_size - consumed_;
         size_t n = static_cast<size_t>(std::min<uint64_t>(left, in_.size()));
         if (n == 0) return Status::Corruption(path_ + ": deflated member '" + m_.name + "' ends before its data");
-        FEEDRATE_RETURN_IF_ERROR(PreadFull(fd_, in_.data(), n, m_.data_offset + consumed_, path_));
+        FEEDRATE_RETURN_IF_ERROR(src_.ReadAt(in_.data(), n, m_.data_offset + consumed_));
         consumed_ += n;
         zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
         zs_.avail_in = static_cast<uInt>(n);
@@ -71,7 +71,7 @@ class MemberReader {
   }
 
  private:
-  int fd_;
+  const ByteSource& src_;
   const ZipMember& m_;
   const std::string& path_;
   z_stream zs_{};
@@ -82,8 +82,8 @@ class MemberReader {
 };
 
 // Reads the .npy header at the start of a member's uncompressed stream.
-Result<NpyHeader> ReadMemberHeader(int fd, const ZipMember& m, const std::string& path) {
-  MemberReader r(fd, m, path);
+Result<NpyHeader> ReadMemberHeader(const ByteSource& src, const ZipMember& m, const std::string& path) {
+  MemberReader r(src, m, path);
   FEEDRATE_RETURN_IF_ERROR(r.Init());
   std::string label = path + " member '" + m.name + "'";
   std::string buf(kNpyPreludeBytes, '\0');
@@ -109,15 +109,16 @@ Result<NpyHeader> ReadMemberHeader(int fd, const ZipMember& m, const std::string
 
 }  // namespace
 
-Result<std::vector<NpArray>> ReadNpzArrays(int fd, uint64_t file_size, const std::string& path) {
-  auto members = ReadZipDirectory(fd, file_size, path);
+Result<std::vector<NpArray>> ReadNpzArrays(const ByteSource& src) {
+  const std::string& path = src.name();
+  auto members = ReadZipDirectory(src);
   if (!members.ok()) return members.status();
   std::vector<NpArray> arrays;
   for (const auto& m : *members) {
     NpArray a;
     a.name = m.name.size() > 4 && m.name.ends_with(".npy") ? m.name.substr(0, m.name.size() - 4) : m.name;
     a.member = m;
-    auto h = ReadMemberHeader(fd, m, path);
+    auto h = ReadMemberHeader(src, m, path);
     if (!h.ok()) return h.status();
     a.header = std::move(*h);
     if (a.header.data_offset + a.header.nbytes > m.uncompressed_size) {
@@ -131,15 +132,17 @@ Result<std::vector<NpArray>> ReadNpzArrays(int fd, uint64_t file_size, const std
   return arrays;
 }
 
-Result<NpArray> ReadNpyFile(int fd, uint64_t file_size, const std::string& path) {
+Result<NpArray> ReadNpyFile(const ByteSource& src) {
+  const uint64_t file_size = src.size();
+  const std::string& path = src.name();
   std::string prefix(static_cast<size_t>(std::min<uint64_t>(file_size, 4096)), '\0');
-  FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, prefix.data(), prefix.size(), 0, path));
+  FEEDRATE_RETURN_IF_ERROR(src.ReadAt(prefix.data(), prefix.size(), 0));
   auto off = NpyDataOffset(prefix, path);
   if (!off.ok()) return off.status();
   if (*off > prefix.size()) {
     if (*off > file_size) return Status::Corruption(path + ": file is truncated inside the .npy header");
     prefix.resize(*off);
-    FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, prefix.data(), prefix.size(), 0, path));
+    FEEDRATE_RETURN_IF_ERROR(src.ReadAt(prefix.data(), prefix.size(), 0));
   }
   auto h = ParseNpyHeader(prefix, path);
   if (!h.ok()) return h.status();
@@ -153,13 +156,14 @@ Result<NpArray> ReadNpyFile(int fd, uint64_t file_size, const std::string& path)
   return a;
 }
 
-Status StreamArrayData(int fd, const NpArray& array, const std::string& path, const ChunkSink& sink) {
+Status StreamArrayData(const ByteSource& src, const NpArray& array, const ChunkSink& sink) {
+  const std::string& path = src.name();
   std::string buf(kChunk, '\0');
   if (!array.member) {
     uint64_t off = *array.data_offset_in_file, left = array.header.nbytes;
     while (left > 0) {
       size_t n = static_cast<size_t>(std::min<uint64_t>(left, buf.size()));
-      FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, buf.data(), n, off, path));
+      FEEDRATE_RETURN_IF_ERROR(src.ReadAt(buf.data(), n, off));
       FEEDRATE_RETURN_IF_ERROR(sink(buf.data(), n));
       off += n;
       left -= n;
@@ -167,7 +171,7 @@ Status StreamArrayData(int fd, const NpArray& array, const std::string& path, co
     return Status::Ok();
   }
   const ZipMember& m = *array.member;
-  MemberReader r(fd, m, path);
+  MemberReader r(src, m, path);
   FEEDRATE_RETURN_IF_ERROR(r.Init());
   uint32_t crc = 0;
   uint64_t pos = 0, data_begin = array.header.data_offset, data_end = data_begin + array.header.nbytes;
@@ -190,10 +194,11 @@ Status StreamArrayData(int fd, const NpArray& array, const std::string& path, co
   return Status::Ok();
 }
 
-Result<NumpyFileKind> DetectNumpyFileKind(int fd, uint64_t file_size, const std::string& path) {
+Result<NumpyFileKind> DetectNumpyFileKind(const ByteSource& src) {
+  const uint64_t file_size = src.size();
   char magic[6] = {};
   size_t n = static_cast<size_t>(std::min<uint64_t>(file_size, sizeof magic));
-  FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, magic, n, 0, path));
+  FEEDRATE_RETURN_IF_ERROR(src.ReadAt(magic, n, 0));
   if (n == 6 && std::memcmp(magic, "\x93NUMPY", 6) == 0) return NumpyFileKind::kNpy;
   if (n >= 4 && std::memcmp(magic, "PK\x03\x04", 4) == 0) return NumpyFileKind::kNpz;
   if (n >= 4 && std::memcmp(magic, "PK\x05\x06", 4) == 0) return NumpyFileKind::kNpz;  // empty archive

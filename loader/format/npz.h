@@ -9,6 +9,7 @@
 
 #include "loader/format/npy.h"
 #include "loader/format/zip.h"
+#include "loader/io/byte_source.h"
 #include "loader/status.h"
 
 namespace feedrate {
@@ -24,17 +25,29 @@ struct NpArray {
 
 // Reads the directory of an .npz and the .npy header of every member (inflating just enough for
 // deflated members). Members that are not ".npy" are listed with an empty header name check.
-Result<std::vector<NpArray>> ReadNpzArrays(int fd, uint64_t file_size, const std::string& path);
+Result<std::vector<NpArray>> ReadNpzArrays(const ByteSource& src);
+inline Result<std::vector<NpArray>> ReadNpzArrays(int fd, uint64_t file_size, const std::string& path) {
+  return ReadNpzArrays(FdByteSource(fd, file_size, path));
+}
 // Reads the header of a plain .npy file and checks the data is all there.
-Result<NpArray> ReadNpyFile(int fd, uint64_t file_size, const std::string& path);
+Result<NpArray> ReadNpyFile(const ByteSource& src);
+inline Result<NpArray> ReadNpyFile(int fd, uint64_t file_size, const std::string& path) {
+  return ReadNpyFile(FdByteSource(fd, file_size, path));
+}
 
 using ChunkSink = std::function<Status(const char* data, size_t len)>;
 // Streams the array's data bytes exactly as stored in the .npy stream (after its header), inflating a
 // deflated member and checking the member's CRC-32 against the central directory.
-Status StreamArrayData(int fd, const NpArray& array, const std::string& path, const ChunkSink& sink);
+Status StreamArrayData(const ByteSource& src, const NpArray& array, const ChunkSink& sink);
+inline Status StreamArrayData(int fd, const NpArray& array, const std::string& path, const ChunkSink& sink) {
+  return StreamArrayData(FdByteSource(fd, 0, path), array, sink);  // (reads within the array only)
+}
 
 enum class NumpyFileKind { kNpy, kNpz, kUnknown };
 // Decides by content (magic bytes), not by extension.
-Result<NumpyFileKind> DetectNumpyFileKind(int fd, uint64_t file_size, const std::string& path);
+Result<NumpyFileKind> DetectNumpyFileKind(const ByteSource& src);
+inline Result<NumpyFileKind> DetectNumpyFileKind(int fd, uint64_t file_size, const std::string& path) {
+  return DetectNumpyFileKind(FdByteSource(fd, file_size, path));
+}
 
 }  // namespace feedrate

@@ -17,21 +17,41 @@ namespace feedrate {
 
 namespace {
 
-Result<FileSamples> IndexTfRecord(int fd, uint64_t size, const std::string& path, const IndexOptions& o,
-                                  std::vector<SampleExtent>* listed) {
+// A local file (opened, its size taken) or the opener's object.
+Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& name, const IndexOptions& o) {
+  if (o.opener != nullptr) return o.opener->Open(name);
+  auto fd = OpenForRead(name);
+  if (!fd.ok()) return fd.status();
+  auto size = FileSize(fd->get(), name);
+  if (!size.ok()) return size.status();
+  struct Owned final : ByteSource {
+    Owned(UniqueFd f, uint64_t n, const std::string& p) : fd(std::move(f)), src(fd.get(), n, p) {}
+    uint64_t size() const override { return src.size(); }
+    const std::string& name() const override { return src.name(); }
+    Status ReadAt(void* buf, size_t len, uint64_t off) const override { return src.ReadAt(buf, len, off); }
+    UniqueFd fd;
+    FdByteSource src;
+  };
+  return std::unique_ptr<ByteSource>(std::make_unique<Owned>(std::move(*fd), *size, name));
+}
+
+Result<FileSamples> IndexTfRecord(const ByteSource& src, const IndexOptions& o, std::vector<SampleExtent>* listed) {
+  const std::string& path = src.name();
+  const uint64_t size = src.size();
   // Uniform files (DLIO's) are indexed from three headers; every record's length field is checked again when it
   // is read, so a wrong guess cannot go unnoticed. Otherwise the DLIO/DALI .idx file, else a header walk.
-  auto probed = ProbeUniformTfRecordFile(fd, size, path);
+  auto probed = ProbeUniformTfRecordFile(src);
   if (!probed.ok()) return probed.status();
   std::vector<TfRecordEntry> entries = std::move(*probed);
-  std::string idx = o.data_folder.empty() ? std::string() : TfRecordIndexPath(o.data_folder, o.split, path);
+  // (On other stores the .idx file is not looked for: a non-uniform file is walked through its headers.)
+  std::string idx = o.data_folder.empty() || o.opener != nullptr ? std::string() : TfRecordIndexPath(o.data_folder, o.split, path);
   std::error_code ec;
   if (entries.empty() && !idx.empty() && std::filesystem::exists(idx, ec)) {
     auto r = ReadTfRecordIndex(idx, size);
     if (!r.ok()) return r.status();
     entries = std::move(*r);
   } else if (entries.empty()) {
-    auto scanned = ScanTfRecordFile(fd, size, path);
+    auto scanned = ScanTfRecordFile(src);
     if (!scanned.ok()) return scanned.status();
     entries = std::move(*scanned);
   }
@@ -118,22 +138,22 @@ Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, st
 
 // DLIO's indexed_binary: samples back to back in the data file, located by two int64 arrays of
 // num_samples_per_file entries, <file>.off.idx (offsets) and <file>.sz.idx (sizes).
-Result<FileSamples> IndexIndexedBinary(const std::string& path, uint64_t size, const IndexOptions& o,
+Result<FileSamples> IndexIndexedBinary(const ByteSource& data, const std::string& key, const IndexOptions& o,
                                        std::vector<SampleExtent>* listed) {
+  const std::string& path = data.name();
+  const uint64_t size = data.size();
   std::vector<int64_t> arrays[2];
   const char* suffix[2] = {".off.idx", ".sz.idx"};
   for (int a = 0; a < 2; ++a) {
-    const std::string idx = path + suffix[a];
-    auto fd = OpenForRead(idx);
-    if (!fd.ok()) return fd.status().WithContext("indexed_binary index");
-    auto n = FileSize(fd->get(), idx);
-    if (!n.ok()) return n.status();
-    if (*n < 8 * o.samples_per_file) {
-      return Status::Corruption(idx + ": " + std::to_string(*n / 8) + " entries, fewer than dataset.num_samples_per_file=" +
-                                std::to_string(o.samples_per_file));
+    auto src = OpenSource(key + suffix[a], o);
+    if (!src.ok()) return src.status().WithContext("indexed_binary index");
+    const ByteSource& idx = **src;
+    if (idx.size() < 8 * o.samples_per_file) {
+      return Status::Corruption(idx.name() + ": " + std::to_string(idx.size() / 8) +
+                                " entries, fewer than dataset.num_samples_per_file=" + std::to_string(o.samples_per_file));
     }
     arrays[a].resize(o.samples_per_file);
-    FEEDRATE_RETURN_IF_ERROR(PreadFull(fd->get(), arrays[a].data(), 8 * o.samples_per_file, 0, idx));
+    FEEDRATE_RETURN_IF_ERROR(idx.ReadAt(arrays[a].data(), 8 * o.samples_per_file, 0));
   }
   bool uniform = true;
   listed->clear();
@@ -156,11 +176,12 @@ Result<FileSamples> IndexIndexedBinary(const std::string& path, uint64_t size, c
 }
 
 // JPEG/PNG (RetinaNet in the v3.0 drafts): one sample per file, the whole file, as DLIO's PIL reader opens it.
-Result<FileSamples> IndexImage(int fd, uint64_t size, const std::string& path, const std::string& format,
-                               const IndexOptions& o) {
+Result<FileSamples> IndexImage(const ByteSource& src, const std::string& format, const IndexOptions& o) {
+  const std::string& path = src.name();
+  const uint64_t size = src.size();
   unsigned char head[8] = {};
   if (size < sizeof head) return Status::Corruption(path + ": " + std::to_string(size) + " bytes: too short for a " + format);
-  FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, head, sizeof head, 0, path));
+  FEEDRATE_RETURN_IF_ERROR(src.ReadAt(head, sizeof head, 0));
   static const unsigned char kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
   const bool jpeg = head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF;
   const bool png = std::memcmp(head, kPng, 8) == 0;
@@ -183,21 +204,26 @@ bool TrainingFormatSupported(const std::string& format) {
 
 Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
                                       FileDecode* decode) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  auto size = FileSize(fd->get(), path);
-  if (!size.ok()) return size.status();
-  if (o.format == "tfrecord") return IndexTfRecord(fd->get(), *size, path, o, listed);
-  if (o.format == "hdf5") return IndexHdf5(path, o, listed, decode);
-  if (o.format == "indexed_binary") return IndexIndexedBinary(path, *size, o, listed);
-  if (o.format == "jpeg" || o.format == "jpg" || o.format == "png") return IndexImage(fd->get(), *size, path, o.format, o);
+  if (o.format == "hdf5") {
+    if (o.opener != nullptr) {
+      return Status::Unsupported(path + ": HDF5 datasets are read from local files only (libhdf5 opens the file itself); "
+                                 "not from " + o.opener->kind() + " yet");
+    }
+    return IndexHdf5(path, o, listed, decode);
+  }
+  auto opened = OpenSource(path, o);
+  if (!opened.ok()) return opened.status();
+  const ByteSource& src = **opened;
+  if (o.format == "tfrecord") return IndexTfRecord(src, o, listed);
+  if (o.format == "indexed_binary") return IndexIndexedBinary(src, path, o, listed);
+  if (o.format == "jpeg" || o.format == "jpg" || o.format == "png") return IndexImage(src, o.format, o);
   const std::string& format = o.format;
   const uint64_t samples_per_file = o.samples_per_file;
   const NpyHeader* header = nullptr;
   FileSamples e;
   NpArray array;
   if (format == "npz") {
-    auto arrays = ReadNpzArrays(fd->get(), *size, path);
+    auto arrays = ReadNpzArrays(src);
     if (!arrays.ok()) return arrays.status();
     bool found = false;
     for (auto& a : *arrays) {
@@ -211,7 +237,7 @@ Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOption
     e.first_offset = array.member->data_offset;
     e.length = array.member->compressed_size;
   } else if (format == "npy") {
-    auto a = ReadNpyFile(fd->get(), *size, path);
+    auto a = ReadNpyFile(src);
     if (!a.ok()) return a.status();
     array = std::move(*a);
     e.first_offset = 0;

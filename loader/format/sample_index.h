@@ -3,20 +3,33 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "loader/format/sample_table.h"
+#include "loader/io/byte_source.h"
 #include "loader/status.h"
 
 namespace feedrate {
+
+// Where the indexer reads files from when they are not local files (S3 objects: loader/s3/s3_source.h).
+class SourceOpener {
+ public:
+  virtual ~SourceOpener() = default;
+  // `name` as the dataset lists it (a key); NotFound when it does not exist. Called from several threads.
+  virtual Result<std::unique_ptr<ByteSource>> Open(const std::string& name) const = 0;
+  // What the store is called in messages ("S3").
+  virtual const char* kind() const = 0;
+};
 
 struct IndexOptions {
   std::string format;             // dataset.format
   uint64_t samples_per_file = 1;
   std::string data_folder;        // for TFRecord .idx files: <data_folder>/index/<split>/<file>.idx
   std::string split = "train";
+  const SourceOpener* opener = nullptr;  // nullptr: local files
 };
 
 // What reading a file's samples needs beyond extents: HDF5 filtered chunks' codec and per-extent filter masks.

@@ -70,7 +70,9 @@ Status CheckTfRecord(const char* rec, uint64_t expected_length, bool verify_payl
   return Status::Ok();
 }
 
-Result<std::vector<TfRecordEntry>> ScanTfRecordFile(int fd, uint64_t file_size, const std::string& path) {
+Result<std::vector<TfRecordEntry>> ScanTfRecordFile(const ByteSource& src) {
+  const uint64_t file_size = src.size();
+  const std::string& path = src.name();
   constexpr uint64_t kWindow = 256 * 1024;
   std::vector<char> window(kWindow);
   uint64_t win_off = 0, win_len = 0;  // bytes of the file held in `window`
@@ -84,7 +86,7 @@ Result<std::vector<TfRecordEntry>> ScanTfRecordFile(int fd, uint64_t file_size, 
     if (off < win_off || off + kTfRecordHeaderBytes > win_off + win_len) {
       win_off = off;
       win_len = std::min(kWindow, file_size - off);
-      FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, window.data(), win_len, win_off, path));
+      FEEDRATE_RETURN_IF_ERROR(src.ReadAt(window.data(), win_len, win_off));
     }
     auto length = ParseHeader(window.data() + (off - win_off), path, record, off);
     if (!length.ok()) return length.status();
@@ -99,11 +101,13 @@ Result<std::vector<TfRecordEntry>> ScanTfRecordFile(int fd, uint64_t file_size, 
   return out;
 }
 
-Result<std::vector<TfRecordEntry>> ProbeUniformTfRecordFile(int fd, uint64_t file_size, const std::string& path) {
+Result<std::vector<TfRecordEntry>> ProbeUniformTfRecordFile(const ByteSource& src) {
+  const uint64_t file_size = src.size();
+  const std::string& path = src.name();
   std::vector<TfRecordEntry> out;
   if (file_size < kTfRecordOverhead) return out;
   char h[kTfRecordHeaderBytes];
-  FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, h, sizeof h, 0, path));
+  FEEDRATE_RETURN_IF_ERROR(src.ReadAt(h, sizeof h, 0));
   auto first = ParseHeader(h, path, 0, 0);
   if (!first.ok()) return first.status();
   const uint64_t stride = *first + kTfRecordOverhead;
@@ -111,7 +115,7 @@ Result<std::vector<TfRecordEntry>> ProbeUniformTfRecordFile(int fd, uint64_t fil
   const uint64_t n = file_size / stride;
   for (uint64_t k : {n / 2, n - 1}) {
     if (k == 0) continue;
-    FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, h, sizeof h, k * stride, path));
+    FEEDRATE_RETURN_IF_ERROR(src.ReadAt(h, sizeof h, k * stride));
     auto len = ParseHeader(h, path, k, k * stride);
     if (!len.ok() || *len != *first) return out;  // not uniform: let the full scan find what is wrong
   }

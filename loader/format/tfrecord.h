@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/io/byte_source.h"
 #include "loader/status.h"
 
 namespace feedrate {
@@ -33,11 +34,17 @@ Status CheckTfRecord(const char* rec, uint64_t expected_length, bool verify_payl
 // Walks the file's headers (length CRCs checked; payloads skipped), reading ahead in large blocks so small
 // records cost no syscall each. A truncated header, a length past the end of the file or a bad length CRC is
 // Corruption naming the record and its offset.
-Result<std::vector<TfRecordEntry>> ScanTfRecordFile(int fd, uint64_t file_size, const std::string& path);
+Result<std::vector<TfRecordEntry>> ScanTfRecordFile(const ByteSource& src);
+inline Result<std::vector<TfRecordEntry>> ScanTfRecordFile(int fd, uint64_t file_size, const std::string& path) {
+  return ScanTfRecordFile(FdByteSource(fd, file_size, path));
+}
 
 // Indexes a file whose records all have the same length (what DLIO writes) from three headers: the first, the
 // middle and the last. Returns an empty vector when the file is not uniform (the caller then scans it).
-Result<std::vector<TfRecordEntry>> ProbeUniformTfRecordFile(int fd, uint64_t file_size, const std::string& path);
+Result<std::vector<TfRecordEntry>> ProbeUniformTfRecordFile(const ByteSource& src);
+inline Result<std::vector<TfRecordEntry>> ProbeUniformTfRecordFile(int fd, uint64_t file_size, const std::string& path) {
+  return ProbeUniformTfRecordFile(FdByteSource(fd, file_size, path));
+}
 
 // Reads a DLIO/DALI index file: one "<offset> <size>" line per record, size counting header and footer. The
 // records must tile the data file exactly; anything else is Corruption naming the index file and line.

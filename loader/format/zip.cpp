@@ -43,11 +43,13 @@ Status NotZip(const std::string& path, const std::string& why) {
 
 }  // namespace
 
-Result<std::vector<ZipMember>> ReadZipDirectory(int fd, uint64_t file_size, const std::string& path) {
+Result<std::vector<ZipMember>> ReadZipDirectory(const ByteSource& src) {
+  const uint64_t file_size = src.size();
+  const std::string& path = src.name();
   if (file_size < 22) return NotZip(path, "file is " + std::to_string(file_size) + " bytes, too small");
   uint64_t tail_len = std::min<uint64_t>(file_size, 22 + kMaxComment + 20);
   std::string tail(tail_len, '\0');
-  FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, tail.data(), tail_len, file_size - tail_len, path));
+  FEEDRATE_RETURN_IF_ERROR(src.ReadAt(tail.data(), tail_len, file_size - tail_len));
   const auto* t = reinterpret_cast<const unsigned char*>(tail.data());
 
   // The EOCD is the last signature whose comment length reaches exactly to the end of the file.
@@ -67,7 +69,7 @@ Result<std::vector<ZipMember>> ReadZipDirectory(int fd, uint64_t file_size, cons
     uint64_t z64_off = Le64(t + eocd - 20 + 8);
     if (z64_off + 56 > file_size) return NotZip(path, "zip64 end record points past end of file");
     unsigned char z[56];
-    FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, z, sizeof z, z64_off, path));
+    FEEDRATE_RETURN_IF_ERROR(src.ReadAt(z, sizeof z, z64_off));
     if (Le32(z) != kZip64EocdSig) return NotZip(path, "bad zip64 end record signature");
     entries = Le64(z + 32);
     cd_size = Le64(z + 40);
@@ -80,7 +82,7 @@ Result<std::vector<ZipMember>> ReadZipDirectory(int fd, uint64_t file_size, cons
   if (entries > cd_size / 46) return NotZip(path, "central directory entry count is inconsistent");
 
   std::string cd(cd_size, '\0');
-  FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, cd.data(), cd_size, cd_offset, path));
+  FEEDRATE_RETURN_IF_ERROR(src.ReadAt(cd.data(), cd_size, cd_offset));
   const auto* c = reinterpret_cast<const unsigned char*>(cd.data());
   std::vector<ZipMember> members;
   members.reserve(entries);
@@ -123,7 +125,7 @@ Result<std::vector<ZipMember>> ReadZipDirectory(int fd, uint64_t file_size, cons
   for (auto& m : members) {
     unsigned char lh[30];
     if (m.local_header_offset + 30 > file_size) return NotZip(path, "member '" + m.name + "' header lies past end of file");
-    FEEDRATE_RETURN_IF_ERROR(PreadFull(fd, lh, sizeof lh, m.local_header_offset, path));
+    FEEDRATE_RETURN_IF_ERROR(src.ReadAt(lh, sizeof lh, m.local_header_offset));
     if (Le32(lh) != kLocalSig) return NotZip(path, "bad local header signature for member '" + m.name + "'");
     m.data_offset = m.local_header_offset + 30 + Le16(lh + 26) + Le16(lh + 28);
     if (m.data_offset > file_size || m.compressed_size > file_size - m.data_offset) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/io/byte_source.h"
 #include "loader/status.h"
 
 namespace feedrate {
@@ -26,7 +27,10 @@ inline constexpr uint16_t kZipDeflated = 8;
 
 // Reads the central directory of the archive open at `fd` (size `file_size`) and resolves every member's
 // data offset from its local header. Errors name `path` and what is wrong (not a zip, truncated, ...).
-Result<std::vector<ZipMember>> ReadZipDirectory(int fd, uint64_t file_size, const std::string& path);
+Result<std::vector<ZipMember>> ReadZipDirectory(const ByteSource& src);
+inline Result<std::vector<ZipMember>> ReadZipDirectory(int fd, uint64_t file_size, const std::string& path) {
+  return ReadZipDirectory(FdByteSource(fd, file_size, path));
+}
 
 // Builds the byte layout numpy's np.savez writes (zip STORED, force_zip64 local headers, central directory
 // with zip64 fields only when needed), for members whose sizes and CRCs are known.

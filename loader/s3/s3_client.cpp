@@ -105,6 +105,10 @@ struct S3Client::Impl {
   curl_slist* headers = nullptr;
   CURLM* multi = nullptr;
   std::vector<Slot> slots;
+  std::atomic<bool> sleeping{false};  // a Serve loop waits in curl_multi_poll for work
+
+  void Loop(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done,
+            const std::atomic<bool>* stop);
 
   ~Impl() {
     for (auto& s : slots) {
@@ -268,7 +272,21 @@ Status S3Client::Run(std::span<S3Request* const> requests) {
 }
 
 void S3Client::RunStream(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done) {
-  Impl& m = *impl_;
+  impl_->Loop(next, done, nullptr);
+}
+
+void S3Client::Serve(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done,
+                     const std::atomic<bool>& stop) {
+  impl_->Loop(next, done, &stop);
+}
+
+void S3Client::Wakeup(bool always) {
+  if (always || impl_->sleeping.load(std::memory_order_seq_cst)) curl_multi_wakeup(impl_->multi);
+}
+
+void S3Client::Impl::Loop(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done,
+                          const std::atomic<bool>* stop) {
+  Impl& m = *this;
   struct Retry {
     Clock::time_point at;
     S3Request* req;
@@ -279,6 +297,13 @@ void S3Client::RunStream(const std::function<S3Request*()>& next, const std::fun
   for (auto& s : m.slots) free_slots.push_back(&s);
   size_t active = 0;
   bool source_empty = false;
+  auto start = [&](S3Request* r) {
+    Slot* s = free_slots.back();
+    free_slots.pop_back();
+    m.Setup(*s, *r);
+    curl_multi_add_handle(m.multi, s->easy);
+    ++active;
+  };
   for (;;) {
     const auto now = Clock::now();
     for (size_t i = 0; i < retries.size();) {
@@ -298,19 +323,28 @@ void S3Client::RunStream(const std::function<S3Request*()>& next, const std::fun
       } else if (!source_empty) {
         r = next();
         if (r == nullptr) {
-          source_empty = true;
+          source_empty = stop == nullptr;  // serving: nothing now, ask again later
         } else {
           r->attempts = 0;
         }
       }
       if (r == nullptr) break;
-      Slot* s = free_slots.back();
-      free_slots.pop_back();
-      m.Setup(*s, *r);
-      curl_multi_add_handle(m.multi, s->easy);
-      ++active;
+      start(r);
     }
-    if (active == 0 && retries.empty() && ready.empty()) return;  // (the source is empty: slots were free)
+    if (active == 0 && retries.empty() && ready.empty()) {  // (the source is empty: slots were free)
+      if (stop == nullptr || stop->load(std::memory_order_acquire)) return;
+      // Announce the sleep, then look once more: a producer publishes, fences, then wakes only a sleeper.
+      sleeping.store(true, std::memory_order_seq_cst);
+      if (S3Request* r = next()) {
+        sleeping.store(false, std::memory_order_relaxed);
+        r->attempts = 0;
+        start(r);
+      } else {
+        curl_multi_poll(m.multi, nullptr, 0, 1000, nullptr);
+        sleeping.store(false, std::memory_order_relaxed);
+        continue;
+      }
+    }
     if (active == 0) {  // only retries waiting out their backoff
       auto wake = retries.front().at;
       for (const auto& r : retries) wake = std::min(wake, r.at);
@@ -336,7 +370,22 @@ void S3Client::RunStream(const std::function<S3Request*()>& next, const std::fun
         done(*r);
       }
     }
-    if (active > 0) curl_multi_poll(m.multi, nullptr, 0, 50, nullptr);
+    if (active > 0) {
+      // Serving with a free slot: a new request must wake the poll, not wait for a transfer's next event.
+      // Announce the sleep, then look once more (as above).
+      const bool wakeable = stop != nullptr && !free_slots.empty();
+      if (wakeable) {
+        sleeping.store(true, std::memory_order_seq_cst);
+        if (S3Request* r = next()) {
+          sleeping.store(false, std::memory_order_relaxed);
+          r->attempts = 0;
+          start(r);
+          continue;
+        }
+      }
+      curl_multi_poll(m.multi, nullptr, 0, 50, nullptr);
+      if (wakeable) sleeping.store(false, std::memory_order_relaxed);
+    }
   }
 }
 

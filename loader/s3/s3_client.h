@@ -4,6 +4,7 @@
 // HTTP status and S3 error code.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -62,6 +63,15 @@ class S3Client {
   // Streaming form: whenever a slot is free, next() gives the next request (nullptr: no more; the run ends once
   // the rest are done); done() gets each finished one, its status set. A request stays in use until done() has it.
   void RunStream(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done);
+  // Server form for an engine thread: like RunStream, but next() returning nullptr means "nothing now": the loop
+  // then sleeps in curl_multi_poll until Wakeup() or a transfer needs it, and returns only once *stop is set
+  // and nothing is left in flight.
+  void Serve(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done,
+             const std::atomic<bool>& stop);
+  // Wakes a sleeping Serve loop (thread-safe; a no-op, without a syscall, when it is not sleeping). Callers that
+  // publish work first and then call this need a seq_cst fence in between (the loop re-checks next() after
+  // announcing that it sleeps).
+  void Wakeup(bool always = false);
 
   Status CreateBucket();
   Status Put(const std::string& key, const char* data, uint64_t size);

@@ -1,0 +1,207 @@
+// S3Engine: samples split into ranged GETs, served by curl multi loops.
+#include "loader/s3/s3_engine.h"
+
+#include <algorithm>
+#include <cerrno>
+
+namespace feedrate {
+
+namespace {
+
+struct Op;  // a sample being read
+
+// One GET: a request slot with the sample it belongs to and where its bytes go.
+struct Part : S3Request {
+  Op* op = nullptr;
+  uint64_t at = 0;      // offset of this part within the sample's extent
+  char* buffer = nullptr;  // the recycled transfer buffer this slot owns
+};
+
+struct Op {
+  ReadRequest req;
+  uint64_t issued = 0;   // bytes of the extent handed to parts so far
+  uint32_t pending = 0;  // parts in flight
+  int64_t t0 = 0;
+  Status status;
+};
+
+}  // namespace
+
+struct S3Engine::Loop {
+  std::unique_ptr<S3Client> client;
+  std::thread thread;
+  std::vector<Part> parts;
+  std::vector<Part*> free_parts;
+  std::vector<Part*> redo;  // parts whose remainder is fetched again (injected short read or EAGAIN)
+  std::vector<Op> ops;
+  std::vector<Op*> free_ops;
+  Op* current = nullptr;  // the sample whose extent is still being split into parts
+  std::vector<AlignedBuffer> buffers;
+};
+
+Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const EngineOptions& options, const S3Store& store) {
+  std::unique_ptr<S3Engine> e(new S3Engine(keys, options, store));
+  const size_t loops = std::max<size_t>(1, e->options_.threads);
+  const size_t depth = std::max<size_t>(1, e->options_.queue_depth);
+  for (size_t i = 0; i < loops; ++i) {
+    auto loop = std::make_unique<Loop>();
+    auto client = store.Connect(static_cast<unsigned>(depth));
+    if (!client.ok()) return client.status();
+    loop->client = std::move(*client);
+    loop->parts.resize(depth);
+    loop->buffers.reserve(depth);
+    for (auto& p : loop->parts) {
+      loop->buffers.emplace_back(e->options_.transfer_size);
+      p.buffer = loop->buffers.back().data();
+      p.key.reserve(256);
+      loop->free_parts.push_back(&p);
+    }
+    loop->redo.reserve(depth);
+    loop->ops.resize(depth + 1);
+    for (auto& o : loop->ops) loop->free_ops.push_back(&o);
+    e->loops_.push_back(std::move(loop));
+  }
+  for (size_t i = 0; i < e->loops_.size(); ++i) {
+    Loop* l = e->loops_[i].get();
+    l->thread = std::thread([raw = e.get(), l, i] { raw->Serve(*l, i); });
+  }
+  return e;
+}
+
+S3Engine::S3Engine(const FileTable& keys, const EngineOptions& options, const S3Store& store)
+    : keys_(keys), options_(options), store_(store), queue_(options.queue_capacity) {
+  options_.transfer_size = std::max<uint64_t>(options_.transfer_size, 4096);
+}
+
+S3Engine::~S3Engine() {
+  stopping_.store(true, std::memory_order_seq_cst);
+  for (auto& l : loops_) {
+    if (l->client) l->client->Wakeup(true);
+  }
+  for (auto& l : loops_) {
+    if (l->thread.joinable()) l->thread.join();
+  }
+}
+
+uint64_t S3Engine::buffer_bytes() const {
+  return static_cast<uint64_t>(loops_.size()) * std::max<size_t>(1, options_.queue_depth) * options_.transfer_size;
+}
+
+std::string S3Engine::description() const {
+  return "s3 (" + std::to_string(loops_.size()) + " curl multi loop" + (loops_.size() == 1 ? "" : "s") + " x " +
+         std::to_string(std::max<size_t>(1, options_.queue_depth)) + " ranged GETs in flight, " +
+         std::to_string(options_.transfer_size) + "-byte ranges)";
+}
+
+void S3Engine::Submit(const ReadRequest& request) {
+  while (!queue_.TryPush(request)) std::this_thread::yield();  // only if a caller overfills the queue
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (auto& l : loops_) l->client->Wakeup();  // (each a flag load unless that loop sleeps)
+}
+
+void S3Engine::Serve(Loop& loop, size_t index) {
+  auto issue = [&](Part* p, Op* op, uint64_t at, uint64_t len) {
+    p->op = op;
+    p->at = at;
+    p->method = S3Request::Method::kGet;
+    p->key = keys_.path(op->req.extent.file);  // (reuses the slot's capacity)
+    p->range_begin = op->req.extent.offset + at;
+    p->range_length = len;
+    p->dest = op->req.dest != nullptr ? op->req.dest + at : p->buffer;
+    p->dest_capacity = len;
+    ++op->pending;
+    requests_.fetch_add(1, std::memory_order_relaxed);
+    return static_cast<S3Request*>(p);
+  };
+  auto finish = [&](Op* op, const char* data) {
+    const bool ok = op->status.ok();
+    if (ok && options_.stats != nullptr) options_.stats->Record(index, op->req.extent.length, SteadyNs() - op->t0);
+    op->req.target->OnComplete(op->req.tag, ok ? op->req.extent.length : 0, op->status, ok ? data : nullptr);
+    op->status = Status::Ok();
+    loop.free_ops.push_back(op);
+  };
+  auto next = [&]() -> S3Request* {
+    if (!loop.redo.empty()) {  // the rest of a part cut short by an injected fault
+      Part* p = loop.redo.back();
+      loop.redo.pop_back();
+      ++p->op->pending;
+      requests_.fetch_add(1, std::memory_order_relaxed);
+      return p;  // (its range and destination were already moved past what arrived)
+    }
+    if (loop.free_parts.empty()) return nullptr;
+    while (loop.current == nullptr) {
+      ReadRequest r;
+      if (loop.free_ops.empty() || !queue_.TryPop(&r)) return nullptr;
+      Op* op = loop.free_ops.back();
+      loop.free_ops.pop_back();
+      op->req = r;
+      op->issued = 0;
+      op->pending = 0;
+      op->t0 = options_.stats != nullptr ? SteadyNs() : 0;
+      if (r.extent.length == 0) {
+        finish(op, r.dest);
+        continue;
+      }
+      loop.current = op;
+    }
+    Op* op = loop.current;
+    const uint64_t len = std::min<uint64_t>(options_.transfer_size, op->req.extent.length - op->issued);
+    Part* p = loop.free_parts.back();
+    loop.free_parts.pop_back();
+    S3Request* r = issue(p, op, op->issued, len);
+    op->issued += len;
+    if (op->issued == op->req.extent.length) loop.current = nullptr;
+    return r;
+  };
+  auto done = [&](S3Request& r) {
+    Part* p = static_cast<Part*>(&r);
+    Op* op = p->op;
+    --op->pending;
+    if (p->attempts > 1) {
+      retries_.fetch_add(static_cast<uint64_t>(p->attempts - 1), std::memory_order_relaxed);
+      requests_.fetch_add(static_cast<uint64_t>(p->attempts - 1), std::memory_order_relaxed);
+    }
+    if (!r.status.ok()) {
+      if (op->status.ok()) op->status = r.status;
+    } else {
+      device_bytes_.fetch_add(r.bytes, std::memory_order_relaxed);
+      int64_t n = static_cast<int64_t>(r.bytes);
+      if (options_.faults != nullptr) n = options_.faults->OnRead(op->req.extent.file, r.range_begin, r.range_length, n);
+      if (n >= 0 && static_cast<uint64_t>(n) < r.range_length && r.bytes == r.range_length && n > 0) {
+        // Injected short read: fetch the rest again, as a file engine reads the remainder.
+        requeued_.fetch_add(1, std::memory_order_relaxed);
+        p->range_begin += static_cast<uint64_t>(n);
+        p->range_length -= static_cast<uint64_t>(n);
+        p->dest += n;
+        p->dest_capacity = p->range_length;
+        loop.redo.push_back(p);
+        return;
+      }
+      if (n == -EAGAIN) {
+        requeued_.fetch_add(1, std::memory_order_relaxed);
+        loop.redo.push_back(p);
+        return;
+      }
+      if (n < 0 && op->status.ok()) {
+        op->status = Status::Errno(store_.Url(r.key) + ": read failed at offset " + std::to_string(r.range_begin),
+                                   static_cast<int>(-n));
+      } else if (r.bytes < r.range_length && op->status.ok()) {
+        op->status = Status::Corruption(store_.Url(r.key) + ": object is truncated: sample extent ends at offset " +
+                                        std::to_string(op->req.extent.offset + op->req.extent.length) +
+                                        " but data ends at offset " + std::to_string(r.range_begin + r.bytes));
+      }
+    }
+    if (!op->status.ok() && loop.current == op) {  // stop splitting a sample that already failed
+      op->issued = op->req.extent.length;
+      loop.current = nullptr;
+    }
+    // The sample is whole in one buffer when it had a destination, or when this single part covered it.
+    const bool single = p->at == 0 && r.range_length == op->req.extent.length;
+    const char* data = op->req.dest != nullptr ? op->req.dest : (single ? p->buffer : nullptr);
+    if (op->pending == 0 && op->issued == op->req.extent.length) finish(op, data);
+    loop.free_parts.push_back(p);
+  };
+  loop.client->Serve(next, done, stopping_);
+}
+
+}  // namespace feedrate
