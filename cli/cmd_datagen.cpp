@@ -28,9 +28,13 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
       ->check(CLI::Range(uint64_t{4096}, uint64_t{64} << 20));
   sub->add_option("--staging-dir", opt->staging_dir, "S3 (--storage): local directory each file is written to before its "
                                                     "upload (default $TMPDIR or /tmp; one file per writer thread at a time)");
-  sub->add_option("--s3-part-size", opt->s3_part_size, "S3: objects above this size go up as multipart uploads of parts "
-                                                      "this large (default 16 MiB, at least 5 MiB)")
-      ->check(CLI::Range(uint64_t{5} << 20, uint64_t{5} << 30));
+  auto part_size = std::make_shared<std::string>("16m");
+  sub->add_option("--s3-part-size", *part_size, "S3: objects above this size go up as multipart uploads of parts this "
+                                                "large (default 16m; 5m to 5g)")
+      ->check([](const std::string& v) {
+        const uint64_t n = ParseBytes(v);
+        return n >= (uint64_t{5} << 20) && n <= (uint64_t{5} << 30) ? "" : "must be between 5m and 5g";
+      });
   auto content = std::make_shared<std::string>("random");
   sub->add_option("--content", *content, "random (default) or verifiable: payload bytes a pure function of (seed, file, "
                                          "offset), which `run --verify` checks (npz, npy, tfrecord, indexed_binary)")
@@ -52,6 +56,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
       return 2;
     }
     DatagenOptions o = *opt;
+    o.s3_part_size = ParseBytes(*part_size);
     o.verifiable_content = *content == "verifiable";
     TempFile::SetDurableCommits(o.fsync);
     // Write faults: every rule applies to writes here (enospc does already; eio, short and delay are moved over).

@@ -23,6 +23,9 @@ struct WorkloadArgs {
   std::vector<std::string> Overrides() const;
 };
 
+// "4k", "1m", "2g", "512" as bytes; CLI::ValidationError otherwise.
+uint64_t ParseBytes(const std::string& text);
+
 // CLI11 check for --inject: "" when the rules parse, else the parser's message.
 std::string CheckInjectRules(const std::string& rules);
 

@@ -53,6 +53,20 @@ std::vector<std::string> WorkloadArgs::Overrides() const {
   return all;
 }
 
+// (shared by iobench and datagen)
+uint64_t ParseBytes(const std::string& text) {
+  size_t used = 0;
+  double v = std::stod(text, &used);
+  std::string unit = text.substr(used);
+  for (auto& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  double mult = unit.empty() || unit == "b" ? 1 : unit == "k" || unit == "kib" || unit == "kb" ? 1024.0
+              : unit == "m" || unit == "mib" || unit == "mb" ? 1048576.0
+              : unit == "g" || unit == "gib" || unit == "gb" ? 1073741824.0
+              : -1;
+  if (mult < 0 || v <= 0) throw CLI::ValidationError("size", "cannot read '" + text + "' as a size (e.g. 4k, 1m, 2g)");
+  return static_cast<uint64_t>(v * mult);
+}
+
 std::string CheckInjectRules(const std::string& rules) {
   auto p = ParseFaultPlan(rules);
   if (p.ok()) return "";

@@ -338,10 +338,15 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg_in, const Datagen
     cfg.data_folder = (fs::path(base) / ("feedrate-datagen-" + std::to_string(::getpid()) + "-r" + std::to_string(opt.rank))).string();
     auto client = store->Connect(1);
     if (!client.ok()) return client.status();
-    if (opt.rank == 0) {  // the bucket, when it is not there yet (an existing one answers 409, also fine)
-      S3Request probe;
-      probe.method = S3Request::Method::kHead;
-      if (!(*client)->Run(probe).ok()) FEEDRATE_RETURN_IF_ERROR((*client)->CreateBucket().WithContext("creating the bucket"));
+    // The bucket, when it is not there yet. Every rank makes sure before it uploads (no barrier here); when
+    // several create it at once, the losers hear 409 (BucketAlreadyOwnedByYou / BucketAlreadyExists).
+    S3Request probe;
+    probe.method = S3Request::Method::kHead;
+    if (!(*client)->Run(probe).ok() && probe.http_status == 404) {
+      S3Request create;
+      create.method = S3Request::Method::kPut;
+      Status made = (*client)->Run(create);
+      if (!made.ok() && create.http_status != 409) return made.WithContext("creating the bucket");
     }
     if (opt.skip_existing) {
       auto listed = (*client)->List(store->Key(""));

@@ -10,39 +10,10 @@
 
 #include "harness.h"
 #include "loader/s3/s3_client.h"
+#include "s3_rgw.h"
 
 namespace feedrate::it {
 namespace {
-
-struct Server {
-  S3Endpoint endpoint;
-  S3Credentials credentials;
-  std::string skip;
-};
-
-Server Rgw() {
-  Server s;
-  auto env = Sh(std::string(FEEDRATE_SOURCE_DIR) + "/scripts/s3-test-server.sh env");
-  std::istringstream in(env.output);
-  for (std::string line; std::getline(in, line);) {
-    const auto eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string k = line.substr(0, eq), v = line.substr(eq + 1);
-    if (k == "FEEDRATE_S3_ENDPOINT") s.endpoint.url = v;
-    if (k == "AWS_ACCESS_KEY_ID") s.credentials.access_key = v;
-    if (k == "AWS_SECRET_ACCESS_KEY") s.credentials.secret_key = v;
-  }
-  if (Sh("curl -s -o /dev/null " + s.endpoint.url + "/").code != 0) {
-    s.skip = "no S3 server at " + s.endpoint.url + " (scripts/s3-test-server.sh start: Ceph RGW not installed?)";
-  }
-  return s;
-}
-
-#define RGW_OR_SKIP(s)                            \
-  Server s = Rgw();                               \
-  if (!(s).skip.empty()) GTEST_SKIP() << (s).skip
-
-std::string Bucket(const char* what) { return std::string("feedrate-") + what + "-" + std::to_string(::getpid()); }
 
 std::string Random(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);

@@ -148,3 +148,32 @@ TEST(Config, MissingFileIsAClearError) {
 
 }  // namespace
 }  // namespace feedrate
+
+namespace feedrate {
+namespace {
+
+// DLIO's storage section: s3 with the bucket in storage_root and the prefix in data_folder.
+TEST(Config, S3StorageSection) {
+  const std::string yaml = "dataset: {format: npz, data_folder: ./sets/unet3d/}\n"
+                           "storage: {storage_type: s3, storage_root: bkt, storage_options: {endpoint_url: "
+                           "'http://127.0.0.1:7480', region: eu-west-1, s3_force_path_style: false}}\n";
+  auto c = Parse(yaml);
+  EXPECT_TRUE(c.on_s3());
+  EXPECT_EQ(c.storage_root, "bkt");
+  EXPECT_EQ(c.s3_endpoint, "http://127.0.0.1:7480");
+  EXPECT_EQ(c.s3_region, "eu-west-1");
+  EXPECT_FALSE(c.s3_path_style);
+  EXPECT_EQ(c.S3DataPrefix(), "sets/unet3d");
+  EXPECT_EQ(c.DataLocation(), "s3://bkt/sets/unet3d");
+  EXPECT_EQ(Parse(yaml, {"dataset.data_folder=./"}).DataLocation(), "s3://bkt");
+  EXPECT_EQ(Parse("dataset: {data_folder: /d}\n").DataLocation(), "/d");
+  EXPECT_FALSE(Parse("dataset: {data_folder: /d}\n").on_s3());
+  EXPECT_NE(ErrorOf("storage: {storage_type: s3}\n").find("storage.storage_root (the bucket) is not set"), std::string::npos);
+  EXPECT_NE(ErrorOf("storage: {storage_type: s3, storage_root: b, storage_options: {access_key_id: AKIA}}\n")
+                .find("storage.storage_options.access_key_id: Feedrate takes S3 credentials from"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("storage: {storage_type: gcs}\n").find("storage.storage_type"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace feedrate

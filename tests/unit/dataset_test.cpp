@@ -59,5 +59,24 @@ TEST(Dataset, SubfoldersSortByBasename) {
   EXPECT_FALSE(DiscoverFiles(dir.path(), "train", "npz", 4, 3).ok());
 }
 
+// The selection S3 listings go through: names filtered, sorted by basename across subfolders, trimmed.
+TEST(Dataset, SelectionFromAListing) {
+  EXPECT_TRUE(DatasetFileNameMatches("img_1_of_8.npz", "npz"));
+  EXPECT_TRUE(DatasetFileNameMatches("a.tfrecords", "tfrecord"));
+  EXPECT_FALSE(DatasetFileNameMatches(".img_1_of_8.npz.tmp", "npz"));
+  EXPECT_FALSE(DatasetFileNameMatches(".hidden.npz", "npz"));
+  EXPECT_FALSE(DatasetFileNameMatches("img.npy", "npz"));
+  std::vector<std::string> keys = {"p/train/1/img_3_of_4.npz", "p/train/0/img_0_of_4.npz", "p/train/1/img_1_of_4.npz",
+                                   "p/train/0/img_2_of_4.npz"};
+  auto sel = SelectDatasetFiles("s3://b/p/train/", keys, 2, "train", "npz", 3, 2);
+  ASSERT_TRUE(sel.ok()) << sel.status().ToString();
+  EXPECT_EQ(*sel, (std::vector<std::string>{"p/train/0/img_0_of_4.npz", "p/train/1/img_1_of_4.npz", "p/train/0/img_2_of_4.npz"}));
+  auto few = SelectDatasetFiles("s3://b/p/train/", keys, 2, "train", "npz", 5, 2);
+  EXPECT_NE(few.status().message().find("s3://b/p/train/: found 4 .npz files across its subfolders, the workload needs "
+                                        "dataset.num_files_train=5"), std::string::npos) << few.status().ToString();
+  auto subs = SelectDatasetFiles("s3://b/p/train/", keys, 2, "train", "npz", 4, 3);
+  EXPECT_NE(subs.status().message().find("found 2 subfolders, dataset.num_subfolders_train is 3"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace feedrate

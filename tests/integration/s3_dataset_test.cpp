@@ -1,0 +1,231 @@
+// Datasets in S3 end to end against the real RGW: datagen -> run -> inspect for npz and TFRecord (the S3 loader
+// reads exactly what the file loader reads from the same dataset on disk), multipart uploads, content checks,
+// and the faults: wrong keys, missing data, 503 SlowDown and connection resets (retried), and a server that stops
+// mid-run or mid-upload (a clear error, no result claiming success, no partial object under a final key).
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "harness.h"
+#include "loader/s3/s3_client.h"
+#include "s3_fault_proxy.h"
+#include "s3_rgw.h"
+
+namespace feedrate::it {
+namespace {
+
+// unet3d-shaped npz: 8 files of ~256 KiB, 2 epochs, a short compute time.
+const char* kNpz = "-w unet3d_h100 --param dataset.num_files_train=8 --param dataset.record_length_bytes=262144 "
+                   "--param dataset.record_length_bytes_stdev=65536 --param train.computation_time=0.01 "
+                   "--param reader.batch_size=2 --param train.epochs=2";
+// resnet50-shaped TFRecord: 4 files of 64 records of ~110 KB (7.3 MB: two 5 MiB multipart parts each).
+const char* kTfr = "-w resnet50_h100 --param dataset.num_files_train=4 --param dataset.num_samples_per_file=64 "
+                   "--param train.computation_time=0.002 --param reader.batch_size=16 --param train.epochs=2";
+
+std::string S3Args(const Server& srv, const std::string& url) { return " --storage " + url + " --endpoint " + srv.endpoint.url; }
+
+std::vector<uint64_t> EpochBytes(const nlohmann::json& summary) {
+  std::vector<uint64_t> out;
+  for (const auto& e : summary["feedrate"]["epochs"]) out.push_back(e["bytes_read"].get<uint64_t>());
+  return out;
+}
+
+std::unique_ptr<S3Client> Client(const Server& srv, const std::string& bucket) {
+  auto c = S3Client::Create(srv.endpoint, srv.credentials, bucket, {.max_parallel = 4});
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return std::move(*c);
+}
+
+TEST(S3Dataset, NpzDatagenRunAndInspectMatchTheFilePath) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  const std::string url = "s3://" + Bucket("npz") + "/sets/unet";
+  auto gen = Sh(srv.Env() + MpiFeedrate(2, std::string("datagen ") + kNpz + S3Args(srv, url)));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  EXPECT_NE(gen.output.find("wrote 8 files"), std::string::npos) << gen.output;
+  EXPECT_NE(gen.output.find("into " + url + "/train"), std::string::npos) << gen.output;
+  auto run = Sh(srv.Env() + MpiFeedrate(2, std::string("run ") + kNpz + S3Args(srv, url) + " --results-dir " + dir / "s3"));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  auto s3 = ReadJson(dir / "s3/summary.json");
+  EXPECT_EQ(s3["feedrate"]["engine"], "s3");
+  EXPECT_EQ(s3["feedrate"]["s3"]["location"], url);
+  EXPECT_GT(s3["feedrate"]["s3"]["get_requests"].get<double>(), 0);
+  EXPECT_TRUE(s3["feedrate"]["epochs"][0]["resident_fraction"].is_null());
+  EXPECT_NE(s3["feedrate"]["cold_warm_note"].get<std::string>().find("first touch"), std::string::npos);
+  EXPECT_EQ(test::ReadFile(dir / "s3/summary.json").find(srv.credentials.secret_key), std::string::npos);
+
+  // The same dataset on disk (datagen is deterministic): the file loader reads the same bytes every epoch.
+  auto local = Sh(MpiFeedrate(2, std::string("datagen ") + kNpz + " --data-dir " + dir / "local"));
+  ASSERT_EQ(local.code, 0) << local.output;
+  auto frun = Sh(MpiFeedrate(2, std::string("run ") + kNpz + " --data-dir " + dir / "local" + " --results-dir " + dir / "file"));
+  ASSERT_TRUE(frun.code == 0 || frun.code == 3) << frun.output;
+  auto file = ReadJson(dir / "file/summary.json");
+  EXPECT_EQ(EpochBytes(s3), EpochBytes(file));
+  EXPECT_GT(EpochBytes(s3).at(0), 0u);
+
+  // inspect of an object = inspect of the file it was made from, but for the name.
+  const std::string name = "train/img_3_of_8.npz";
+  auto obj = Sh(srv.Env() + Feedrate("inspect --json --endpoint " + srv.endpoint.url + " " + url + "/" + name));
+  auto fil = Sh(Feedrate("inspect --json " + dir / "local" + "/" + name));
+  ASSERT_EQ(obj.code, 0) << obj.output;
+  ASSERT_EQ(fil.code, 0) << fil.output;
+  auto oj = nlohmann::json::parse(obj.output), fj = nlohmann::json::parse(fil.output);  // (one file: an object)
+  EXPECT_EQ(oj["file"], url + "/" + name);
+  EXPECT_EQ(oj["arrays"][0]["name"], "x");
+  oj.erase("file");
+  fj.erase("file");
+  EXPECT_EQ(oj, fj);
+}
+
+TEST(S3Dataset, TfrecordMultipartVerifiedAndSkipExisting) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  const std::string bucket = Bucket("tfr");
+  const std::string url = "s3://" + bucket + "/rn";
+  const std::string gen_args = std::string("datagen ") + kTfr + S3Args(srv, url) + " --content verifiable --s3-part-size 5m";
+  auto gen = Sh(srv.Env() + Feedrate(gen_args));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  // 4 data objects as multipart (initiate + 2 parts) and 4 .idx objects by PUT: 16 requests.
+  EXPECT_NE(gen.output.find("S3: 16 upload requests"), std::string::npos) << gen.output;
+  auto local = Sh(Feedrate(std::string("datagen ") + kTfr + " --data-dir " + dir / "local" + " --content verifiable"));
+  ASSERT_EQ(local.code, 0) << local.output;
+  auto c = Client(srv, bucket);
+  auto listed = c->List("rn/");
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  int data_objects = 0;
+  for (const auto& o : *listed) {
+    const std::string rel = o.key.substr(3);
+    if (rel == ".feedrate-content") continue;
+    EXPECT_EQ(o.size, std::filesystem::file_size(dir / "local" + "/" + rel)) << o.key;
+    data_objects += rel.ends_with(".tfrecord") ? 1 : 0;
+  }
+  EXPECT_EQ(data_objects, 4);
+  // Every byte checked against the pattern, CRCs too, through ranged GETs.
+  auto run = Sh(srv.Env() + MpiFeedrate(2, std::string("run ") + kTfr + S3Args(srv, url) + " --verify 1 --results-dir " + dir / "r"));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  auto s = ReadJson(dir / "r/summary.json");
+  EXPECT_GT(s["feedrate"]["verify"]["bytes_checked"].get<double>(), 0);
+  EXPECT_EQ(s["feedrate"]["verify"]["result"], "every checked byte matched the dataset's pattern");
+  // Again with --skip-existing: the objects are there with their planned sizes, nothing is uploaded.
+  auto again = Sh(srv.Env() + Feedrate(gen_args + " --skip-existing"));
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find("wrote 0 files (0.00 GiB), kept 4 existing"), std::string::npos) << again.output;
+}
+
+TEST(S3Dataset, ClearErrorsForMissingDataKeysAndOptions) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  const std::string bucket = Bucket("errs");
+  auto c = Client(srv, bucket);
+  ASSERT_TRUE(c->CreateBucket().ok());
+  const std::string run = std::string("run ") + kNpz + " --results-dir " + dir / "r";
+  auto missing = Sh(srv.Env() + Feedrate(run + S3Args(srv, "s3://" + bucket + "/nothing")));
+  EXPECT_EQ(missing.code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("s3://" + bucket + "/nothing/train/: no objects under this prefix"), std::string::npos)
+      << missing.output;
+  EXPECT_EQ(ReadJson(dir / "r/summary.json")["feedrate"]["status"], "failed");
+  auto gen = Sh(srv.Env() + Feedrate(std::string("datagen ") + kNpz + S3Args(srv, "s3://" + bucket + "/ds")));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  auto wrong = Sh("AWS_ACCESS_KEY_ID=" + srv.credentials.access_key + " AWS_SECRET_ACCESS_KEY=wrong " +
+                  Feedrate(run + S3Args(srv, "s3://" + bucket + "/ds")));
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_NE(wrong.output.find("HTTP 403 SignatureDoesNotMatch"), std::string::npos) << wrong.output;
+  EXPECT_EQ(wrong.output.find("wrong"), std::string::npos) << "the secret was printed: " << wrong.output;
+  auto drop = Sh(srv.Env() + Feedrate(run + S3Args(srv, "s3://" + bucket + "/ds") + " --cache drop"));
+  EXPECT_EQ(drop.code, 2);
+  EXPECT_NE(drop.output.find("an S3 dataset has no client page cache to drop"), std::string::npos) << drop.output;
+  auto direct = Sh(srv.Env() + Feedrate(run + S3Args(srv, "s3://" + bucket + "/ds") + " --param reader.odirect=true"));
+  EXPECT_EQ(direct.code, 2);
+  EXPECT_NE(direct.output.find("reader.odirect applies to files"), std::string::npos) << direct.output;
+  // A workload file with keys in it is refused (they would be copied into the results).
+  const std::string yaml = dir / "w.yaml";
+  test::WriteFile(yaml, "dataset: {format: npz, num_files_train: 8}\nstorage: {storage_type: s3, storage_root: b, "
+                        "storage_options: {secret_access_key: abc}}\n");
+  auto keys = Sh(Feedrate("run -w " + yaml + " --data-dir " + dir / "d" + " --results-dir " + dir / "k"));
+  EXPECT_EQ(keys.code, 2);
+  EXPECT_NE(keys.output.find("Feedrate takes S3 credentials from AWS_ACCESS_KEY_ID"), std::string::npos) << keys.output;
+  auto none = Sh(Feedrate(std::string("run ") + kNpz));
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.output.find("--data-dir or --storage is required"), std::string::npos) << none.output;
+}
+
+// 503 SlowDown on every 5th GET and a reset connection on every 13th: retried, the run reads every byte.
+TEST(S3Dataset, SlowDownAndResetsAreRetried) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  const std::string url = "s3://" + Bucket("slow") + "/ds";
+  auto gen = Sh(srv.Env() + Feedrate(std::string("datagen ") + kNpz + S3Args(srv, url)));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  auto clean = Sh(srv.Env() + Feedrate(std::string("run ") + kNpz + S3Args(srv, url) + " --results-dir " + dir / "clean"));
+  ASSERT_TRUE(clean.code == 0 || clean.code == 3) << clean.output;
+  S3FaultProxy proxy(srv.endpoint.url);
+  proxy.SlowDownEvery(5);
+  proxy.ResetEvery(13);
+  auto run = Sh(srv.Env() + Feedrate(std::string("run ") + kNpz + " --storage " + url + " --endpoint " + proxy.url() +
+                                     " --results-dir " + dir / "faulty"));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  EXPECT_GT(proxy.slowdowns(), 0u);
+  EXPECT_GT(proxy.resets(), 0u);
+  auto s = ReadJson(dir / "faulty/summary.json");
+  EXPECT_GT(s["feedrate"]["s3"]["retries"].get<double>(), 0) << s["feedrate"]["s3"].dump();
+  EXPECT_EQ(EpochBytes(s), EpochBytes(ReadJson(dir / "clean/summary.json")));
+}
+
+// The server goes away while the run reads: the retries run out, the error names the object and the cause, and
+// no result claims success.
+TEST(S3Dataset, ServerStoppingMidRunFailsTheRunNamingTheObject) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  const std::string bucket = Bucket("dies");
+  const std::string url = "s3://" + bucket + "/ds";
+  auto gen = Sh(srv.Env() + Feedrate(std::string("datagen ") + kNpz + S3Args(srv, url)));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  S3FaultProxy proxy(srv.endpoint.url);
+  CmdResult run;
+  std::thread t([&] {
+    run = Sh(srv.Env() + Feedrate(std::string("run ") + kNpz + " --param train.epochs=50 --storage " + url +
+                                  " --endpoint " + proxy.url() + " --results-dir " + dir / "r"));
+  });
+  for (int i = 0; i < 6000 && proxy.gets() < 40; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_GE(proxy.gets(), 40u) << "the run never read through the proxy";
+  proxy.Stop();
+  t.join();
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_NE(run.output.find("GET s3://" + bucket + "/ds/train/img_"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("attempts"), std::string::npos) << run.output;
+  auto s = ReadJson(dir / "r/summary.json");
+  EXPECT_EQ(s["feedrate"]["status"], "failed");
+}
+
+// The server goes away during multipart uploads: datagen fails naming the file, and every object that does carry
+// a final key is whole (a half-sent PUT or an unfinished multipart upload never appears).
+TEST(S3Dataset, ServerStoppingMidUploadLeavesNoPartialObject) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  const std::string bucket = Bucket("upload");
+  auto c = Client(srv, bucket);
+  ASSERT_TRUE(c->CreateBucket().ok());
+  S3FaultProxy proxy(srv.endpoint.url);
+  const std::string args = std::string("datagen ") + kTfr + " --param dataset.num_files_train=12 --s3-part-size 5m";
+  CmdResult gen;
+  std::thread t([&] {
+    gen = Sh(srv.Env() + Feedrate(args + " --storage s3://" + bucket + "/ds --endpoint " + proxy.url() + " --threads 2"));
+  });
+  for (int i = 0; i < 6000 && proxy.requests() < 10; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  proxy.Stop();
+  t.join();
+  EXPECT_EQ(gen.code, 2) << gen.output;
+  EXPECT_NE(gen.output.find("s3://" + bucket + "/ds/"), std::string::npos) << gen.output;
+  EXPECT_NE(gen.output.find("attempts"), std::string::npos) << gen.output;
+  auto local = Sh(Feedrate(args + " --data-dir " + dir / "local"));
+  ASSERT_EQ(local.code, 0) << local.output;
+  auto listed = c->List("ds/train/");
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_LT(listed->size(), 12u) << "the upload was not interrupted";
+  for (const auto& o : *listed) {
+    EXPECT_EQ(o.size, std::filesystem::file_size(dir / "local" + "/" + o.key.substr(3))) << o.key << " is partial";
+  }
+}
+
+}  // namespace
+}  // namespace feedrate::it
