@@ -53,6 +53,11 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
       if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", e.what());
       return 2;
     }
+    if (cfg.on_s3()) {
+      if (comm.root()) std::fprintf(stderr, "feedrate: error: %s: checkpoints are written to files (--dir); not to S3 yet\n",
+                                    cfg.source.c_str());
+      return 2;
+    }
     if (!w->data_dir.empty() && comm.root()) {
       std::fprintf(stderr, "feedrate: error: checkpoint takes --dir, not --data-dir\n");
       return 2;

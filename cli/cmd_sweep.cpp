@@ -211,6 +211,11 @@ Runner AddSweep(CLI::App& app) {
       std::fprintf(stderr, "feedrate: error: %s\n", e.what());
       return kExitError;
     }
+    if (cfg.on_s3()) {
+      std::fprintf(stderr, "feedrate: error: %s: sweep searches file-system datasets (--data-dir); for S3, run "
+                           "`feedrate run --storage s3://...` with growing --accelerators\n", cfg.source.c_str());
+      return kExitError;
+    }
     std::vector<std::string> host_names;
     try {
       LaunchArgs where;

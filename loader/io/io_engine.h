@@ -1,5 +1,5 @@
 // The I/O engine interface: asynchronous reads of sample extents, completed through a callback target.
-// Engines: PosixEngine (thread pool + pread) now; io_uring and cuFile engines plug in behind the same shape.
+// Engines: PosixEngine (thread pool + pread), UringEngine (io_uring), S3Engine (ranged GETs, loader/s3).
 #pragma once
 
 #include <fcntl.h>
