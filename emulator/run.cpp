@@ -60,6 +60,7 @@ struct Setup {
   std::unique_ptr<S3Store> s3;
   std::unique_ptr<S3Client> s3_client;
   S3SizeMap s3_sizes;
+  std::vector<std::string> s3_train, s3_valid;  // the keys rank 0 listed
 };
 
 // S3: the store, a client, and the checks that only make sense for files.
@@ -81,10 +82,45 @@ Status ConnectS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& 
   return Status::Ok();
 }
 
-// The split's files: a directory listing, or an S3 listing (keys; their sizes kept for the indexers).
+// S3: rank 0 lists the dataset (train, and valid when evaluating) and broadcasts the keys and sizes, so a job
+// sends one set of ListObjectsV2 requests, not one per rank (listings are paged by 1000 keys, and stores
+// rate-limit them). Every rank takes part even when its own connection failed, so nobody waits for it.
+Status ListS3Dataset(const WorkloadConfig& cfg, const Comm& comm, Status local, Setup* s) {
+  nlohmann::json doc;
+  if (comm.root()) {
+    auto list = [&](const std::string& split, uint64_t n, uint64_t sub) -> Status {
+      S3SizeMap sizes;
+      auto keys = DiscoverS3Objects(*s->s3_client, *s->s3, split, cfg.format, n, sub, &sizes);
+      if (!keys.ok()) return keys.status();
+      nlohmann::json arr = nlohmann::json::array();
+      for (const auto& k : *keys) arr.push_back({k, sizes[k]});
+      doc[split] = std::move(arr);
+      return Status::Ok();
+    };
+    Status st = local;
+    if (st.ok()) st = list("train", cfg.num_files_train, cfg.num_subfolders_train);
+    if (st.ok() && cfg.do_eval && cfg.num_files_eval > 0) st = list("valid", cfg.num_files_eval, cfg.num_subfolders_eval);
+    if (!st.ok()) doc = {{"error", st.ToString()}};
+  }
+  const std::string text = comm.Broadcast(comm.root() ? doc.dump() : std::string(), 0);
+  if (!local.ok()) return local;
+  doc = nlohmann::json::parse(text);
+  if (doc.contains("error")) return Status::IoError(doc["error"].get<std::string>());  // (every rank: rank 0's error)
+  for (const char* split : {"train", "valid"}) {
+    if (!doc.contains(split)) continue;
+    auto& out = std::string(split) == "train" ? s->s3_train : s->s3_valid;
+    for (const auto& e : doc[split]) {
+      out.push_back(e[0].get<std::string>());
+      s->s3_sizes[out.back()] = e[1].get<uint64_t>();
+    }
+  }
+  return Status::Ok();
+}
+
+// The split's files: a directory listing, or the S3 keys rank 0 listed.
 Result<std::vector<std::string>> DiscoverSplit(const WorkloadConfig& cfg, const std::string& split, uint64_t n,
                                                uint64_t subfolders, Setup* s) {
-  if (s->s3) return DiscoverS3Objects(*s->s3_client, *s->s3, split, cfg.format, n, subfolders, &s->s3_sizes);
+  if (s->s3) return split == "train" ? s->s3_train : s->s3_valid;
   return DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders);
 }
 
@@ -116,7 +152,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     return Status::Unsupported(cfg.source + ": key dataset.format: '" + cfg.format +
                                "' training reads are not supported yet (npz, npy, tfrecord, hdf5, indexed_binary, jpeg and png are)");
   }
-  if (cfg.on_s3()) FEEDRATE_RETURN_IF_ERROR(ConnectS3(cfg, *cache_mode, opt.cache, s));
+  if (cfg.on_s3()) FEEDRATE_RETURN_IF_ERROR(ListS3Dataset(cfg, comm, ConnectS3(cfg, *cache_mode, opt.cache, s), s));
   auto files = DiscoverSplit(cfg, "train", cfg.num_files_train, cfg.num_subfolders_train, s);
   if (!files.ok()) return files.status();
   s->files = std::move(*files);

@@ -171,6 +171,21 @@ TEST(S3Dataset, SlowDownAndResetsAreRetried) {
   EXPECT_EQ(EpochBytes(s), EpochBytes(ReadJson(dir / "clean/summary.json")));
 }
 
+// Rank 0 lists the dataset and broadcasts it: one ListObjectsV2 request for a job of three ranks.
+TEST(S3Dataset, OneListingPerJob) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  const std::string url = "s3://" + Bucket("list") + "/ds";
+  auto gen = Sh(srv.Env() + Feedrate(std::string("datagen ") + kNpz + S3Args(srv, url)));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  S3FaultProxy proxy(srv.endpoint.url);
+  auto run = Sh(srv.Env() + MpiFeedrate(3, std::string("run ") + kNpz + " --param reader.batch_size=1 --storage " +
+                                               url + " --endpoint " + proxy.url() + " --results-dir " + dir / "r"));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  EXPECT_EQ(proxy.listings(), 1u);
+  EXPECT_GT(proxy.gets(), 6u);
+}
+
 // The server goes away while the run reads: the retries run out, the error names the object and the cause, and
 // no result claims success.
 TEST(S3Dataset, ServerStoppingMidRunFailsTheRunNamingTheObject) {

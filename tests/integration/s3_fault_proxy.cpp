@@ -142,6 +142,7 @@ void S3FaultProxy::Serve(int client) {
     requests_.fetch_add(1);
     const bool is_get = head.rfind("GET ", 0) == 0, is_head = head.rfind("HEAD ", 0) == 0;
     if (stopped_.load()) break;
+    if (is_get && head.substr(0, head.find("\r\n")).find("list-type=2") != std::string::npos) listings_.fetch_add(1);
     if (is_get) {
       const uint64_t k = gets_.fetch_add(1) + 1;
       if (reset_every_ > 0 && k % reset_every_ == 0) {  // RST instead of an answer

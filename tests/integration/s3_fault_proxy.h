@@ -24,6 +24,7 @@ class S3FaultProxy {
   void Stop();                                            // the server goes away
   uint64_t requests() const { return requests_.load(); }  // requests seen (GET, PUT, ...)
   uint64_t gets() const { return gets_.load(); }
+  uint64_t listings() const { return listings_.load(); }  // ListObjectsV2 requests (GET ...?list-type=2)
   uint64_t slowdowns() const { return slowdowns_.load(); }
   uint64_t resets() const { return resets_.load(); }
 
@@ -37,7 +38,7 @@ class S3FaultProxy {
   int port_ = 0;
   std::atomic<bool> stopped_{false};
   std::atomic<uint64_t> slowdown_every_{0}, reset_every_{0};
-  std::atomic<uint64_t> requests_{0}, gets_{0}, slowdowns_{0}, resets_{0};
+  std::atomic<uint64_t> requests_{0}, gets_{0}, listings_{0}, slowdowns_{0}, resets_{0};
   std::mutex mu_;
   std::vector<int> fds_;  // open client and upstream sockets (closed by Stop)
   std::vector<std::thread> threads_;
