@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "loader/format/hdf5_source_driver.h"
 #include "loader/format/sha256.h"
 
 namespace feedrate {
@@ -53,8 +54,18 @@ void QuietLibrary() {
   std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
 }
 
-Result<Hid> OpenFile(const std::string& path) {
+Result<Hid> OpenFile(const std::string& path, const ByteSource* src = nullptr) {
   QuietLibrary();
+  if (src != nullptr) {  // through the ByteSource driver (an S3 object): `path` only names it
+    Hid fapl(MakeSourceFapl(*src), H5Pclose);
+    if (!fapl.ok()) return Status::IoError(path + ": cannot set up the HDF5 source driver: " + H5Message());
+    Hid f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
+    if (!f.ok()) {
+      const std::string io = LastSourceDriverError();
+      return Status::Corruption(path + ": cannot open as HDF5: " + (io.empty() ? H5Message() : io));
+    }
+    return f;
+  }
   Hid fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   H5Pset_fapl_sec2(fapl.get());
   H5Pset_file_locking(fapl.get(), false, true);  // NFS/Lustre without locks; read-only use
@@ -172,8 +183,8 @@ uint64_t H5DatasetInfo::nbytes() const {
   return n;
 }
 
-Result<std::vector<H5DatasetInfo>> ListHdf5Datasets(const std::string& path) {
-  auto f = OpenFile(path);
+Result<std::vector<H5DatasetInfo>> ListHdf5Datasets(const std::string& path, const ByteSource* src) {
+  auto f = OpenFile(path, src);
   if (!f.ok()) return f.status();
   Visit v;
   if (H5Lvisit(f->get(), H5_INDEX_NAME, H5_ITER_INC, OnLink, &v) < 0) {
@@ -188,8 +199,8 @@ Result<std::vector<H5DatasetInfo>> ListHdf5Datasets(const std::string& path) {
   return out;
 }
 
-Result<std::vector<H5Chunk>> ListHdf5Chunks(const std::string& path, const std::string& dataset) {
-  auto f = OpenFile(path);
+Result<std::vector<H5Chunk>> ListHdf5Chunks(const std::string& path, const std::string& dataset, const ByteSource* src) {
+  auto f = OpenFile(path, src);
   if (!f.ok()) return f.status();
   auto d = OpenDataset(*f, path, dataset);
   if (!d.ok()) return d.status();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/io/byte_source.h"
 #include "loader/status.h"
 
 namespace feedrate {
@@ -40,10 +41,12 @@ struct H5DatasetInfo {
 };
 
 // Every dataset in the file (depth-first, sorted by name within a group). Errors name the file and the cause.
-Result<std::vector<H5DatasetInfo>> ListHdf5Datasets(const std::string& path);
+// With `src`, the file is read through it (hdf5_source_driver.h: an S3 object) and `path` only names it.
+Result<std::vector<H5DatasetInfo>> ListHdf5Datasets(const std::string& path, const ByteSource* src = nullptr);
 
 // The allocated chunks of a chunked dataset, in the library's index order.
-Result<std::vector<H5Chunk>> ListHdf5Chunks(const std::string& path, const std::string& dataset);
+Result<std::vector<H5Chunk>> ListHdf5Chunks(const std::string& path, const std::string& dataset,
+                                            const ByteSource* src = nullptr);
 
 // sha256 of the dataset's data in C order and its stored byte order (read through the library, so filters and
 // fill values apply). A filter that is not available is Unsupported naming the dataset and the filter.

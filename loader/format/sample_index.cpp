@@ -75,8 +75,8 @@ Result<FileSamples> IndexTfRecord(const ByteSource& src, const IndexOptions& o, 
 // engines read rows straight from the file where the library says they lie: contiguous data, or unfiltered
 // chunks that hold whole rows; filtered chunks are read whole, raw, and decoded by the prefetcher's check.
 Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
-                              FileDecode* decode) {
-  auto list = ListHdf5Datasets(path);
+                              FileDecode* decode, const ByteSource* src) {
+  auto list = ListHdf5Datasets(src != nullptr ? src->name() : path, src);
   if (!list.ok()) return list.status();
   const H5DatasetInfo* d = nullptr;
   for (const char* name : {"/records", "/records_0"}) {
@@ -85,7 +85,7 @@ Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, st
     }
   }
   if (d == nullptr) return Status::Corruption(path + ": no dataset 'records' or 'records_0' (DLIO's HDF5 layout)");
-  const std::string where = path + ": dataset " + d->path;
+  const std::string where = (src != nullptr ? src->name() : path) + ": dataset " + d->path;
   if (d->shape.empty() || d->shape[0] < o.samples_per_file) {
     return Status::Corruption(where + " has " + (d->shape.empty() ? std::string("no rows") : std::to_string(d->shape[0]) + " rows") +
                               ", fewer than dataset.num_samples_per_file=" + std::to_string(o.samples_per_file));
@@ -111,7 +111,7 @@ Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, st
     decode->codec = std::move(*codec);
     decode->masks.assign(o.samples_per_file, 0);
   }
-  auto chunks = ListHdf5Chunks(path, d->path);
+  auto chunks = ListHdf5Chunks(src != nullptr ? src->name() : path, d->path, src);
   if (!chunks.ok()) return chunks.status();
   listed->assign(o.samples_per_file, SampleExtent{0, 0, 0});
   std::vector<char> have(o.samples_per_file, 0);
@@ -204,16 +204,12 @@ bool TrainingFormatSupported(const std::string& format) {
 
 Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
                                       FileDecode* decode) {
-  if (o.format == "hdf5") {
-    if (o.opener != nullptr) {
-      return Status::Unsupported(path + ": HDF5 datasets are read from local files only (libhdf5 opens the file itself); "
-                                 "not from " + o.opener->kind() + " yet");
-    }
-    return IndexHdf5(path, o, listed, decode);
-  }
+  if (o.format == "hdf5" && o.opener == nullptr) return IndexHdf5(path, o, listed, decode, nullptr);
   auto opened = OpenSource(path, o);
   if (!opened.ok()) return opened.status();
   const ByteSource& src = **opened;
+  // On other stores libhdf5 reads the metadata through the object (a read-only driver over ranged GETs).
+  if (o.format == "hdf5") return IndexHdf5(path, o, listed, decode, &src);
   if (o.format == "tfrecord") return IndexTfRecord(src, o, listed);
   if (o.format == "indexed_binary") return IndexIndexedBinary(src, path, o, listed);
   if (o.format == "jpeg" || o.format == "jpg" || o.format == "png") return IndexImage(src, o.format, o);

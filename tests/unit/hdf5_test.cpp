@@ -3,11 +3,14 @@
 // Feedrate's own codec against the library's reads.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
 #include "loader/format/hdf5.h"
+#include "loader/io/unique_fd.h"
 #include "loader/format/hdf5_chunk_codec.h"
 #include "test_util.h"
 
@@ -56,6 +59,50 @@ TEST(Fixtures, EveryHdf5FixtureMatchesManifest) {
   }
   EXPECT_EQ(files, 4);
   EXPECT_GE(datasets, 20);
+}
+
+// The ByteSource driver (how HDF5 objects in S3 are indexed) sees every fixture as the sec2 driver does: the same
+// datasets, layouts, offsets and chunks; a source that fails its reads gives an error naming the source.
+TEST(Hdf5, SourceDriverReadsEveryFixtureLikeTheFileDriver) {
+  if (!test::HaveFixtures()) GTEST_SKIP() << "no ../shared/fixtures";
+  auto manifest = nlohmann::json::parse(test::ReadFile(test::SharedDir() + "/fixtures/MANIFEST.json"));
+  int files = 0;
+  for (const auto& f : manifest["files"]) {
+    if (f["format"] != "hdf5") continue;
+    const std::string path = test::SharedDir() + "/fixtures/" + f["path"].get<std::string>();
+    SCOPED_TRACE(path);
+    auto fd = OpenForRead(path);
+    ASSERT_TRUE(fd.ok());
+    FdByteSource src(fd->get(), std::filesystem::file_size(path), "s3://bucket/" + f["path"].get<std::string>());
+    auto direct = ListHdf5Datasets(path);
+    auto via = ListHdf5Datasets("s3://bucket/x.h5", &src);
+    ASSERT_TRUE(direct.ok() && via.ok()) << via.status().ToString();
+    ASSERT_EQ(direct->size(), via->size());
+    for (size_t i = 0; i < direct->size(); ++i) {
+      const auto &a = (*direct)[i], &b = (*via)[i];
+      EXPECT_EQ(a.path, b.path);
+      EXPECT_EQ(a.shape, b.shape);
+      EXPECT_EQ(a.layout, b.layout);
+      EXPECT_EQ(a.contiguous_offset, b.contiguous_offset);
+      if (a.layout != "chunked") continue;
+      auto ca = ListHdf5Chunks(path, a.path), cb = ListHdf5Chunks("s3://bucket/x.h5", a.path, &src);
+      ASSERT_TRUE(ca.ok() && cb.ok()) << cb.status().ToString();
+      ASSERT_EQ(ca->size(), cb->size());
+      for (size_t k = 0; k < ca->size(); ++k) EXPECT_EQ((*ca)[k].address, (*cb)[k].address);
+    }
+    ++files;
+  }
+  EXPECT_EQ(files, 4);
+  struct Failing final : ByteSource {
+    uint64_t size() const override { return 1 << 20; }
+    const std::string& name() const override { return name_; }
+    Status ReadAt(void*, size_t, uint64_t) const override { return Status::IoError(name_ + ": HTTP 503 SlowDown"); }
+    std::string name_ = "s3://bucket/broken.h5";
+  } failing;
+  auto bad = ListHdf5Datasets("s3://bucket/broken.h5", &failing);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("s3://bucket/broken.h5: cannot open as HDF5: s3://bucket/broken.h5: HTTP 503 SlowDown"),
+            std::string::npos) << bad.status().ToString();
 }
 
 TEST(Hdf5, ChunkAddressesOfUnfilteredChunksHoldTheData) {
