@@ -22,6 +22,14 @@ std::string F(double v, int decimals) {
 std::string Pct(const json& v) { return v.is_number() ? F(100 * v.get<double>(), 1) + "%" : "n/a"; }
 std::string Gib(const json& v) { return v.is_number() ? F(v.get<double>() / (1024.0 * 1024 * 1024), 2) : "n/a"; }
 
+// "S3 s3://b/p: 224 GETs, 0 retries (no client page cache)" for runs on S3; "" otherwise.
+std::string S3Line(const json& fr) {
+  if (!fr.contains("s3")) return "";
+  const json& s = fr["s3"];
+  return "S3 " + s.value("location", std::string()) + ": " + F(s.value("get_requests", 0.0), 0) + " ranged GETs, " +
+         F(s.value("retries", 0.0), 0) + " retries (no client page cache: every epoch fetched over HTTP)";
+}
+
 }  // namespace
 
 std::string StorageHtml(const ReportInput& in) {
@@ -35,6 +43,7 @@ std::string StorageHtml(const ReportInput& in) {
          (c.value("effective", false) ? "" : ": <b>the drop did not empty the cache</b>") + ")";
   }
   o += "</td></tr>";
+  if (!S3Line(fr).empty()) o += "<tr><th>object store</th><td>" + HtmlEscape(S3Line(fr)) + "</td></tr>";
   if (fr.contains("loader_vs_device")) o += "<tr><th>loader vs device</th><td>" + HtmlEscape(fr["loader_vs_device"].get<std::string>()) + "</td></tr>";
   for (const auto& d : fr.value("devices", json::array())) {
     o += "<tr><th>device (" + HtmlEscape(d.value("host", std::string())) + ")</th><td>" + HtmlEscape(d.value("kind", std::string())) +
@@ -79,6 +88,7 @@ std::string StorageMarkdown(const ReportInput& in) {
   std::ostringstream o;
   o << "- cache mode " << fr.value("cache_mode", std::string("keep"));
   if (fr.contains("loader_vs_device")) o << "; " << fr["loader_vs_device"].get<std::string>();
+  if (!S3Line(fr).empty()) o << "\n- " << S3Line(fr);
   o << "\n\n| epoch | read MiB/s | resident in page cache | device GiB |\n|---|---|---|---|\n";
   for (const auto& e : fr["epochs"]) {
     o << "| " << e.value("epoch", 0) << " | " << F(e.value("read_mib_per_s", 0.0), 1) << " | " << Pct(e["resident_fraction"]) << " | "

@@ -183,6 +183,13 @@ TEST(Report, WhatServedTheBytes) {
   ReportInput bare;
   bare.summary = nlohmann::json::parse(R"({"feedrate": {}})");
   EXPECT_EQ(StorageHtml(bare), "");
+  // An S3 run says where the bytes came from and how many GETs it took.
+  ReportInput s3 = in;
+  s3.summary["feedrate"]["s3"] = {{"location", "s3://bkt/unet"}, {"get_requests", 224.0}, {"retries", 3.0}};
+  const std::string line = "S3 s3://bkt/unet: 224 ranged GETs, 3 retries (no client page cache";
+  EXPECT_NE(StorageHtml(s3).find(line), std::string::npos) << StorageHtml(s3);
+  EXPECT_NE(StorageMarkdown(s3).find(line), std::string::npos) << StorageMarkdown(s3);
+  EXPECT_EQ(StorageMarkdown(in).find("ranged GETs"), std::string::npos);
 }
 
 // A run on several hosts gets a per-host table and the step barrier's cost; one host gets neither.
