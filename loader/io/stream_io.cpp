@@ -193,34 +193,45 @@ Status StreamIo::Stream(int fd, const std::string& path, uint64_t total, uint64_
 }
 
 Status StreamIo::WriteFile(const std::string& path, uint64_t bytes, bool fsync, uint64_t content_key) {
+  auto pending = WriteData(path, bytes, content_key);
+  if (!pending.ok()) return pending.status();
+  return Commit(std::move(*pending), fsync);
+}
+
+Result<StreamIo::PendingFile> StreamIo::WriteData(const std::string& path, uint64_t bytes, uint64_t content_key) {
+  PendingFile f;
+  f.path_ = path;
   const std::string tmp = TempName(path);
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (opt_.odirect ? O_DIRECT : 0), 0644));
-  if (!fd.valid()) return Status::Errno("cannot create " + tmp, errno);
-  struct Cleanup {
-    const std::string& tmp;
-    bool keep = false;
-    ~Cleanup() {
-      if (!keep) ::unlink(tmp.c_str());
-    }
-  } cleanup{tmp};
+  f.fd_ = UniqueFd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (opt_.odirect ? O_DIRECT : 0), 0644));
+  if (!f.fd_.valid()) return Status::Errno("cannot create " + tmp, errno);
+  f.tmp_ = tmp;  // from here on, dropping `f` removes the temporary file
+  f.bytes_ = bytes;
   // O_DIRECT writes whole aligned blocks; the file is cut to its size afterwards.
   const uint64_t total = opt_.odirect ? AlignUp(bytes, kAlign) : bytes;
-  Status st = Stream(fd.get(), path, total, total, true,
+  Status st = Stream(f.fd_.get(), path, total, total, true,
                      [&](uint64_t i, char* buf, uint64_t len) {
                        if (content_key != 0) FillContent(content_key, i * opt_.block, buf, len);
                      },
                      [](uint64_t, const char*, uint64_t) { return Status::Ok(); });
   if (!st.ok()) return st;
-  if (total != bytes && ::ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) return Status::Errno(tmp + ": ftruncate failed", errno);
-  if (fsync) {
-    if (::fsync(fd.get()) != 0) return Status::Errno(path + ": fsync failed", errno);
-    ++fsyncs_;
+  if (total != bytes && ::ftruncate(f.fd_.get(), static_cast<off_t>(bytes)) != 0) {
+    return Status::Errno(tmp + ": ftruncate failed", errno);
   }
-  const int raw = fd.release();
-  if (::close(raw) != 0) return Status::Errno(path + ": close failed (delayed write error)", errno);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return Status::Errno("cannot rename " + tmp + " to " + path, errno);
-  cleanup.keep = true;
-  bytes_written_ += bytes;
+  return f;
+}
+
+Status StreamIo::Commit(PendingFile f, bool fsync) {
+  if (fsync) {
+    if (::fsync(f.fd_.get()) != 0) return Status::Errno(f.path_ + ": fsync failed", errno);
+    fsyncs_.fetch_add(1);
+  }
+  const int raw = f.fd_.release();
+  if (::close(raw) != 0) return Status::Errno(f.path_ + ": close failed (delayed write error)", errno);
+  if (::rename(f.tmp_.c_str(), f.path_.c_str()) != 0) {
+    return Status::Errno("cannot rename " + f.tmp_ + " to " + f.path_, errno);
+  }
+  f.tmp_.clear();  // it has its final name now
+  bytes_written_.fetch_add(f.bytes_);
   return Status::Ok();
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <liburing.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/fault_injection.h"
+#include "loader/io/unique_fd.h"
 #include "loader/status.h"
 
 namespace feedrate {
@@ -40,12 +42,33 @@ class StreamIo {
   // with the verifiable pattern (content_pattern.h) for that key, else the buffers' pseudo-random bytes are reused.
   // On any error the temporary file is removed and nothing has the final name; the error names path, offset, errno.
   Status WriteFile(const std::string& path, uint64_t bytes, bool fsync, uint64_t content_key = 0);
+
+  // WriteFile in two halves, so a file's fsync can run (on another thread) while the next file is written:
+  // WriteData writes the bytes under the temporary name; Commit fsyncs (when asked), closes and renames. A pending
+  // file dropped without Commit removes its temporary file. Commit may run concurrently with WriteData/ReadFile.
+  class PendingFile {
+   public:
+    PendingFile() = default;
+    PendingFile(PendingFile&&) noexcept = default;
+    PendingFile& operator=(PendingFile&&) noexcept = default;
+    ~PendingFile() {
+      if (!tmp_.empty()) ::unlink(tmp_.c_str());
+    }
+
+   private:
+    friend class StreamIo;
+    std::string path_, tmp_;  // tmp_ non-empty while the temporary file is ours to remove
+    UniqueFd fd_;
+    uint64_t bytes_ = 0;
+  };
+  Result<PendingFile> WriteData(const std::string& path, uint64_t bytes, uint64_t content_key = 0);
+  Status Commit(PendingFile file, bool fsync);
   // Reads all of `path`, which must have `bytes` bytes; with `content_key` != 0 every byte is compared with the
   // pattern (a mismatch names path and offset).
   Status ReadFile(const std::string& path, uint64_t bytes, uint64_t content_key = 0);
 
-  uint64_t fsyncs() const { return fsyncs_; }
-  uint64_t bytes_written() const { return bytes_written_; }
+  uint64_t fsyncs() const { return fsyncs_.load(); }
+  uint64_t bytes_written() const { return bytes_written_.load(); }
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t buffer_bytes() const { return memory_.size(); }
   const std::string& description() const { return description_; }
@@ -62,7 +85,8 @@ class StreamIo {
   io_uring ring_{};
   bool ring_ready_ = false;
   std::string description_;
-  uint64_t fsyncs_ = 0, bytes_written_ = 0, bytes_read_ = 0;
+  std::atomic<uint64_t> fsyncs_{0}, bytes_written_{0};  // (Commit may run on another thread)
+  uint64_t bytes_read_ = 0;
 };
 
 }  // namespace feedrate

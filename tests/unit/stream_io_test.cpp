@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <future>
 #include <fstream>
 
 #include "loader/format/content_pattern.h"
@@ -44,6 +45,32 @@ TEST(StreamIo, RoundTripsEverySizeWithBothEnginesAndODirect) {
       EXPECT_EQ(io->fsyncs(), 5u);
       for (const auto& e : fs::directory_iterator(dir.path())) EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos);
     }
+  }
+}
+
+// Data written, then committed on another thread while the next file is written (how checkpoints overlap a
+// file's fsync with the next file); a pending file dropped uncommitted leaves nothing behind.
+TEST(StreamIo, PendingFilesCommitOnAnotherThreadOrVanish) {
+  test::TempDir dir("/var/tmp");
+  auto io = Make(true, false);
+  auto a = io->WriteData(dir / "a", 300000, 7);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_FALSE(fs::exists(dir / "a"));  // not named before Commit
+  auto committing = std::async(std::launch::async, [&] { return io->Commit(std::move(*a), true); });
+  auto b = io->WriteData(dir / "b", 500000, 8);
+  ASSERT_TRUE(committing.get().ok());
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_TRUE(io->Commit(std::move(*b), true).ok());
+  EXPECT_EQ(io->fsyncs(), 2u);
+  EXPECT_EQ(io->bytes_written(), 800000u);
+  EXPECT_TRUE(io->ReadFile(dir / "a", 300000, 7).ok());
+  EXPECT_TRUE(io->ReadFile(dir / "b", 500000, 8).ok());
+  {
+    auto dropped = io->WriteData(dir / "c", 100000);
+    ASSERT_TRUE(dropped.ok());
+  }
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    EXPECT_TRUE(e.path().filename() == "a" || e.path().filename() == "b") << e.path();
   }
 }
 
