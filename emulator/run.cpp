@@ -29,6 +29,7 @@
 #include "loader/io/engine_factory.h"
 #include "loader/pipeline/prefetcher.h"
 #include "loader/pipeline/sampler.h"
+#include "emulator/run_s3.h"
 #include "loader/s3/s3_engine.h"
 
 namespace feedrate {
@@ -56,71 +57,13 @@ struct Setup {
   double dataset_bytes = 0;
   double buffer_bytes = 0;
   std::vector<std::string> warnings;
-  // S3 datasets (storage.storage_type s3): where, a client for listing and markers, the indexers' opener.
-  std::unique_ptr<S3Store> s3;
-  std::unique_ptr<S3Client> s3_client;
-  S3SizeMap s3_sizes;
-  std::vector<std::string> s3_train, s3_valid;  // the keys rank 0 listed
+  std::unique_ptr<S3RunSetup> s3;  // S3 datasets (storage.storage_type s3): run_s3.h
 };
-
-// S3: the store, a client, and the checks that only make sense for files.
-Status ConnectS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& cache_arg, Setup* s) {
-  if (cfg.odirect) {
-    return Status::InvalidArgument("reader.odirect applies to files; an S3 dataset (" + cfg.DataLocation() +
-                                   ") is read with ranged GETs");
-  }
-  if (cache != CacheMode::kKeep) {
-    return Status::InvalidArgument("--cache " + cache_arg + ": an S3 dataset has no client page cache to drop (epoch 1 is "
-                                   "the first touch, later epochs repeat reads: summary.json reports them apart)");
-  }
-  auto store = S3StoreFor(cfg);
-  if (!store.ok()) return store.status();
-  s->s3 = std::make_unique<S3Store>(std::move(*store));
-  auto client = s->s3->Connect(4);
-  if (!client.ok()) return client.status();
-  s->s3_client = std::move(*client);
-  return Status::Ok();
-}
-
-// S3: rank 0 lists the dataset (train, and valid when evaluating) and broadcasts the keys and sizes, so a job
-// sends one set of ListObjectsV2 requests, not one per rank (listings are paged by 1000 keys, and stores
-// rate-limit them). Every rank takes part even when its own connection failed, so nobody waits for it.
-Status ListS3Dataset(const WorkloadConfig& cfg, const Comm& comm, Status local, Setup* s) {
-  nlohmann::json doc;
-  if (comm.root()) {
-    auto list = [&](const std::string& split, uint64_t n, uint64_t sub) -> Status {
-      S3SizeMap sizes;
-      auto keys = DiscoverS3Objects(*s->s3_client, *s->s3, split, cfg.format, n, sub, &sizes);
-      if (!keys.ok()) return keys.status();
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& k : *keys) arr.push_back({k, sizes[k]});
-      doc[split] = std::move(arr);
-      return Status::Ok();
-    };
-    Status st = local;
-    if (st.ok()) st = list("train", cfg.num_files_train, cfg.num_subfolders_train);
-    if (st.ok() && cfg.do_eval && cfg.num_files_eval > 0) st = list("valid", cfg.num_files_eval, cfg.num_subfolders_eval);
-    if (!st.ok()) doc = {{"error", st.ToString()}};
-  }
-  const std::string text = comm.Broadcast(comm.root() ? doc.dump() : std::string(), 0);
-  if (!local.ok()) return local;
-  doc = nlohmann::json::parse(text);
-  if (doc.contains("error")) return Status::IoError(doc["error"].get<std::string>());  // (every rank: rank 0's error)
-  for (const char* split : {"train", "valid"}) {
-    if (!doc.contains(split)) continue;
-    auto& out = std::string(split) == "train" ? s->s3_train : s->s3_valid;
-    for (const auto& e : doc[split]) {
-      out.push_back(e[0].get<std::string>());
-      s->s3_sizes[out.back()] = e[1].get<uint64_t>();
-    }
-  }
-  return Status::Ok();
-}
 
 // The split's files: a directory listing, or the S3 keys rank 0 listed.
 Result<std::vector<std::string>> DiscoverSplit(const WorkloadConfig& cfg, const std::string& split, uint64_t n,
                                                uint64_t subfolders, Setup* s) {
-  if (s->s3) return split == "train" ? s->s3_train : s->s3_valid;
+  if (s->s3) return split == "train" ? s->s3->train : s->s3->valid;
   return DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders);
 }
 
@@ -152,7 +95,10 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     return Status::Unsupported(cfg.source + ": key dataset.format: '" + cfg.format +
                                "' training reads are not supported yet (npz, npy, tfrecord, hdf5, indexed_binary, jpeg and png are)");
   }
-  if (cfg.on_s3()) FEEDRATE_RETURN_IF_ERROR(ListS3Dataset(cfg, comm, ConnectS3(cfg, *cache_mode, opt.cache, s), s));
+  if (cfg.on_s3()) {
+    s->s3 = std::make_unique<S3RunSetup>();
+    FEEDRATE_RETURN_IF_ERROR(PrepareS3(cfg, comm, *cache_mode, opt.cache, s->s3.get()));
+  }
   auto files = DiscoverSplit(cfg, "train", cfg.num_files_train, cfg.num_subfolders_train, s);
   if (!files.ok()) return files.status();
   s->files = std::move(*files);
@@ -247,7 +193,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   io.data_folder = cfg.data_folder;
   std::unique_ptr<S3SourceOpener> opener;
   if (s->s3) {
-    opener = std::make_unique<S3SourceOpener>(*s->s3, s->s3_sizes);
+    opener = std::make_unique<S3SourceOpener>(s->s3->store, s->s3->sizes);
     io.opener = opener.get();
   }
   s->table = SampleTable(s->files.size(), cfg.num_samples_per_file);
@@ -294,9 +240,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     }
     Result<uint64_t> seed = Status::Ok();
     if (s->s3) {
-      const std::string key = s->s3->Key(".feedrate-content");
-      auto text = GetS3Text(*s->s3_client, key);
-      seed = text.ok() ? ParseContentMarker(*text, s->s3->Url(key)) : Result<uint64_t>(text.status());
+      seed = ReadS3ContentMarker(*s->s3);
     } else {
       seed = ReadContentMarker(cfg.data_folder);
     }
@@ -305,7 +249,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     s->content->format = cfg.format;
     s->content->fraction = std::min(1.0, opt.verify);
     for (const auto& f : s->files) {
-      const std::string rel = s->s3 ? f.substr(s->s3->Key("").size())
+      const std::string rel = s->s3 ? f.substr(s->s3->store.Key("").size())
                                     : std::filesystem::path(f).lexically_relative(cfg.data_folder).string();
       s->content->keys.push_back(ContentKey(*seed, rel));
     }
@@ -350,7 +294,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     if (cfg.engine != "auto") {
       s->warnings.push_back("feedrate.engine " + cfg.engine + " does not apply to an S3 dataset: the s3 engine reads it");
     }
-    auto engine = S3Engine::Create(*s->file_table, eo, *s->s3);
+    auto engine = S3Engine::Create(*s->file_table, eo, s->s3->store);
     if (!engine.ok()) return engine.status();
     s->engine.description = (*engine)->description();
     s->engine.engine = std::move(*engine);
@@ -385,37 +329,6 @@ nlohmann::json StorageJson(const Setup& s, const DeviceEpochs& d) {
     j["epoch_requests"] = std::vector<double>(d.requests.begin(), d.requests.begin() + static_cast<std::ptrdiff_t>(d.epochs));
   }
   return j;
-}
-
-// One line per epoch on rank 0 (text, or a JSON event), from figures reduced over all ranks.
-void ReportEpoch(const WorkloadConfig& cfg, const Comm& comm, uint64_t epoch, uint64_t steps,
-                 const std::vector<AcceleratorLog>& logs, ProgressReporter* out) {
-  double au = 0, tp = 0, bytes = 0, secs = 0;
-  for (const auto& log : logs) {
-    std::span<const StepRecord> st(log.steps.data() + (epoch - 1) * steps, steps);
-    BlockMetrics b = ComputeBlockMetrics(st, log.block_ns[epoch - 1], cfg.batch_size, cfg.metric_exclude_start_steps,
-                                         cfg.metric_exclude_end_steps);
-    au += b.au;
-    tp += b.throughput;
-    for (const auto& x : st) bytes += static_cast<double>(x.bytes);
-    secs = std::max(secs, static_cast<double>(log.block_ns[epoch - 1]) / 1e9);
-  }
-  double n = comm.SumDouble(static_cast<double>(logs.size()));
-  au = comm.SumDouble(au);
-  tp = comm.SumDouble(tp);
-  bytes = comm.SumDouble(bytes);
-  secs = comm.MaxDouble(secs);
-  if (!comm.root() || out == nullptr) return;
-  const double mib = secs > 0 ? bytes / 1048576.0 / secs : 0.0;
-  if (out->mode() == ProgressMode::kJsonEvents) {
-    out->Emit(nlohmann::json{{"event", "epoch"}, {"epoch", epoch}, {"epochs", cfg.epochs}, {"au_pct", 100 * au / n},
-                             {"samples_per_s", tp}, {"read_mib_per_s", mib}, {"seconds", secs}}.dump());
-    return;
-  }
-  char line[160];
-  std::snprintf(line, sizeof line, "epoch %llu/%llu: AU %.2f%%, %.2f samples/s, read %.1f MiB/s, %.2f s",
-                static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(cfg.epochs), 100 * au / n, tp, mib, secs);
-  out->Emit(line);
 }
 
 }  // namespace
@@ -496,12 +409,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) {
     extras.faults = setup.faults.get();
     if (setup.cache) extras.cache = setup.cache->ToJson();
     extras.storage = StorageJson(setup, device);
-    if (setup.s3) {
-      extras.storage["kind"] = "s3";
-      extras.storage["device"] = setup.s3->endpoint.url;
-      extras.storage["model"] = "bucket " + setup.s3->bucket;
-      extras.storage["s3"] = {{"get_requests", s3_requests}, {"retries", s3_retries}};
-    }
+    if (setup.s3) AddS3Facts(*setup.s3, s3_requests, s3_retries, &extras.storage);
     auto infos = comm.GatherStrings(RankInfoJson(comm, extras));
     if (recorder) {
       recorder->Stop();

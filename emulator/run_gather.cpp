@@ -135,4 +135,35 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
   }
 }
 
+// One line per epoch on rank 0 (text, or a JSON event), from figures reduced over all ranks.
+void ReportEpoch(const WorkloadConfig& cfg, const Comm& comm, uint64_t epoch, uint64_t steps,
+                 const std::vector<AcceleratorLog>& logs, ProgressReporter* out) {
+  double au = 0, tp = 0, bytes = 0, secs = 0;
+  for (const auto& log : logs) {
+    std::span<const StepRecord> st(log.steps.data() + (epoch - 1) * steps, steps);
+    BlockMetrics b = ComputeBlockMetrics(st, log.block_ns[epoch - 1], cfg.batch_size, cfg.metric_exclude_start_steps,
+                                         cfg.metric_exclude_end_steps);
+    au += b.au;
+    tp += b.throughput;
+    for (const auto& x : st) bytes += static_cast<double>(x.bytes);
+    secs = std::max(secs, static_cast<double>(log.block_ns[epoch - 1]) / 1e9);
+  }
+  double n = comm.SumDouble(static_cast<double>(logs.size()));
+  au = comm.SumDouble(au);
+  tp = comm.SumDouble(tp);
+  bytes = comm.SumDouble(bytes);
+  secs = comm.MaxDouble(secs);
+  if (!comm.root() || out == nullptr) return;
+  const double mib = secs > 0 ? bytes / 1048576.0 / secs : 0.0;
+  if (out->mode() == ProgressMode::kJsonEvents) {
+    out->Emit(nlohmann::json{{"event", "epoch"}, {"epoch", epoch}, {"epochs", cfg.epochs}, {"au_pct", 100 * au / n},
+                             {"samples_per_s", tp}, {"read_mib_per_s", mib}, {"seconds", secs}}.dump());
+    return;
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, "epoch %llu/%llu: AU %.2f%%, %.2f samples/s, read %.1f MiB/s, %.2f s",
+                static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(cfg.epochs), 100 * au / n, tp, mib, secs);
+  out->Emit(line);
+}
+
 }  // namespace feedrate

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "emulator/comm.h"
+#include "emulator/progress.h"
 #include "emulator/results.h"
 #include "emulator/trainer.h"
 #include "loader/io/fault_injection.h"
@@ -36,5 +37,9 @@ struct RankExtras {
 };
 std::string RankInfoJson(const Comm& comm, const RankExtras& extras);
 void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r);
+
+// One line per epoch on rank 0 (text, or a JSON event), from figures reduced over all ranks (every rank calls it).
+void ReportEpoch(const WorkloadConfig& cfg, const Comm& comm, uint64_t epoch, uint64_t steps,
+                 const std::vector<AcceleratorLog>& logs, ProgressReporter* out);
 
 }  // namespace feedrate
