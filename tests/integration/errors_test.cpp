@@ -115,11 +115,20 @@ TEST(BadInput, FileTruncatedMidRunStopsEveryRank) {
   ErrorCase c;
   c.Generate(8);
   std::string victim = c.data() + "/train/img_6_of_8.npz";
-  auto r = Sh("(sleep 1.5; truncate -s 4000 " + victim + ") & " +
-              MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + c.data() + " " + SmallDatasetParams(8, 20000) +
-                                 " --param reader.batch_size=1 --param train.epochs=200"
-                                 " --param train.computation_time=0.02 --results-dir " + c.results()) +
-              "; rc=$?; wait; exit $rc", 120);
+  // The file is cut once the first epoch has been reported (--json-events), so training is under way on every
+  // machine, however slow (a fixed delay raced the setup under ThreadSanitizer).
+  test::WriteFile(c.dir / "cut.sh",
+                  "set -o pipefail\n" +
+                      MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + c.data() + " " + SmallDatasetParams(8, 20000) +
+                                         " --param reader.batch_size=1 --param train.epochs=200"
+                                         " --param train.computation_time=0.02 --json-events --results-dir " +
+                                         c.results()) +
+                      " | while IFS= read -r line; do\n"
+                      "  printf '%s\\n' \"$line\"\n"
+                      "  case \"$line\" in *'\"event\":\"epoch\"'*) [ -n \"$cut\" ] || { truncate -s 4000 " + victim +
+                      "; cut=1; } ;; esac\n"
+                      "done\n");
+  auto r = Sh("bash " + c.dir / "cut.sh", 120);
   c.ExpectCleanFailure(r, {victim, "truncated", "offset"});
 }
 
