@@ -103,16 +103,18 @@ TEST_F(Faults, EnospcInDatagenLeavesNoPartialFileAndARerunFinishesTheRest) {
   EXPECT_TRUE(run.code == 0 || run.code == 3) << run.output;
 }
 
-// Freezes (SIGSTOP) or kills (SIGKILL) rank 1 of a long two-rank run after 3 s and returns how the job ended.
+// Freezes (SIGSTOP) or kills (SIGKILL) rank 1 of a long two-rank run once training is under way (rank 0 has
+// reported its first epoch: --json-events) and returns how the job ended.
 CmdResult RunAndHitRank1(const test::TempDir& dir, const std::string& data, const std::string& results, const char* signal) {
   const std::string script = dir / (std::string("hit_") + signal + ".sh");
   test::WriteFile(script, MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + data + kShape +
                                              " --param reader.batch_size=1 --param train.epochs=1000000"
-                                             " --param train.computation_time=0.001 --quiet --collective-timeout 3"
+                                             " --param train.computation_time=0.001 --json-events --collective-timeout 3"
                                              " --results-dir " + results) +
-                              " &\n"
+                              " > " + dir / (std::string("events_") + signal + ".jsonl") + " &\n"
                               "job=$!\n"
-                              "sleep 3\n"
+                              "for i in $(seq 900); do grep -q '\"event\":\"epoch\"' " +
+                              dir / (std::string("events_") + signal + ".jsonl") + " 2>/dev/null && break; sleep 0.1; done\n"
                               "for p in $(pgrep -f \"results-dir " + results + "\"); do\n"
                               "  if tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1; then kill -" +
                               signal + " $p; fi\n"
