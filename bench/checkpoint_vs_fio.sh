@@ -13,11 +13,28 @@ MPI="mpirun --allow-run-as-root --oversubscribe --bind-to none -np $RANKS"
 mkdir -p "$DIR"
 # Each write phase starts with the page cache emptied: a buffered write into memory full of the other tool's clean
 # pages pays for their eviction (seen here: whoever wrote second ran up to 2x slower).
-drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true; }
+# In a VM with virtio-balloon free page reporting, memory freed by the drop is handed back to the host within seconds,
+# and the next write faults it in again page by page (the host allocates on first touch). Starting right after the
+# drop raced that hand-back: one tool wrote into memory still backed, the other into memory already returned (2-7x
+# apart on the same disk, even on a RAM-backed one). So wait until reporting has settled (reported_kib unchanged for
+# 2 s): every writer then starts from the same state, all free memory returned.
+REPORTED=/sys/module/page_reporting/parameters/reported_kib
+settle_reporting() {
+  [[ -r $REPORTED ]] || return 0
+  local last now same=0
+  last=$(cat "$REPORTED")
+  for _ in $(seq 1 60); do
+    sleep 1; now=$(cat "$REPORTED")
+    if [[ $now == "$last" ]]; then same=$((same + 1)); (( same >= 2 )) && return 0; else same=0; fi
+    last=$now
+  done
+}
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true; settle_reporting; }
 run_feedrate() {
   drop_caches
   $MPI "$B" checkpoint -w llama3_8b --dir "$DIR/ck" --scale "$SCALE" --time-between 0 -q \
       --num-checkpoints-write 1 --num-checkpoints-read 0 --results-dir "$DIR/rw" > /dev/null
+  drop_caches  # as before fio's read: the same pause after the write for both readers
   $MPI "$B" checkpoint -w llama3_8b --dir "$DIR/ck" --scale "$SCALE" --time-between 0 -q --odirect \
       --num-checkpoints-write 0 --num-checkpoints-read 1 --results-dir "$DIR/rr" > /dev/null
 }
@@ -26,7 +43,7 @@ run_fio() {
   drop_caches
   fio --name=w --directory="$DIR/fio" --rw=write --bs=4M --iodepth=8 --ioengine=io_uring --numjobs="$RANKS" \
       --size="$per_rank" --end_fsync=1 --group_reporting --output-format=json > "$DIR/fio_w.json"
-  sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+  drop_caches
   fio --name=w --directory="$DIR/fio" --rw=read --bs=4M --iodepth=8 --ioengine=io_uring --direct=1 --numjobs="$RANKS" \
       --size="$per_rank" --group_reporting --output-format=json > "$DIR/fio_r.json"
 }
