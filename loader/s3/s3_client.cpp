@@ -5,6 +5,8 @@
 #include <libxml/parser.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -47,6 +49,8 @@ struct Slot {
   S3Request* req = nullptr;
   char error[CURL_ERROR_SIZE] = {};
   bool overflow = false;  // the object did not fit in dest
+  std::string url;        // reused: built in place for each request (curl copies it)
+  char range[48] = {};    // "begin-end"
 };
 
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
@@ -77,19 +81,27 @@ size_t OnUpload(char* buf, size_t size, size_t n, void* user) {
   return len;
 }
 
+// Case-insensitive header name comparison; `lower` is lower case.
+bool NameIs(std::string_view name, std::string_view lower) {
+  if (name.size() != lower.size()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(name[i])) != lower[i]) return false;
+  }
+  return true;
+}
+
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* r = static_cast<S3Request*>(user);
   const size_t len = size * n;
   std::string_view h(data, len);
   const size_t colon = h.find(':');
-  if (colon != std::string_view::npos) {
-    std::string name(h.substr(0, colon));
-    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (colon != std::string_view::npos) {  // (nothing allocated: this runs for every header of every GET)
+    const std::string_view name = h.substr(0, colon);
     std::string_view value = h.substr(colon + 1);
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
     while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
-    if (name == "etag") r->etag = std::string(value);
-    if (name == "content-length") r->content_length = std::strtoull(std::string(value).c_str(), nullptr, 10);
+    if (NameIs(name, "etag")) r->etag.assign(value);
+    if (NameIs(name, "content-length")) std::from_chars(value.data(), value.data() + value.size(), r->content_length);
   }
   return len;
 }
@@ -129,8 +141,8 @@ struct S3Client::Impl {
     r.text.clear();
     r.http_status = 0;
     ++r.attempts;
-    const std::string url = S3RequestUrl(endpoint, bucket, r.key, r.query);
-    curl_easy_setopt(e, CURLOPT_URL, url.c_str());  // (copied by curl)
+    BuildS3RequestUrl(&s.url, endpoint, bucket, r.key, r.query);
+    curl_easy_setopt(e, CURLOPT_URL, s.url.c_str());  // (copied by curl)
     curl_easy_setopt(e, CURLOPT_PRIVATE, &s);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, s.error);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -153,8 +165,11 @@ struct S3Client::Impl {
     switch (r.method) {
       case S3Request::Method::kGet:
         if (r.range_length > 0) {
-          const std::string range = std::to_string(r.range_begin) + "-" + std::to_string(r.range_begin + r.range_length - 1);
-          curl_easy_setopt(e, CURLOPT_RANGE, range.c_str());
+          char* end = std::to_chars(s.range, s.range + sizeof s.range, r.range_begin).ptr;
+          *end++ = '-';
+          end = std::to_chars(end, s.range + sizeof s.range - 1, r.range_begin + r.range_length - 1).ptr;
+          *end = '\0';
+          curl_easy_setopt(e, CURLOPT_RANGE, s.range);
         }
         break;
       case S3Request::Method::kHead:
@@ -258,6 +273,7 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(S3Endpoint endpoint, S3Creden
   for (auto& s : impl->slots) {
     s.easy = curl_easy_init();
     if (s.easy == nullptr) return Status::IoError("cannot initialise libcurl");
+    s.url.reserve(512);
   }
   return std::unique_ptr<S3Client>(new S3Client(std::move(impl)));
 }

@@ -23,35 +23,50 @@ Result<S3Location> ParseS3Url(std::string_view url) {
   return loc;
 }
 
-std::string S3UriEncode(std::string_view text, bool keep_slash) {
+void AppendS3UriEncoded(std::string* out, std::string_view text, bool keep_slash) {
   static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size());
   for (unsigned char c : text) {
     const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
                        c == '_' || c == '.' || c == '~' || (keep_slash && c == '/');
     if (plain) {
-      out += static_cast<char>(c);
+      *out += static_cast<char>(c);
     } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
+      *out += '%';
+      *out += kHex[c >> 4];
+      *out += kHex[c & 15];
     }
   }
+}
+
+std::string S3UriEncode(std::string_view text, bool keep_slash) {
+  std::string out;
+  out.reserve(text.size());
+  AppendS3UriEncoded(&out, text, keep_slash);
   return out;
+}
+
+void BuildS3RequestUrl(std::string* url, const S3Endpoint& e, std::string_view bucket, std::string_view key,
+                       std::string_view query) {
+  url->clear();
+  if (e.path_style) {
+    url->append(e.url).append("/").append(bucket);
+    if (!key.empty()) {
+      *url += '/';
+      AppendS3UriEncoded(url, key, true);
+    }
+  } else {
+    const size_t scheme = e.url.find("://");
+    const size_t host = scheme == std::string::npos ? 0 : scheme + 3;
+    const std::string_view base(e.url);
+    url->append(base.substr(0, host)).append(bucket).append(".").append(base.substr(host)).append("/");
+    AppendS3UriEncoded(url, key, true);
+  }
+  if (!query.empty()) url->append("?").append(query);
 }
 
 std::string S3RequestUrl(const S3Endpoint& e, const std::string& bucket, const std::string& key, const std::string& query) {
   std::string url;
-  if (e.path_style) {
-    url = e.url + "/" + bucket;
-    if (!key.empty()) url += "/" + S3UriEncode(key, true);
-  } else {
-    const size_t scheme = e.url.find("://");
-    const size_t host = scheme == std::string::npos ? 0 : scheme + 3;
-    url = e.url.substr(0, host) + bucket + "." + e.url.substr(host) + "/" + S3UriEncode(key, true);
-  }
-  if (!query.empty()) url += "?" + query;
+  BuildS3RequestUrl(&url, e, bucket, key, query);
   return url;
 }
 

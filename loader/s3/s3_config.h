@@ -24,8 +24,12 @@ Result<S3Location> ParseS3Url(std::string_view url);
 
 // S3's URI encoding (RFC 3986 unreserved characters kept; '/' kept when `keep_slash`, as in object keys).
 std::string S3UriEncode(std::string_view text, bool keep_slash);
+void AppendS3UriEncoded(std::string* out, std::string_view text, bool keep_slash);
 // The request URL for `key` in `bucket` ("" key: the bucket itself), with `query` ("uploads", "list-type=2&...").
 std::string S3RequestUrl(const S3Endpoint& e, const std::string& bucket, const std::string& key, const std::string& query);
+// The same into `url` (cleared first; its capacity is reused, so a request slot builds its URLs without allocating).
+void BuildS3RequestUrl(std::string* url, const S3Endpoint& e, std::string_view bucket, std::string_view key,
+                       std::string_view query);
 
 struct S3Credentials {
   std::string access_key, secret_key, session_token;

@@ -38,6 +38,17 @@ TEST(S3Config, UrlsAndKeyEncoding) {
   e.path_style = false;
   e.url = "https://s3.example.com";
   EXPECT_EQ(S3RequestUrl(e, "bkt", "k", "uploads="), "https://bkt.s3.example.com/k?uploads=");
+  // A request slot rebuilds its URL in place: the old contents never leak into the next one, and a long URL
+  // followed by a shorter one keeps the buffer.
+  std::string url = "left over from the previous request";
+  e.path_style = true;
+  e.url = "http://h:1";
+  BuildS3RequestUrl(&url, e, "bkt", "train/img_000001_of_000100.npz", "");
+  EXPECT_EQ(url, "http://h:1/bkt/train/img_000001_of_000100.npz");
+  const char* const data = url.data();
+  BuildS3RequestUrl(&url, e, "bkt", "x y", "partNumber=2");
+  EXPECT_EQ(url, "http://h:1/bkt/x%20y?partNumber=2");
+  EXPECT_EQ(url.data(), data);
 }
 
 TEST(S3Config, CredentialsFileProfiles) {
