@@ -46,13 +46,9 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
     Comm comm(argc, argv);
     comm.SetCollectiveTimeout(*collective_timeout);
     InstallInterruptHandlers();
-    WorkloadConfig cfg;
-    try {
-      cfg = LoadWorkload(w->workload, w->Overrides());
-    } catch (const ConfigError& e) {
-      if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", e.what());
-      return 2;
-    }
+    const std::optional<WorkloadConfig> loaded = LoadWorkloadOrPrint(w->workload, w->Overrides(), comm.root());
+    if (!loaded) return 2;
+    const WorkloadConfig& cfg = *loaded;
     if (cfg.on_s3()) {
       if (comm.root()) std::fprintf(stderr, "feedrate: error: %s: checkpoints are written to files (--dir); not to S3 yet\n",
                                     cfg.source.c_str());

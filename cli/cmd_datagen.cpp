@@ -48,13 +48,9 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
   return [=] {
     if (launch->requested()) return RelaunchUnderMpirun(*launch, *argc, *argv);
     Comm comm(argc, argv);
-    WorkloadConfig cfg;
-    try {
-      cfg = LoadWorkload(w->workload, w->Overrides());
-    } catch (const ConfigError& e) {
-      if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", e.what());
-      return 2;
-    }
+    const std::optional<WorkloadConfig> loaded = LoadWorkloadOrPrint(w->workload, w->Overrides(), comm.root());
+    if (!loaded) return 2;
+    const WorkloadConfig& cfg = *loaded;
     DatagenOptions o = *opt;
     o.s3_part_size = ParseBytes(*part_size);
     o.verifiable_content = *content == "verifiable";

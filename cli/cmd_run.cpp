@@ -81,15 +81,10 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
     if (!engine->empty()) overrides.push_back("feedrate.engine=" + *engine);
     if (*queue_depth > 0) overrides.push_back("feedrate.queue_depth=" + std::to_string(*queue_depth));
     if (*odirect || o->cache == "direct") overrides.push_back("reader.odirect=true");
-    WorkloadConfig cfg;
-    try {
-      cfg = LoadWorkload(w->workload, overrides);
-    } catch (const ConfigError& e) {
-      if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", e.what());
-      return kExitError;
-    }
+    const std::optional<WorkloadConfig> cfg = LoadWorkloadOrPrint(w->workload, overrides, comm.root());
+    if (!cfg) return kExitError;
     o->version = FEEDRATE_VERSION;
-    return RunTraining(cfg, *o, comm);
+    return RunTraining(*cfg, *o, comm);
   };
 }
 

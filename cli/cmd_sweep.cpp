@@ -204,13 +204,9 @@ Runner AddSweep(CLI::App& app) {
     SweepArgs args = *a;
     if (args.closed) args.search.repeats = 5;
     // Validate the workload and overrides once, up front, rather than in every run.
-    WorkloadConfig cfg;
-    try {
-      cfg = LoadWorkload(w->workload, w->Overrides());
-    } catch (const ConfigError& e) {
-      std::fprintf(stderr, "feedrate: error: %s\n", e.what());
-      return kExitError;
-    }
+    const std::optional<WorkloadConfig> loaded = LoadWorkloadOrPrint(w->workload, w->Overrides());
+    if (!loaded) return kExitError;
+    const WorkloadConfig& cfg = *loaded;
     if (cfg.on_s3()) {
       std::fprintf(stderr, "feedrate: error: %s: sweep searches file-system datasets (--data-dir); for S3, run "
                            "`feedrate run --storage s3://...` with growing --accelerators\n", cfg.source.c_str());

@@ -4,8 +4,11 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "loader/config/workload_config.h"
 
 namespace feedrate::cli {
 
@@ -22,6 +25,11 @@ struct WorkloadArgs {
   void Register(CLI::App* app, bool need_data_dir, bool storage = false);
   std::vector<std::string> Overrides() const;
 };
+
+// The workload with these overrides, or nullopt after printing the configuration error (when `print`: rank 0 of a
+// job prints, the other ranks return quietly).
+std::optional<WorkloadConfig> LoadWorkloadOrPrint(const std::string& workload, const std::vector<std::string>& overrides,
+                                                  bool print = true);
 
 // "4k", "1m", "2g", "512" as bytes; CLI::ValidationError otherwise.
 uint64_t ParseBytes(const std::string& text);

@@ -1,8 +1,21 @@
 // Shared options: -w, --data-dir, --param and Hydra-style positional overrides; the --inject check.
 #include "cli/commands.h"
+
+#include <cstdio>
+
 #include "loader/io/fault_injection.h"
 
 namespace feedrate::cli {
+
+std::optional<WorkloadConfig> LoadWorkloadOrPrint(const std::string& workload, const std::vector<std::string>& overrides,
+                                                  bool print) {
+  try {
+    return LoadWorkload(workload, overrides);
+  } catch (const ConfigError& e) {
+    if (print) std::fprintf(stderr, "feedrate: error: %s\n", e.what());
+    return std::nullopt;
+  }
+}
 
 void WorkloadArgs::Register(CLI::App* app, bool need_data_dir, bool with_storage) {
   app->add_option("-w,--workload", workload, "built-in workload name (e.g. unet3d_h100) or a DLIO workload YAML")
