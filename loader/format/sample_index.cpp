@@ -43,14 +43,24 @@ Result<FileSamples> IndexTfRecord(const ByteSource& src, const IndexOptions& o, 
   auto probed = ProbeUniformTfRecordFile(src);
   if (!probed.ok()) return probed.status();
   std::vector<TfRecordEntry> entries = std::move(*probed);
-  // (On other stores the .idx file is not looked for: a non-uniform file is walked through its headers.)
-  std::string idx = o.data_folder.empty() || o.opener != nullptr ? std::string() : TfRecordIndexPath(o.data_folder, o.split, path);
-  std::error_code ec;
-  if (entries.empty() && !idx.empty() && std::filesystem::exists(idx, ec)) {
+  // On S3 the index is the object <prefix>/index/<split>/<file>.idx (one GET instead of one ranged GET per record
+  // header beyond the block cache); a missing one means a header walk, as for files.
+  const std::string idx = entries.empty() && !o.data_folder.empty() ? TfRecordIndexPath(o.data_folder, o.split, path) : "";
+  if (!idx.empty() && o.opener != nullptr) {
+    auto idx_src = o.opener->Open(idx);
+    if (idx_src.ok()) {
+      auto r = ReadTfRecordIndex(**idx_src, size);
+      if (!r.ok()) return r.status();
+      entries = std::move(*r);
+    } else if (idx_src.status().code() != Status::Code::kNotFound) {
+      return idx_src.status().WithContext("TFRecord index for " + path);
+    }
+  } else if (std::error_code ec; !idx.empty() && std::filesystem::exists(idx, ec)) {
     auto r = ReadTfRecordIndex(idx, size);
     if (!r.ok()) return r.status();
     entries = std::move(*r);
-  } else if (entries.empty()) {
+  }
+  if (entries.empty()) {
     auto scanned = ScanTfRecordFile(src);
     if (!scanned.ok()) return scanned.status();
     entries = std::move(*scanned);

@@ -125,13 +125,19 @@ Result<std::vector<TfRecordEntry>> ProbeUniformTfRecordFile(const ByteSource& sr
 }
 
 Result<std::vector<TfRecordEntry>> ReadTfRecordIndex(const std::string& idx_path, uint64_t data_file_size) {
-  // Parsed by hand from one buffer: BERT-shaped datasets have 313,532 lines per index file.
   auto fd = OpenForRead(idx_path);
   if (!fd.ok()) return fd.status().WithContext("TFRecord index");
   auto size = FileSize(fd->get(), idx_path);
   if (!size.ok()) return size.status();
-  std::string text(*size, '\0');
-  if (*size > 0) FEEDRATE_RETURN_IF_ERROR(PreadFull(fd->get(), text.data(), text.size(), 0, idx_path));
+  return ReadTfRecordIndex(FdByteSource(fd->get(), *size, idx_path), data_file_size);
+}
+
+Result<std::vector<TfRecordEntry>> ReadTfRecordIndex(const ByteSource& idx, uint64_t data_file_size) {
+  // Parsed by hand from one buffer (one read, one ranged GET on S3): BERT-shaped datasets have 313,532 lines per
+  // index file.
+  const std::string& idx_path = idx.name();
+  std::string text(idx.size(), '\0');
+  if (!text.empty()) FEEDRATE_RETURN_IF_ERROR(idx.ReadAt(text.data(), text.size(), 0));
   std::vector<TfRecordEntry> out;
   uint64_t expect = 0, line_no = 0;
   const char* p = text.data();

@@ -49,6 +49,7 @@ inline Result<std::vector<TfRecordEntry>> ProbeUniformTfRecordFile(int fd, uint6
 // Reads a DLIO/DALI index file: one "<offset> <size>" line per record, size counting header and footer. The
 // records must tile the data file exactly; anything else is Corruption naming the index file and line.
 Result<std::vector<TfRecordEntry>> ReadTfRecordIndex(const std::string& idx_path, uint64_t data_file_size);
+Result<std::vector<TfRecordEntry>> ReadTfRecordIndex(const ByteSource& idx, uint64_t data_file_size);
 // The index text for `entries` (what DLIO writes under <data_folder>/index/<split>/<file>.idx).
 std::string FormatTfRecordIndex(const std::vector<TfRecordEntry>& entries);
 // DLIO's index location for a data file: <data_folder>/index/<split>/<basename>.idx.

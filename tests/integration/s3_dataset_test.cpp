@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "loader/format/tfrecord.h"
 #include "loader/s3/s3_client.h"
 #include "s3_fault_proxy.h"
 #include "s3_rgw.h"
@@ -128,6 +129,53 @@ TEST(S3Dataset, TfrecordMultipartVerifiedAndSkipExisting) {
   auto again = Sh(srv.Env() + Feedrate(gen_args + " --skip-existing"));
   ASSERT_EQ(again.code, 0) << again.output;
   EXPECT_NE(again.output.find("wrote 0 files (0.00 GiB), kept 4 existing"), std::string::npos) << again.output;
+}
+
+// A TFRecord object whose records are not all the same length is indexed from its .idx object (one GET, as a file
+// from its .idx file): a stale index object is refused naming it, a correct one is used, and without one the
+// record headers are walked through ranged GETs. Every run reads the same bytes.
+TEST(S3Dataset, NonUniformTfrecordIsIndexedFromItsIndexObject) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  const std::string bucket = Bucket("tfidx");
+  const std::string url = "s3://" + bucket + "/rn";
+  auto gen = Sh(srv.Env() + Feedrate(std::string("datagen ") + kTfr + S3Args(srv, url)));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  const std::string run = std::string("run ") + kTfr + S3Args(srv, url) + " --param train.epochs=1 --results-dir ";
+  auto uniform = Sh(srv.Env() + Feedrate(run + dir / "r0"));
+  ASSERT_TRUE(uniform.code == 0 || uniform.code == 3) << uniform.output;
+  const auto expected = EpochBytes(ReadJson(dir / "r0/summary.json"));
+  // One extra short record at the end of object 2: it is no longer uniform, and its .idx object is now stale.
+  auto c = Client(srv, bucket);
+  const std::string key = "rn/train/img_2_of_4.tfrecord", idx_key = "rn/index/train/img_2_of_4.tfrecord.idx";
+  auto size = c->Size(key);
+  ASSERT_TRUE(size.ok()) << size.status().ToString();
+  std::string data(*size, '\0');
+  ASSERT_TRUE(c->Get(key, 0, 0, data.data(), data.size()).ok());
+  char header[kTfRecordHeaderBytes];
+  EncodeTfRecordHeader(5, header);
+  const uint32_t crc = TfRecordPayloadCrc("extra", 5);
+  const std::string extra = std::string(header, sizeof header) + "extra" + std::string(reinterpret_cast<const char*>(&crc), 4);
+  ASSERT_TRUE(c->Put(key, (data + extra).data(), data.size() + extra.size()).ok());
+  auto stale = Sh(srv.Env() + Feedrate(run + dir / "r1"));
+  EXPECT_EQ(stale.code, 2) << stale.output;
+  EXPECT_NE(stale.output.find("img_2_of_4.tfrecord.idx"), std::string::npos) << stale.output;
+  EXPECT_NE(stale.output.find("stale index"), std::string::npos) << stale.output;
+  // The index object brought up to date: used, the same bytes read.
+  auto idx_size = c->Size(idx_key);
+  ASSERT_TRUE(idx_size.ok()) << idx_size.status().ToString();
+  std::string idx(*idx_size, '\0');
+  ASSERT_TRUE(c->Get(idx_key, 0, 0, idx.data(), idx.size()).ok());
+  idx += std::to_string(data.size()) + " " + std::to_string(extra.size()) + "\n";
+  ASSERT_TRUE(c->Put(idx_key, idx.data(), idx.size()).ok());
+  auto fixed = Sh(srv.Env() + Feedrate(run + dir / "r2"));
+  ASSERT_TRUE(fixed.code == 0 || fixed.code == 3) << fixed.output;
+  EXPECT_EQ(EpochBytes(ReadJson(dir / "r2/summary.json")), expected);
+  // No index object: the headers are walked.
+  ASSERT_TRUE(c->Delete(idx_key).ok());
+  auto walked = Sh(srv.Env() + Feedrate(run + dir / "r3"));
+  ASSERT_TRUE(walked.code == 0 || walked.code == 3) << walked.output;
+  EXPECT_EQ(EpochBytes(ReadJson(dir / "r3/summary.json")), expected);
 }
 
 TEST(S3Dataset, ClearErrorsForMissingDataKeysAndOptions) {
