@@ -54,6 +54,14 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
     DatagenOptions o = *opt;
     o.s3_part_size = ParseBytes(*part_size);
     o.verifiable_content = *content == "verifiable";
+    if (o.fsync && cfg.on_s3()) {
+      // The staging files are deleted once uploaded: syncing them would only slow the upload down.
+      if (comm.root()) {
+        std::fprintf(stderr, "feedrate: note: --fsync applies to files; an S3 object is durable once its PUT (or "
+                             "multipart completion) is acknowledged, so the staging files are not synced\n");
+      }
+      o.fsync = false;
+    }
     TempFile::SetDurableCommits(o.fsync);
     // Write faults: every rule applies to writes here (enospc does already; eio, short and delay are moved over).
     std::unique_ptr<FaultInjector> faults;
