@@ -1,6 +1,7 @@
 // Shared options: -w, --data-dir, --param and Hydra-style positional overrides; the --inject check.
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "loader/io/fault_injection.h"
@@ -34,7 +35,15 @@ void WorkloadArgs::Register(CLI::App* app, bool need_data_dir, bool with_storage
     (void)s;
     if (need_data_dir) {
       app->final_callback([this] {
-        if (data_dir.empty() && storage.empty()) throw CLI::RequiredError("--data-dir or --storage");
+        // (An override of dataset.data_folder is a location too: DLIO's own form, with storage.* for S3.)
+        auto sets_folder = [](const std::vector<std::string>& v) {
+          return std::any_of(v.begin(), v.end(), [](const std::string& p) {
+            return std::string_view(p).substr(std::min(p.find_first_not_of('+'), p.size())).starts_with("dataset.data_folder=");
+          });
+        };
+        if (data_dir.empty() && storage.empty() && !sets_folder(params) && !sets_folder(positional)) {
+          throw CLI::RequiredError("--data-dir or --storage");
+        }
       });
     }
   } else if (need_data_dir) {

@@ -190,7 +190,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   IndexOptions io;
   io.format = cfg.format;
   io.samples_per_file = cfg.num_samples_per_file;
-  io.data_folder = cfg.data_folder;
+  io.data_folder = s->s3 ? cfg.S3DataPrefix() : cfg.data_folder;  // (S3: index keys under the normalised prefix)
   std::unique_ptr<S3SourceOpener> opener;
   if (s->s3) {
     opener = std::make_unique<S3SourceOpener>(s->s3->store, s->s3->sizes);

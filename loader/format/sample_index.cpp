@@ -43,9 +43,11 @@ Result<FileSamples> IndexTfRecord(const ByteSource& src, const IndexOptions& o, 
   auto probed = ProbeUniformTfRecordFile(src);
   if (!probed.ok()) return probed.status();
   std::vector<TfRecordEntry> entries = std::move(*probed);
-  // On S3 the index is the object <prefix>/index/<split>/<file>.idx (one GET instead of one ranged GET per record
-  // header beyond the block cache); a missing one means a header walk, as for files.
-  const std::string idx = entries.empty() && !o.data_folder.empty() ? TfRecordIndexPath(o.data_folder, o.split, path) : "";
+  // On S3 the index is the object <prefix>/index/<split>/<file>.idx (a HEAD and one GET instead of a ranged GET
+  // per record header beyond the block cache); a missing one means a header walk, as for files.
+  // (An S3 dataset at the bucket's root has an empty prefix: its index objects are index/<split>/<file>.idx.)
+  const bool look = entries.empty() && (o.opener != nullptr || !o.data_folder.empty());
+  const std::string idx = look ? TfRecordIndexPath(o.data_folder, o.split, path) : "";
   if (!idx.empty() && o.opener != nullptr) {
     auto idx_src = o.opener->Open(idx);
     if (idx_src.ok()) {
