@@ -44,12 +44,10 @@ Result<FileSamples> IndexTfRecord(const ByteSource& src, const IndexOptions& o, 
   if (!probed.ok()) return probed.status();
   std::vector<TfRecordEntry> entries = std::move(*probed);
   // On S3 the index is the object <prefix>/index/<split>/<file>.idx (a HEAD and one GET instead of a ranged GET
-  // per record header beyond the block cache); a missing one means a header walk, as for files.
-  // (An S3 dataset at the bucket's root has an empty prefix: its index objects are index/<split>/<file>.idx.)
-  const bool look = entries.empty() && (o.opener != nullptr || !o.data_folder.empty());
-  const std::string idx = look ? TfRecordIndexPath(o.data_folder, o.split, path) : "";
-  if (!idx.empty() && o.opener != nullptr) {
-    auto idx_src = o.opener->Open(idx);
+  // per record header beyond the block cache; an empty prefix, a dataset at the bucket's root, gives index/...);
+  // a missing one means a header walk, as for files.
+  if (entries.empty() && o.opener != nullptr) {
+    auto idx_src = o.opener->Open(TfRecordIndexPath(o.data_folder, o.split, path));
     if (idx_src.ok()) {
       auto r = ReadTfRecordIndex(**idx_src, size);
       if (!r.ok()) return r.status();
@@ -57,10 +55,13 @@ Result<FileSamples> IndexTfRecord(const ByteSource& src, const IndexOptions& o, 
     } else if (idx_src.status().code() != Status::Code::kNotFound) {
       return idx_src.status().WithContext("TFRecord index for " + path);
     }
-  } else if (std::error_code ec; !idx.empty() && std::filesystem::exists(idx, ec)) {
-    auto r = ReadTfRecordIndex(idx, size);
-    if (!r.ok()) return r.status();
-    entries = std::move(*r);
+  } else if (entries.empty() && !o.data_folder.empty()) {
+    const std::string idx = TfRecordIndexPath(o.data_folder, o.split, path);
+    if (std::error_code ec; std::filesystem::exists(idx, ec)) {
+      auto r = ReadTfRecordIndex(idx, size);
+      if (!r.ok()) return r.status();
+      entries = std::move(*r);
+    }
   }
   if (entries.empty()) {
     auto scanned = ScanTfRecordFile(src);

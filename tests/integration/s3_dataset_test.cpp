@@ -133,8 +133,8 @@ TEST(S3Dataset, TfrecordMultipartVerifiedAndSkipExisting) {
   EXPECT_NE(again.output.find("wrote 0 files (0.00 GiB), kept 4 existing"), std::string::npos) << again.output;
 }
 
-// A TFRecord object whose records are not all the same length is indexed from its .idx object (one GET, as a file
-// from its .idx file): a stale index object is refused naming it, a correct one is used, and without one the
+// A TFRecord object whose records are not all the same length is indexed from its .idx object (a HEAD and one
+// GET, as a file from its .idx file): a stale index object is refused naming it, a correct one is used, and without one the
 // record headers are walked through ranged GETs. Every run reads the same bytes.
 TEST(S3Dataset, NonUniformTfrecordIsIndexedFromItsIndexObject) {
   RGW_OR_SKIP(srv);
