@@ -22,8 +22,8 @@ namespace feedrate {
 
 namespace {
 
-constexpr int kRollCallTag = 0x5fee;   // rank 0 -> r: "which collective are you in?" (payload: the one it waits in)
-constexpr int kRollReplyTag = 0x5fef;  // r -> rank 0: the collective number r waits in
+constexpr int kRollCallTag = 0x5fee;   // rank 0 -> r: "which collective are you in?" {call id, the one rank 0 waits in}
+constexpr int kRollReplyTag = 0x5fef;  // r -> rank 0: {call id, the collective number r waits in}
 
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
@@ -73,16 +73,19 @@ Comm::~Comm() {
   if (owns_mpi_) MPI_Finalize();
 }
 
-void Comm::AnswerRollCall() const {
-  if (rank_ == 0) return;
-  int flag = 0;
-  MPI_Status st;
-  MPI_Iprobe(0, kRollCallTag, MPI_COMM_WORLD, &flag, &st);
-  if (!flag) return;
-  uint64_t theirs = 0;
-  MPI_Recv(&theirs, 1, MPI_UINT64_T, 0, kRollCallTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  uint64_t mine = seq_;
-  MPI_Send(&mine, 1, MPI_UINT64_T, 0, kRollReplyTag, MPI_COMM_WORLD);
+bool Comm::AnswerRollCall() const {
+  if (rank_ == 0) return false;
+  bool called = false;
+  for (;;) {  // a roll call rank 0 gave up on may still be queued ahead of the current one: answer both
+    int flag = 0;
+    MPI_Iprobe(0, kRollCallTag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    if (!flag) return called;
+    uint64_t call[2] = {0, 0};  // {roll call id, the collective rank 0 waits in}
+    MPI_Recv(call, 2, MPI_UINT64_T, 0, kRollCallTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    const uint64_t reply[2] = {call[0], seq_};
+    MPI_Send(reply, 2, MPI_UINT64_T, 0, kRollReplyTag, MPI_COMM_WORLD);
+    called = true;
+  }
 }
 
 void Comm::Wait(void* request, const char* what) const {
@@ -91,7 +94,8 @@ void Comm::Wait(void* request, const char* what) const {
     MPI_Wait(req, MPI_STATUS_IGNORE);
     return;
   }
-  const double deadline = Now() + timeout_s_;
+  const double start = Now();
+  const double deadline = start + timeout_s_;
   for (uint64_t spins = 0;; ++spins) {
     int done = 0;
     MPI_Test(req, &done, MPI_STATUS_IGNORE);
@@ -99,52 +103,103 @@ void Comm::Wait(void* request, const char* what) const {
     AnswerRollCall();
     // Spin briefly (the step barrier usually completes within microseconds of the last arrival), then poll.
     if (spins > 2000) {
-      if (Now() > deadline) TimedOut(what);
+      if (Now() > deadline) {
+        Overdue(req, what, start);
+        return;
+      }
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
   }
 }
 
-void Comm::TimedOut(const char* what) const {
+std::string Comm::Who(int rank) const {
+  return "rank " + std::to_string(rank) + " (" + hosts_[static_cast<size_t>(rank)] + ")";
+}
+
+void Comm::Overdue(void* request, const char* what, double started) const {
+  auto* req = static_cast<MPI_Request*>(request);
   const std::string head = "collective #" + std::to_string(seq_) + " (" + what + ") did not complete within " +
                            std::to_string(static_cast<int>(timeout_s_)) + " s (--collective-timeout)";
+  auto completed = [&] {
+    int done = 0;
+    MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  };
   if (rank_ != 0) {
-    // Rank 0 calls the roll and ends the job; give it time, answering it, then end the job from here.
+    // Rank 0 calls the roll and decides; keep answering it. The collective may still complete (a late rank
+    // arrives), and then the run goes on. Otherwise end the job from here: rank 0 is stuck outside MPI or dead.
     const double until = Now() + 10;
+    bool called = false;
     while (Now() < until) {
-      AnswerRollCall();
+      if (completed()) {
+        if (!called) {  // rank 0 never called the roll: it was the late one, and only this rank saw it
+          std::fprintf(stderr, "feedrate: warning: %s: collective #%llu (%s) completed after %.1f s, beyond "
+                       "--collective-timeout (%d s), and rank 0 never called the roll: %s arrived that late\n",
+                       Who(rank_).c_str(), static_cast<unsigned long long>(seq_), what, Now() - started,
+                       static_cast<int>(timeout_s_), Who(0).c_str());
+        }
+        return;
+      }
+      called = AnswerRollCall() || called;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    std::fprintf(stderr, "feedrate: error: rank %d (%s): %s, and rank 0 (%s) did not call the roll: rank 0 is stuck outside MPI or dead\n",
-                 rank_, hosts_[static_cast<size_t>(rank_)].c_str(), head.c_str(), hosts_[0].c_str());
+    std::fprintf(stderr, "feedrate: error: %s: %s, and rank 0 (%s) did not call the roll: rank 0 is stuck outside MPI or dead\n",
+                 Who(rank_).c_str(), head.c_str(), hosts_[0].c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 2);
     std::abort();
   }
-  // Rank 0: ask every other rank which collective it waits in; silence means stuck outside MPI (or dead).
-  std::vector<uint64_t> reply(static_cast<size_t>(size_), UINT64_MAX);
-  std::vector<MPI_Request> sends(static_cast<size_t>(size_), MPI_REQUEST_NULL), recvs(sends);
-  uint64_t mine = seq_;
+  // Rank 0: ask every other rank which collective it waits in; silence means stuck outside MPI (or dead). Each
+  // call has its own id so that a late answer to an earlier roll call is not taken for this one.
+  roll_call_[0] = ++roll_calls_;
+  roll_call_[1] = seq_;
   for (int r = 1; r < size_; ++r) {
-    MPI_Isend(&mine, 1, MPI_UINT64_T, r, kRollCallTag, MPI_COMM_WORLD, &sends[static_cast<size_t>(r)]);
-    MPI_Irecv(&reply[static_cast<size_t>(r)], 1, MPI_UINT64_T, r, kRollReplyTag, MPI_COMM_WORLD, &recvs[static_cast<size_t>(r)]);
+    MPI_Request send;
+    MPI_Isend(roll_call_, 2, MPI_UINT64_T, r, kRollCallTag, MPI_COMM_WORLD, &send);
+    MPI_Request_free(&send);  // 16 bytes from a member buffer: completes on its own, nobody needs to wait for it
   }
-  const double until = Now() + 5;
-  int all = 0;
-  while (!all && Now() < until) {
-    MPI_Testall(size_ - 1, recvs.data() + 1, &all, MPI_STATUSES_IGNORE);
+  std::vector<uint64_t> reply(static_cast<size_t>(size_), UINT64_MAX);
+  std::vector<double> answered_after(static_cast<size_t>(size_), -1);
+  const double called = Now();
+  bool done = false;
+  while (!done && Now() < called + 5) {
+    done = completed();  // a rank that arrives late, while the roll is called, lets the collective through
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kRollReplyTag, MPI_COMM_WORLD, &flag, &st);
+    if (flag) {
+      uint64_t answer[2] = {0, 0};
+      MPI_Recv(answer, 2, MPI_UINT64_T, st.MPI_SOURCE, kRollReplyTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (answer[0] == roll_calls_) {
+        reply[static_cast<size_t>(st.MPI_SOURCE)] = answer[1];
+        answered_after[static_cast<size_t>(st.MPI_SOURCE)] = Now() - called;
+      }
+      continue;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (done) {
+    int last = -1;
+    for (int r = 1; r < size_; ++r) {
+      if (last < 0 || answered_after[static_cast<size_t>(r)] > answered_after[static_cast<size_t>(last)]) last = r;
+    }
+    char why[160] = "no rank answered the roll call before it did";
+    if (last > 0 && answered_after[static_cast<size_t>(last)] >= 0) {
+      std::snprintf(why, sizeof why, "the last to answer the roll call was %s, %.2f s after it", Who(last).c_str(),
+                    answered_after[static_cast<size_t>(last)]);
+    }
+    std::fprintf(stderr, "feedrate: warning: collective #%llu (%s) completed after %.1f s, beyond --collective-timeout "
+                 "(%d s), and the run goes on: %s\n",
+                 static_cast<unsigned long long>(seq_), what, Now() - started, static_cast<int>(timeout_s_), why);
+    return;
   }
   std::string missing, elsewhere;
   for (int r = 1; r < size_; ++r) {
-    int answered = 1;  // a request Testall completed is MPI_REQUEST_NULL
-    if (recvs[static_cast<size_t>(r)] != MPI_REQUEST_NULL) MPI_Test(&recvs[static_cast<size_t>(r)], &answered, MPI_STATUS_IGNORE);
     const uint64_t theirs = reply[static_cast<size_t>(r)];
-    const std::string who = "rank " + std::to_string(r) + " (" + hosts_[static_cast<size_t>(r)] + ")";
-    if (!answered) {
-      missing += (missing.empty() ? "" : ", ") + who;
-    } else if (theirs != mine) {
-      elsewhere += (elsewhere.empty() ? "" : ", ") + who + " waits in collective #" + std::to_string(theirs);
+    if (answered_after[static_cast<size_t>(r)] < 0) {
+      missing += (missing.empty() ? "" : ", ") + Who(r);
+    } else if (theirs != seq_) {
+      elsewhere += (elsewhere.empty() ? "" : ", ") + Who(r) + " waits in collective #" + std::to_string(theirs);
     }
   }
   std::string msg = head + ": ";

@@ -22,8 +22,9 @@ class Comm {
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
 
-  // Every collective below gives up after `seconds` (0: waits forever): the ranks that got there call the roll,
-  // and the job ends (MPI_Abort, exit code 2) with a message naming the rank(s) and host(s) that did not arrive.
+  // Every collective below gives up after `seconds` (0: waits forever): rank 0 calls the roll, and unless the
+  // collective completes within that roll call (a late rank arrived: a warning), the job ends (MPI_Abort, exit
+  // code 2) with a message naming the rank(s) and host(s) that did not arrive.
   void SetCollectiveTimeout(double seconds) { timeout_s_ = seconds; }
   double collective_timeout() const { return timeout_s_; }
   // Rank 0 calls `hook` with the watchdog's message just before it ends the job (from the thread that waited), so
@@ -71,8 +72,11 @@ class Comm {
   // Counts the collective, starts it (start(MPI_Request*)) and waits for it (defined and used in comm.cpp).
   template <typename Start>
   void Collective(const char* what, Start&& start) const;
-  [[noreturn]] void TimedOut(const char* what) const;
-  void AnswerRollCall() const;
+  // The timeout ran out: call the roll (rank 0) or answer it (others). Returns if the collective completes
+  // meanwhile (a late rank arrived; rank 0 warns naming it), otherwise ends the job naming who did not arrive.
+  void Overdue(void* request, const char* what, double started) const;
+  bool AnswerRollCall() const;  // answers any roll calls rank 0 sent; true if there were some
+  std::string Who(int rank) const;  // "rank 3 (node7)"
   std::vector<int> GatherCounts(int n) const;  // every rank's count at rank 0
 
   bool AnyTrueFlat(bool local) const;
@@ -88,6 +92,8 @@ class Comm {
   double timeout_s_ = 0;
   std::function<void(const std::string&)> abort_hook_;
   mutable uint64_t seq_ = 0;         // collectives entered so far (the same sequence on every rank)
+  mutable uint64_t roll_calls_ = 0;  // rank 0: roll calls made so far (each call's id)
+  mutable uint64_t roll_call_[2] = {0, 0};  // rank 0: the last call's message, alive while its sends are
   std::vector<std::string> hosts_;  // every rank's hostname
 };
 

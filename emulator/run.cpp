@@ -552,7 +552,8 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) {
   for (const auto& log : result.logs) extras.probe_failures += log.probe_failures;
   std::string run_error = agree_error(result.error);
   if (!run_error.empty()) return finish_failed("failed", run_error, kExitError);
-  if (result.interrupted || comm.AnyTrue(result.stopped)) {
+  // Every rank makes this collective: a signal seen by one rank only must not leave the others in it alone.
+  if (comm.AnyTrue(result.stopped || result.interrupted)) {
     return finish_failed("interrupted", "interrupted by a signal", kExitInterrupted);
   }
 

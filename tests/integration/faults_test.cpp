@@ -103,22 +103,27 @@ TEST_F(Faults, EnospcInDatagenLeavesNoPartialFileAndARerunFinishesTheRest) {
   EXPECT_TRUE(run.code == 0 || run.code == 3) << run.output;
 }
 
-// Freezes (SIGSTOP) or kills (SIGKILL) rank 1 of a long two-rank run once training is under way (rank 0 has
-// reported its first epoch: --json-events) and returns how the job ended.
-CmdResult RunAndHitRank1(const test::TempDir& dir, const std::string& data, const std::string& results, const char* signal) {
-  const std::string script = dir / (std::string("hit_") + signal + ".sh");
+// Starts a long two-rank run, waits until training is under way (rank 0 has reported its first epoch:
+// --json-events), then runs `action`, a shell snippet with $r1 = rank 1's pid and $ranks = both ranks' pids, and
+// returns how the job ended.
+CmdResult RunAndHitRank1(const test::TempDir& dir, const std::string& data, const std::string& results,
+                         const std::string& name, const std::string& action) {
+  const std::string script = dir / ("hit_" + name + ".sh"), events = dir / ("events_" + name + ".jsonl");
   test::WriteFile(script, MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + data + kShape +
                                              " --param reader.batch_size=1 --param train.epochs=1000000"
                                              " --param train.computation_time=0.001 --json-events --collective-timeout 3"
                                              " --results-dir " + results) +
-                              " > " + dir / (std::string("events_") + signal + ".jsonl") + " &\n"
+                              " > " + events + " &\n"
                               "job=$!\n"
-                              "for i in $(seq 900); do grep -q '\"event\":\"epoch\"' " +
-                              dir / (std::string("events_") + signal + ".jsonl") + " 2>/dev/null && break; sleep 0.1; done\n"
+                              "for i in $(seq 900); do grep -q '\"event\":\"epoch\"' " + events +
+                              " 2>/dev/null && break; sleep 0.1; done\n"
+                              "r1= ranks=\n"
                               "for p in $(pgrep -f \"results-dir " + results + "\"); do\n"
-                              "  if tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1; then kill -" +
-                              signal + " $p; fi\n"
-                              "done\n"
+                              "  env=$(tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null)\n"
+                              "  echo \"$env\" | grep -q '^OMPI_COMM_WORLD_RANK=' && ranks=\"$ranks $p\"\n"
+                              "  echo \"$env\" | grep -qx OMPI_COMM_WORLD_RANK=1 && r1=$p\n"
+                              "done\n" +
+                              action + "\n"
                               "wait $job\n");
   return Sh("bash " + script, 100);
 }
@@ -127,7 +132,7 @@ CmdResult RunAndHitRank1(const test::TempDir& dir, const std::string& data, cons
 // --collective-timeout plus the roll call, with exit code 2 and a message naming that rank and its host.
 TEST_F(Faults, ARankThatStopsAnsweringEndsTheJobNamingIt) {
   const std::string results = dir_ / "hang";
-  auto r = RunAndHitRank1(dir_, data_, results, "STOP");
+  auto r = RunAndHitRank1(dir_, data_, results, "stop", "kill -STOP $r1");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("did not complete within 3 s (--collective-timeout): rank 1 ("), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("did not answer"), std::string::npos) << r.output;
@@ -139,10 +144,28 @@ TEST_F(Faults, ARankThatStopsAnsweringEndsTheJobNamingIt) {
   EXPECT_FALSE(s.contains("metric"));
 }
 
+// A rank that is late by more than --collective-timeout but arrives while rank 0 calls the roll (frozen for 4.5 s,
+// timeout 3 s, roll call 5 s) lets the collective through: a warning naming it, and the run goes on (here until
+// it is interrupted) instead of ending as if it hung.
+TEST_F(Faults, ARankThatArrivesDuringTheRollCallOnlyGetsAWarning) {
+  const std::string results = dir_ / "late";
+  auto r = RunAndHitRank1(dir_, data_, results, "late",
+                          "kill -STOP $r1; sleep 4.5; kill -CONT $r1; sleep 1.5; kill -INT $ranks");
+  EXPECT_EQ(r.code, 130) << r.output;
+  EXPECT_NE(r.output.find("beyond --collective-timeout (3 s), and the run goes on: the last to answer the roll call "
+                          "was rank 1 ("),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("did not answer"), std::string::npos) << r.output;
+  auto s = ReadJson(results + "/summary.json");
+  ASSERT_TRUE(s.is_object()) << r.output;
+  EXPECT_EQ(s["feedrate"]["status"], "interrupted") << r.output;
+}
+
 // A rank that dies ends the job (mpirun notices and stops the others), non-zero, naming the rank; no success.
 TEST_F(Faults, ARankThatDiesEndsTheJob) {
   const std::string results = dir_ / "killed";
-  auto r = RunAndHitRank1(dir_, data_, results, "KILL");
+  auto r = RunAndHitRank1(dir_, data_, results, "kill", "kill -KILL $r1");
   EXPECT_NE(r.code, 0) << r.output;
   EXPECT_NE(r.code, 124) << "timed out: " << r.output;
   EXPECT_NE(r.output.find("rank 1"), std::string::npos) << r.output;
