@@ -35,13 +35,15 @@ void WorkloadArgs::Register(CLI::App* app, bool need_data_dir, bool with_storage
     (void)s;
     if (need_data_dir) {
       app->final_callback([this] {
-        // (An override of dataset.data_folder is a location too: DLIO's own form, with storage.* for S3.)
+        // (An override of dataset.data_folder is a location too: DLIO's own form, with storage.* for S3; so is
+        // a workload file's own dataset.data_folder.)
         auto sets_folder = [](const std::vector<std::string>& v) {
           return std::any_of(v.begin(), v.end(), [](const std::string& p) {
             return std::string_view(p).substr(std::min(p.find_first_not_of('+'), p.size())).starts_with("dataset.data_folder=");
           });
         };
-        if (data_dir.empty() && storage.empty() && !sets_folder(params) && !sets_folder(positional)) {
+        if (data_dir.empty() && storage.empty() && !sets_folder(params) && !sets_folder(positional) &&
+            !WorkloadFileNamesItsData(workload)) {
           throw CLI::RequiredError("--data-dir or --storage");
         }
       });

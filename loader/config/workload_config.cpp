@@ -380,6 +380,17 @@ WorkloadConfig LoadWorkload(const std::string& name_or_path, const std::vector<s
   return ParseWorkload(ReadFileText(name_or_path), name_or_path, p.stem().string(), overrides);
 }
 
+bool WorkloadFileNamesItsData(const std::string& name_or_path) {
+  if (BuiltinWorkloads().count(name_or_path) != 0) return false;
+  try {
+    YAML::Node root = YAML::Load(ReadFileText(name_or_path));
+    if (root.IsMap() && root["workload"] && root["workload"].IsMap() && root.size() == 1) root = root["workload"];
+    return !root.IsMap() || (root["dataset"] && root["dataset"].IsMap() && root["dataset"]["data_folder"]);
+  } catch (const std::exception&) {
+    return true;  // not readable or not YAML: loading it says so, which is more use than "--data-dir required"
+  }
+}
+
 std::string WorkloadConfig::DataLocation() const {
   if (!on_s3()) return data_folder;
   const std::string p = S3Prefix(data_folder);

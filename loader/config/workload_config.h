@@ -115,6 +115,10 @@ struct WorkloadConfig {
 // Loads a built-in workload by name (e.g. "unet3d_h100") or a DLIO workload YAML file by path, applies
 // overrides ("dataset.num_files_train=16", "++workload.train.epochs=2", "++reader.batch_size=4"), validates.
 WorkloadConfig LoadWorkload(const std::string& name_or_path, const std::vector<std::string>& overrides);
+// True when `name_or_path` is a workload file (not a built-in) that sets dataset.data_folder itself, as DLIO's
+// workload files do: the dataset's location then needs no --data-dir. Also true for a file that cannot be read
+// or parsed (LoadWorkload reports that).
+bool WorkloadFileNamesItsData(const std::string& name_or_path);
 // Same from YAML text (used by tests and for built-ins); `source` names it in errors.
 WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& source, const std::string& name,
                              const std::vector<std::string>& overrides);

@@ -265,6 +265,30 @@ TEST(Run, InterruptStopsCleanlyAndSaysSo) {
   EXPECT_FALSE(s.contains("metric"));
 }
 
+// A DLIO workload file that names its own dataset.data_folder needs no --data-dir (DLIO takes the location from
+// there); one that does not name it, like a built-in workload, is refused without one.
+TEST(Run, WorkloadFileWithItsOwnDataFolderNeedsNoDataDir) {
+  test::TempDir dir;
+  const std::string data = dir / "own", yaml = dir / "own.yaml", bare = dir / "bare.yaml";
+  const std::string body = "model: {name: unet3d}\nframework: pytorch\n"
+                           "reader: {data_loader: pytorch, batch_size: 1, read_threads: 1}\n"
+                           "train: {epochs: 1, computation_time: 0.001}\nmetric: {au: 0.90}\n";
+  test::WriteFile(yaml, body + "dataset: {data_folder: " + data + ", format: npz, num_files_train: 4,"
+                               " num_samples_per_file: 1, record_length_bytes: 8192}\n");
+  test::WriteFile(bare, body + "dataset: {format: npz, num_files_train: 4, record_length_bytes: 8192}\n");
+  auto gen = Sh(Feedrate("datagen -w " + yaml));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  EXPECT_TRUE(std::filesystem::exists(data + "/train/img_0_of_4.npz")) << gen.output;
+  auto run = Sh(Feedrate("run -w " + yaml + " --quiet --results-dir " + dir / "r"));
+  EXPECT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  EXPECT_GE(ReadJson(dir / "r/summary.json")["feedrate"]["bytes_read"].get<double>(), 4 * 8192) << run.output;
+  for (const char* cmd : {"datagen", "run"}) {
+    auto refused = Sh(Feedrate(std::string(cmd) + " -w " + bare));
+    EXPECT_EQ(refused.code, 2) << cmd;
+    EXPECT_NE(refused.output.find("--data-dir or --storage is required"), std::string::npos) << refused.output;
+  }
+}
+
 TEST(Run, JsonEventsAndQuietProgress) {
   test::TempDir dir;
   const std::string data = dir / "d";
