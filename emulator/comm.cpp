@@ -73,18 +73,17 @@ Comm::~Comm() {
   if (owns_mpi_) MPI_Finalize();
 }
 
-bool Comm::AnswerRollCall() const {
-  if (rank_ == 0) return false;
-  bool called = false;
+void Comm::AnswerRollCall() const {
+  if (rank_ == 0) return;
   for (;;) {  // a roll call rank 0 gave up on may still be queued ahead of the current one: answer both
     int flag = 0;
     MPI_Iprobe(0, kRollCallTag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-    if (!flag) return called;
+    if (!flag) return;
     uint64_t call[2] = {0, 0};  // {roll call id, the collective rank 0 waits in}
     MPI_Recv(call, 2, MPI_UINT64_T, 0, kRollCallTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     const uint64_t reply[2] = {call[0], seq_};
     MPI_Send(reply, 2, MPI_UINT64_T, 0, kRollReplyTag, MPI_COMM_WORLD);
-    called = true;
+    if (call[1] == seq_) roll_called_in_ = seq_;
   }
 }
 
@@ -129,10 +128,9 @@ void Comm::Overdue(void* request, const char* what, double started) const {
     // Rank 0 calls the roll and decides; keep answering it. The collective may still complete (a late rank
     // arrives), and then the run goes on. Otherwise end the job from here: rank 0 is stuck outside MPI or dead.
     const double until = Now() + 10;
-    bool called = false;
     while (Now() < until) {
       if (completed()) {
-        if (!called) {  // rank 0 never called the roll: it was the late one, and only this rank saw it
+        if (roll_called_in_ != seq_) {  // rank 0 never called the roll: it was the late one, only this rank saw it
           std::fprintf(stderr, "feedrate: warning: %s: collective #%llu (%s) completed after %.1f s, beyond "
                        "--collective-timeout (%d s), and rank 0 never called the roll: %s arrived that late\n",
                        Who(rank_).c_str(), static_cast<unsigned long long>(seq_), what, Now() - started,
@@ -140,7 +138,7 @@ void Comm::Overdue(void* request, const char* what, double started) const {
         }
         return;
       }
-      called = AnswerRollCall() || called;
+      AnswerRollCall();
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     std::fprintf(stderr, "feedrate: error: %s: %s, and rank 0 (%s) did not call the roll: rank 0 is stuck outside MPI or dead\n",
@@ -149,8 +147,14 @@ void Comm::Overdue(void* request, const char* what, double started) const {
     MPI_Abort(MPI_COMM_WORLD, 2);
     std::abort();
   }
-  // Rank 0: ask every other rank which collective it waits in; silence means stuck outside MPI (or dead). Each
-  // call has its own id so that a late answer to an earlier roll call is not taken for this one.
+  // Rank 0. When it was itself frozen past the deadline, the others have waited all along and the collective
+  // completes at once: nothing to call (a waiting rank says that rank 0 came late).
+  for (const double grace = Now() + 0.05; Now() < grace;) {
+    if (completed()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // Ask every other rank which collective it waits in; silence means stuck outside MPI (or dead). Each call has
+  // its own id so that a late answer to an earlier roll call is not taken for this one.
   roll_call_[0] = ++roll_calls_;
   roll_call_[1] = seq_;
   for (int r = 1; r < size_; ++r) {

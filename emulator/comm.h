@@ -75,7 +75,7 @@ class Comm {
   // The timeout ran out: call the roll (rank 0) or answer it (others). Returns if the collective completes
   // meanwhile (a late rank arrived; rank 0 warns naming it), otherwise ends the job naming who did not arrive.
   void Overdue(void* request, const char* what, double started) const;
-  bool AnswerRollCall() const;  // answers any roll calls rank 0 sent; true if there were some
+  void AnswerRollCall() const;  // answers any roll calls rank 0 sent
   std::string Who(int rank) const;  // "rank 3 (node7)"
   std::vector<int> GatherCounts(int n) const;  // every rank's count at rank 0
 
@@ -93,6 +93,7 @@ class Comm {
   std::function<void(const std::string&)> abort_hook_;
   mutable uint64_t seq_ = 0;         // collectives entered so far (the same sequence on every rank)
   mutable uint64_t roll_calls_ = 0;  // rank 0: roll calls made so far (each call's id)
+  mutable uint64_t roll_called_in_ = 0;  // others: the last collective rank 0 called the roll from, as answered
   mutable uint64_t roll_call_[2] = {0, 0};  // rank 0: the last call's message, alive while its sends are
   std::vector<std::string> hosts_;  // every rank's hostname
 };

@@ -104,8 +104,8 @@ TEST_F(Faults, EnospcInDatagenLeavesNoPartialFileAndARerunFinishesTheRest) {
 }
 
 // Starts a long two-rank run, waits until training is under way (rank 0 has reported its first epoch:
-// --json-events), then runs `action`, a shell snippet with $r1 = rank 1's pid and $ranks = both ranks' pids, and
-// returns how the job ended.
+// --json-events), then runs `action`, a shell snippet with $r0, $r1 = rank 0's and rank 1's pids and $ranks =
+// both, and returns how the job ended.
 CmdResult RunAndHitRank1(const test::TempDir& dir, const std::string& data, const std::string& results,
                          const std::string& name, const std::string& action) {
   const std::string script = dir / ("hit_" + name + ".sh"), events = dir / ("events_" + name + ".jsonl");
@@ -117,10 +117,11 @@ CmdResult RunAndHitRank1(const test::TempDir& dir, const std::string& data, cons
                               "job=$!\n"
                               "for i in $(seq 900); do grep -q '\"event\":\"epoch\"' " + events +
                               " 2>/dev/null && break; sleep 0.1; done\n"
-                              "r1= ranks=\n"
+                              "r0= r1= ranks=\n"
                               "for p in $(pgrep -f \"results-dir " + results + "\"); do\n"
                               "  env=$(tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null)\n"
                               "  echo \"$env\" | grep -q '^OMPI_COMM_WORLD_RANK=' && ranks=\"$ranks $p\"\n"
+                              "  echo \"$env\" | grep -qx OMPI_COMM_WORLD_RANK=0 && r0=$p\n"
                               "  echo \"$env\" | grep -qx OMPI_COMM_WORLD_RANK=1 && r1=$p\n"
                               "done\n" +
                               action + "\n"
@@ -160,6 +161,20 @@ TEST_F(Faults, ARankThatArrivesDuringTheRollCallOnlyGetsAWarning) {
   auto s = ReadJson(results + "/summary.json");
   ASSERT_TRUE(s.is_object()) << r.output;
   EXPECT_EQ(s["feedrate"]["status"], "interrupted") << r.output;
+}
+
+// The same with rank 0 late: it calls no roll (it is the one that was away), and rank 1, which waited past the
+// timeout, says that rank 0 came late once the collective completes.
+TEST_F(Faults, ALateRankZeroIsNamedByTheRankThatWaited) {
+  const std::string results = dir_ / "late0";
+  auto r = RunAndHitRank1(dir_, data_, results, "late0",
+                          "kill -STOP $r0; sleep 4.5; kill -CONT $r0; sleep 1.5; kill -INT $ranks");
+  EXPECT_EQ(r.code, 130) << r.output;
+  EXPECT_NE(r.output.find("beyond --collective-timeout (3 s), and rank 0 never called the roll: rank 0 ("),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("did not"), std::string::npos) << r.output;
+  EXPECT_EQ(ReadJson(results + "/summary.json")["feedrate"]["status"], "interrupted") << r.output;
 }
 
 // A rank that dies ends the job (mpirun notices and stops the others), non-zero, naming the rank; no success.
