@@ -55,6 +55,11 @@ void SetPath(YAML::Node root, const std::vector<std::string>& path, const YAML::
 }
 
 // Moves v1.0/alias spellings in a freshly loaded tree to their canonical keys.
+// A Hydra-packaged file may wrap everything in `workload:`; the workload itself is what it wraps.
+YAML::Node Unwrapped(const YAML::Node& root) {
+  return root.IsMap() && root.size() == 1 && root["workload"] && root["workload"].IsMap() ? root["workload"] : root;
+}
+
 void NormalizeAliases(YAML::Node root, const std::string& source) {
   if (root["data_reader"]) {
     if (root["reader"]) throw ConfigError(source + ": both 'reader' and 'data_reader' sections are present");
@@ -326,8 +331,7 @@ WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& so
   }
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) throw ConfigError(source + ": a workload file must be a YAML mapping");
-  // A Hydra-packaged file may wrap everything in `workload:`.
-  if (root["workload"] && root["workload"].IsMap() && root.size() == 1) root = YAML::Clone(root["workload"]);
+  if (YAML::Node inner = Unwrapped(root); !inner.is(root)) root = YAML::Clone(inner);  // (a clone loses line marks)
   NormalizeAliases(root, source);
 
   for (const auto& ov : overrides) {
@@ -383,8 +387,7 @@ WorkloadConfig LoadWorkload(const std::string& name_or_path, const std::vector<s
 bool WorkloadFileNamesItsData(const std::string& name_or_path) {
   if (BuiltinWorkloads().count(name_or_path) != 0) return false;
   try {
-    YAML::Node root = YAML::Load(ReadFileText(name_or_path));
-    if (root.IsMap() && root["workload"] && root["workload"].IsMap() && root.size() == 1) root = root["workload"];
+    const YAML::Node root = Unwrapped(YAML::Load(ReadFileText(name_or_path)));
     return !root.IsMap() || (root["dataset"] && root["dataset"].IsMap() && root["dataset"]["data_folder"]);
   } catch (const std::exception&) {
     return true;  // not readable or not YAML: loading it says so, which is more use than "--data-dir required"

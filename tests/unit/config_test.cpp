@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "loader/config/workload_config.h"
+#include "test_util.h"
 
 namespace feedrate {
 namespace {
@@ -173,6 +174,20 @@ TEST(Config, S3StorageSection) {
                 .find("storage.storage_options.access_key_id: Feedrate takes S3 credentials from"),
             std::string::npos);
   EXPECT_NE(ErrorOf("storage: {storage_type: gcs}\n").find("storage.storage_type"), std::string::npos);
+}
+
+// Whether a workload names its dataset's location itself (then run/datagen need no --data-dir).
+TEST(Config, WorkloadFileNamesItsDataOnlyWhenItSetsDataFolder) {
+  test::TempDir dir;
+  const std::string own = dir / "own.yaml", wrapped = dir / "wrapped.yaml", bare = dir / "bare.yaml";
+  test::WriteFile(own, "dataset: {data_folder: /mnt/d, format: npz}\n");
+  test::WriteFile(wrapped, "workload:\n  dataset: {data_folder: /mnt/d}\n");
+  test::WriteFile(bare, "dataset: {format: npz}\n");
+  EXPECT_TRUE(WorkloadFileNamesItsData(own));
+  EXPECT_TRUE(WorkloadFileNamesItsData(wrapped));
+  EXPECT_FALSE(WorkloadFileNamesItsData(bare));
+  EXPECT_FALSE(WorkloadFileNamesItsData("unet3d_h100"));  // built-ins name a default folder, not the user's
+  EXPECT_EQ(LoadWorkload(wrapped, {}).data_folder, "/mnt/d");
 }
 
 }  // namespace
