@@ -58,6 +58,11 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
                   "check this fraction (0-1; 1 = every byte) of each sample's payload against the dataset's pattern "
                   "(needs datagen --content verifiable); a mismatch fails the run naming file and offset")
       ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--residency", o->residency,
+                  "sample (default): the I/O threads look up the page-cache residency of about 512 reads per "
+                  "accelerator and epoch just before reading them (cachestat, else a mincore window; "
+                  "feedrate.epochs[].resident_fraction); off: no probe")
+      ->check(CLI::IsMember({"sample", "off"}));
   sub->add_option("--timeseries-interval", o->timeseries_interval,
                   "seconds between time-series samples in timeseries.csv (default 1; 0: none)")
       ->check(CLI::NonNegativeNumber);

@@ -69,6 +69,8 @@ struct RunRecord {
   std::vector<std::string> warnings;
   std::string inject;  // --inject rules ("" = none)
   std::string cache_mode = "keep";  // --cache
+  std::string residency = "off";    // how the reads' residency was sampled: cachestat, mincore_window or off
+  uint64_t residency_every = 0;     // every Nth read request probed (0: none)
   std::string command_line;         // the command as given
   double verify_fraction = 0;       // --verify (0: off)
   std::string step_barrier_mode;    // "flat" or "hierarchical": how each step's agreement travelled

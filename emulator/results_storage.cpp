@@ -25,6 +25,7 @@ void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) 
   using nlohmann::json;
   json& f = *out;
   f["cache_mode"] = r.cache_mode;
+  f["residency_probe"] = {{"method", r.residency}, {"every_nth_read", r.residency_every}};
   // Cache control, over ranks: every rank evicts its own files; the first drop is checked on sampled files.
   uint64_t drops = 0, checked = 0, before = 0, after = 0;
   double drop_s = 0;
@@ -125,8 +126,10 @@ void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) 
     }
     f["epochs"] = epochs;
     f["resident_fraction_note"] =
-        "share of the bytes read that were in the client's page cache just before the read: mincore() on a sample "
-        "of the read requests (every request for small epochs, about 512 per accelerator and epoch otherwise)";
+        "share of the bytes read that were in the client's page cache just before the read, looked up by the I/O "
+        "thread on a sample of the read requests (every request for small epochs, about 512 per accelerator and "
+        "epoch otherwise) with cachestat(2), or mincore() on a window of at most 32 pages where the kernel has no "
+        "cachestat (residency_probe.method)";
     f["cold_read_mib_per_s"] = epochs.empty() ? json(nullptr) : epochs[0]["read_mib_per_s"];
     double warm = 0;
     for (size_t e = 1; e < epochs.size(); ++e) warm += epochs[e]["read_mib_per_s"].get<double>();

@@ -514,9 +514,11 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) {
       device.epochs = epoch;
     };
     // About 512 probes per accelerator and epoch: enough for the fraction, cheap beside the reads.
-    to.residency_every = setup.cache->mode() == CacheMode::kDirect || setup.s3
+    to.residency_every = setup.cache->mode() == CacheMode::kDirect || setup.s3 || opt.residency == "off"
                              ? 0
                              : std::max<uint64_t>(1, setup.sampler->samples_per_epoch_per_accelerator() / 512);
+    rec.residency_every = to.residency_every;
+    rec.residency = to.residency_every > 0 ? ResidencyMethodName(DefaultResidencyMethod()) : "off";
     std::unique_ptr<AcceleratorLive[]> live(new AcceleratorLive[opt.accelerators]);
     to.live = live.get();
     to.content = setup.content.get();

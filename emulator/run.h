@@ -22,6 +22,7 @@ struct RunOptions {
   bool drop_system_caches = false;  // with drop modes: also /proc/sys/vm/drop_caches, once per host
   double timeseries_interval = 1.0;  // seconds between time-series samples (timeseries.csv); 0: none
   std::string command_line;      // the command as given, for the run manifest
+  std::string residency = "sample";  // --residency sample|off: the sampled page-cache probe of the reads
   double verify = 0;             // --verify: fraction of each sample's payload checked against the pattern (0: off)
   int barrier_calibration_rounds = 200;  // step agreements timed per mode before training (multi-rank runs)
 };

@@ -29,6 +29,8 @@ inline int64_t SteadyNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+struct ReadRequest;
+
 // Receives completions; called on an engine thread, so it must be cheap and thread-safe.
 class CompletionTarget {
  public:
@@ -36,6 +38,13 @@ class CompletionTarget {
   // buffer, or a single transfer buffer the engine recycles afterwards), so it can be checked without a copy;
   // nullptr when the sample was spread over several recycled transfers or failed.
   virtual void OnComplete(uint64_t tag, uint64_t bytes, const Status& status, const char* data) = 0;
+  // Called on the I/O thread for a request with `probe_residency` set, once its file is open (`fd`) and before
+  // its first read is issued, so an instrument can look at the page cache outside the accelerator's timed wait.
+  // File engines only (the S3 engine has no fd and never calls it). Must be cheap and thread-safe.
+  virtual void BeforeRead(const ReadRequest& request, int fd) {
+    (void)request;
+    (void)fd;
+  }
 
  protected:
   ~CompletionTarget() = default;
@@ -46,6 +55,7 @@ struct ReadRequest {
   char* dest = nullptr;               // nullptr: read into the engine's recycled transfer buffers
   CompletionTarget* target = nullptr;
   uint64_t tag = 0;
+  bool probe_residency = false;       // the engine calls target->BeforeRead first (a sampled residency probe)
 };
 
 // How reads get file descriptors.

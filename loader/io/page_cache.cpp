@@ -3,9 +3,11 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "loader/io/unique_fd.h"
 
@@ -26,7 +28,81 @@ struct Mapping {
   }
 };
 
+// cachestat(2)'s ABI (include/uapi/linux/mman.h, Linux 6.5); Debian 12's headers predate it. 451 on every
+// architecture (the unified syscall table).
+constexpr long kSysCachestat = 451;
+struct CachestatRange {
+  uint64_t off, len;
+};
+struct Cachestat {
+  uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+std::atomic<bool> g_no_cachestat{false};  // set once the kernel answers ENOSYS
+
+// Residency by cachestat into *r; returns 0 or the errno (ENOSYS, or EOPNOTSUPP where the file system has no
+// page cache to ask). No allocation either way: a file system that refuses it costs no heap per probe.
+int CachestatResidency(int fd, uint64_t offset, uint64_t length, Residency* r) {
+  const uint64_t page = PageSize();
+  const uint64_t begin = offset / page * page;
+  const uint64_t end = offset + length;
+  CachestatRange range{begin, end - begin};
+  Cachestat cs{};
+  if (::syscall(kSysCachestat, fd, &range, &cs, 0U) != 0) return errno;
+  const uint64_t pages = (end - begin + page - 1) / page;
+  r->bytes = length;
+  // Partly covered first/last pages make the page count's share a close proxy for the byte share.
+  r->resident_bytes = std::min(length, static_cast<uint64_t>(static_cast<double>(length) *
+                                                            static_cast<double>(std::min(cs.nr_cache, pages)) /
+                                                            static_cast<double>(pages)));
+  return 0;
+}
+
+// One window of at most kResidencyWindowPages pages, its residency scaled to the whole range.
+Result<Residency> MincoreWindowResidency(int fd, uint64_t offset, uint64_t length) {
+  const uint64_t page = PageSize();
+  const uint64_t first_page = offset / page;
+  const uint64_t pages = (offset + length + page - 1) / page - first_page;
+  if (pages <= kResidencyWindowPages) return ProbeResidency(fd, offset, length);
+  uint64_t h = (offset + 1) * 0x9e3779b97f4a7c15ULL ^ length * 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 29;
+  const uint64_t start = (first_page + h % (pages - kResidencyWindowPages + 1)) * page;
+  const uint64_t lo = std::max(start, offset);
+  const uint64_t hi = std::min(start + kResidencyWindowPages * page, offset + length);
+  auto w = ProbeResidency(fd, lo, hi - lo);
+  if (!w.ok()) return w.status();
+  Residency r;
+  r.bytes = length;
+  r.resident_bytes = static_cast<uint64_t>(static_cast<double>(length) * w->fraction());
+  return r;
+}
+
 }  // namespace
+
+const char* ResidencyMethodName(ResidencyMethod m) {
+  return m == ResidencyMethod::kCachestat ? "cachestat" : "mincore_window";
+}
+
+ResidencyMethod DefaultResidencyMethod() {
+  static const ResidencyMethod m = [] {
+    CachestatRange range{0, 0};
+    Cachestat cs{};
+    // An invalid fd tells the two apart without a file: EBADF where the syscall exists, ENOSYS where not.
+    const bool exists = ::syscall(kSysCachestat, -1, &range, &cs, 0U) == 0 || errno != ENOSYS;
+    return exists ? ResidencyMethod::kCachestat : ResidencyMethod::kMincoreWindow;
+  }();
+  return m;
+}
+
+Result<Residency> SampleResidency(int fd, uint64_t offset, uint64_t length, ResidencyMethod m) {
+  if (length == 0) return Residency{};
+  if (m == ResidencyMethod::kCachestat && !g_no_cachestat.load(std::memory_order_relaxed)) {
+    Residency r;
+    const int err = CachestatResidency(fd, offset, length, &r);
+    if (err == 0) return r;
+    if (err == ENOSYS) g_no_cachestat.store(true, std::memory_order_relaxed);
+  }
+  return MincoreWindowResidency(fd, offset, length);
+}
 
 Result<Residency> ProbeResidency(int fd, uint64_t offset, uint64_t length) {
   Residency r;

@@ -24,6 +24,22 @@ struct Residency {
 // mincore() says which of its pages are in memory; each page counts for the bytes of the range it covers.
 // Allocation-free (a fixed stack vector, walked in chunks), so a sampled probe can run beside the hot path.
 Result<Residency> ProbeResidency(int fd, uint64_t offset, uint64_t length);
+// How a sampled probe (SampleResidency) asks the kernel.
+enum class ResidencyMethod {
+  kCachestat,      // cachestat(2) (Linux 6.5+): the cached pages of the range, no mapping, one syscall
+  kMincoreWindow,  // fallback: mmap + mincore of at most kResidencyWindowPages pages of the range, scaled to it
+};
+const char* ResidencyMethodName(ResidencyMethod m);
+inline constexpr uint64_t kResidencyWindowPages = 32;
+// cachestat where this kernel has it (checked once per process), else the mincore window.
+ResidencyMethod DefaultResidencyMethod();
+
+// The cheap probe the read path samples with (thread-safe, allocation-free; fd stays the caller's). kCachestat is
+// exact for the range; kMincoreWindow is exact for ranges of at most kResidencyWindowPages pages and otherwise looks
+// at one window of that many pages at a position that varies with offset and length, so over many probes it is an
+// unbiased estimate of the share (docs/measurement.md gives its error). A kCachestat probe whose syscall is
+// missing or refused on this file falls back to the window.
+Result<Residency> SampleResidency(int fd, uint64_t offset, uint64_t length, ResidencyMethod m);
 // The same for a path (opened read-only for the probe); errors name the path.
 Result<Residency> ProbeResidency(const std::string& path, uint64_t offset, uint64_t length);
 // The whole file.

@@ -90,6 +90,7 @@ Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjecto
     int fd;
     ~Giveback() { fds->Release(file, fd); }
   } giveback{fds, r.extent.file, fd};
+  if (r.probe_residency) r.target->BeforeRead(r, fd);
   const uint64_t end = r.extent.offset + r.extent.length;
   // Buffered: exactly the extent. O_DIRECT: its aligned window (the extra bytes are read amplification).
   const DirectWindow w = options_.odirect ? WindowFor(r.extent.offset, r.extent.length, options_.direct_align)

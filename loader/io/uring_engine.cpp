@@ -123,6 +123,8 @@ struct UringEngine::Worker {
     if (st.fd < 0) {
       st.error = Status::Errno("cannot open " + files.path(r.extent.file), errno);
       st.next = st.wend;
+    } else if (r.probe_residency) {
+      r.target->BeforeRead(r, st.fd);
     }
     order.push_back(s);
   }

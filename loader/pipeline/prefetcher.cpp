@@ -67,21 +67,22 @@ void Prefetcher::SubmitBatch(uint64_t step) {
     r.dest = slot.retained.data() != nullptr ? slot.retained.data() + i * stride_ : nullptr;
     r.target = this;
     r.tag = (step % depth_) * batch_ + i;
-    if (probe_every_ > 0 && probe_count_++ % probe_every_ == 0) Probe(r.extent);
+    r.probe_residency = probe_every_ > 0 && probe_count_++ % probe_every_ == 0;
     engine_.Submit(r);
     i += n;
   }
 }
 
-// Whether the request's bytes are in the page cache right before it is read (sampled; see set_residency_sampling).
-void Prefetcher::Probe(const SampleExtent& e) {
-  Result<Residency> r = files_ == nullptr ? Result<Residency>(Status::NotFound("no file table"))
-                        : files_->open_fd(e.file) >= 0 ? ProbeResidency(files_->open_fd(e.file), e.offset, e.length)
-                                                       : ProbeResidency(files_->path(e.file), e.offset, e.length);
+// Whether the request's bytes are in the page cache right before they are read (sampled; see
+// set_residency_sampling). Runs on the I/O thread, on the fd the read is about to use.
+void Prefetcher::BeforeRead(const ReadRequest& request, int fd) {
+  if (probe_ == nullptr) return;
+  Result<Residency> r = probe_(fd, request.extent.offset, request.extent.length, probe_method_);
   if (r.ok()) {
-    residency_ += *r;
+    probed_bytes_.fetch_add(r->bytes, std::memory_order_relaxed);
+    resident_bytes_.fetch_add(r->resident_bytes, std::memory_order_relaxed);
   } else {
-    ++probe_failures_;
+    probe_failures_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 

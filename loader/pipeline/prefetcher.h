@@ -54,19 +54,32 @@ class Prefetcher final : public CompletionTarget {
   void Drain();
   // Where to add the time the I/O threads spend in sample checks (CRC, decoding), in ns; nullptr: not measured.
   void set_check_time_counter(std::atomic<uint64_t>* ns) { check_ns_ = ns; }
-  // Page-cache residency sampling: every `every`-th read request is probed (mincore) just before it is submitted,
-  // on the calling thread; 0 turns it off. What the probes saw accumulates until TakeResidency().
-  void set_residency_sampling(uint64_t every) { probe_every_ = every; }
+  // How a residency probe looks at the page cache: SampleResidency with the run's method, or a test's fake.
+  using ResidencyProbe = Result<Residency> (*)(int fd, uint64_t offset, uint64_t length, ResidencyMethod method);
+  // Page-cache residency sampling: every `every`-th read request is probed by the I/O thread that reads it, once
+  // its file is open and just before its read (IoEngine calls BeforeRead), never on the accelerator thread; 0 turns
+  // it off. Call before StartEpoch. What the probes saw accumulates until TakeResidency().
+  void set_residency_sampling(uint64_t every, ResidencyMethod method = DefaultResidencyMethod(),
+                              ResidencyProbe probe = &SampleResidency) {
+    probe_every_ = every;
+    probe_method_ = method;
+    probe_ = probe;
+  }
   // Content verification on the I/O threads as samples complete (nullptr: off); needs samples in one buffer,
   // like the sample checks.
   void set_content_check(ContentCheck* check) { content_ = check; }
-  Residency TakeResidency() { return std::exchange(residency_, Residency{}); }
+  // What the probes of the reads completed so far saw; call when no read is in flight (after WaitBatch of an
+  // epoch's last step or Drain), since probes run on the I/O threads.
+  Residency TakeResidency() {
+    return {probed_bytes_.exchange(0, std::memory_order_relaxed), resident_bytes_.exchange(0, std::memory_order_relaxed)};
+  }
   // Probes that failed (e.g. a file system without mmap); their reads count as not examined.
-  uint64_t probe_failures() const { return probe_failures_; }
+  uint64_t probe_failures() const { return probe_failures_.load(std::memory_order_relaxed); }
   // Memory the slots hold (retain mode).
   uint64_t retained_bytes() const { return retained_bytes_; }
 
   void OnComplete(uint64_t tag, uint64_t bytes, const Status& status, const char* data) override;
+  void BeforeRead(const ReadRequest& request, int fd) override;
 
  private:
   struct Slot {
@@ -82,7 +95,6 @@ class Prefetcher final : public CompletionTarget {
   Status VerifyContent(const SampleExtent& e, uint64_t id, const char* data) const;
   static void Fail(Slot& slot, const Status& st);
   void SubmitBatch(uint64_t step);
-  void Probe(const SampleExtent& e);
 
   IoEngine& engine_;
   const SampleTable& table_;
@@ -102,9 +114,13 @@ class Prefetcher final : public CompletionTarget {
   ContentCheck* content_ = nullptr;
   uint64_t epoch_salt_ = 0;  // varies the verified window's position between epochs
   uint64_t probe_every_ = 0;
-  uint64_t probe_count_ = 0;
-  uint64_t probe_failures_ = 0;
-  Residency residency_;
+  uint64_t probe_count_ = 0;  // requests submitted (accelerator thread only)
+  ResidencyMethod probe_method_ = ResidencyMethod::kMincoreWindow;
+  ResidencyProbe probe_ = nullptr;
+  // Written by the I/O threads' probes (relaxed adds, sampled requests only).
+  std::atomic<uint64_t> probed_bytes_{0};
+  std::atomic<uint64_t> resident_bytes_{0};
+  std::atomic<uint64_t> probe_failures_{0};
 };
 
 }  // namespace feedrate

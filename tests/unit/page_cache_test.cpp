@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 
 #include "emulator/sysinfo.h"
@@ -57,6 +58,59 @@ TEST(PageCache, UnalignedRangesCountTheirOwnBytes) {
   EXPECT_EQ(r->resident_bytes, 5000u);
   EXPECT_DOUBLE_EQ(r->fraction(), 1.0);
   EXPECT_EQ(ProbeResidency(path, 0, 0)->bytes, 0u);
+}
+
+// The sampled probe against the full mincore lookup, on a file half of whose MiBs were evicted: cachestat is exact;
+// the mincore window is exact for short ranges and, over many ranges, agrees with the full lookup on average.
+TEST(PageCache, SampledProbesAgreeWithTheFullLookup) {
+  test::TempDir dir("/var/tmp");
+  const std::string fs = FileSystemType(dir.path());
+  if (fs == "tmpfs" || fs == "ramfs") GTEST_SKIP() << "/var/tmp is " << fs << ": nothing can be evicted there";
+  const std::string path = WriteDiskFile(dir);
+  ASSERT_TRUE(EvictFromPageCache(path, true).ok());
+  auto fd = OpenForRead(path);
+  ASSERT_TRUE(fd.ok());
+  std::string buf(8 << 20, '\0');
+  ASSERT_TRUE(PreadFull(fd->get(), buf.data(), buf.size(), 0, path).ok());
+  for (uint64_t mib = 1; mib < 8; mib += 2) {  // odd MiBs out: 50% resident
+    ASSERT_EQ(::posix_fadvise(fd->get(), static_cast<off_t>(mib << 20), 1 << 20, POSIX_FADV_DONTNEED), 0);
+  }
+  ASSERT_EQ(ProbeResidency(fd->get(), 0, 8 << 20)->resident_bytes, 4u << 20);
+  const bool have_cachestat = DefaultResidencyMethod() == ResidencyMethod::kCachestat;
+  double full_sum = 0, window_sum = 0;
+  for (uint64_t off = 0; off + (1 << 20) <= (8u << 20); off += 4096 * 7) {
+    const uint64_t len = (1 << 20) + 1000;
+    const uint64_t cut = std::min<uint64_t>(len, (8u << 20) - off);
+    auto full = ProbeResidency(fd->get(), off, cut);
+    auto window = SampleResidency(fd->get(), off, cut, ResidencyMethod::kMincoreWindow);
+    ASSERT_TRUE(full.ok() && window.ok());
+    EXPECT_EQ(window->bytes, cut);
+    full_sum += full->fraction();
+    window_sum += window->fraction();
+    if (have_cachestat) {
+      auto exact = SampleResidency(fd->get(), off, cut, ResidencyMethod::kCachestat);
+      ASSERT_TRUE(exact.ok());
+      EXPECT_NEAR(static_cast<double>(exact->resident_bytes), static_cast<double>(full->resident_bytes), 8192.0) << off;
+    }
+    auto small = SampleResidency(fd->get(), off + 100, 20000, ResidencyMethod::kMincoreWindow);
+    EXPECT_EQ(small->resident_bytes, ProbeResidency(fd->get(), off + 100, 20000)->resident_bytes);
+  }
+  EXPECT_NEAR(window_sum, full_sum, 0.1 * full_sum);
+}
+
+TEST(PageCache, SampledProbesSeeAFileJustWritten) {
+  test::TempDir dir;
+  const std::string path = dir / "fresh.bin";
+  test::WriteFile(path, std::string(3 << 20, 'z'));
+  auto fd = OpenForRead(path);
+  ASSERT_TRUE(fd.ok());
+  for (ResidencyMethod m : {DefaultResidencyMethod(), ResidencyMethod::kMincoreWindow}) {
+    auto r = SampleResidency(fd->get(), 12345, 2 << 20, m);
+    ASSERT_TRUE(r.ok()) << ResidencyMethodName(m);
+    EXPECT_EQ(r->bytes, 2u << 20);
+    EXPECT_EQ(r->resident_bytes, 2u << 20) << ResidencyMethodName(m);
+  }
+  EXPECT_EQ(SampleResidency(fd->get(), 0, 0, ResidencyMethod::kCachestat)->bytes, 0u);
 }
 
 TEST(PageCache, ErrorsNameThePath) {

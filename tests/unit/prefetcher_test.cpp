@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <numeric>
+#include <thread>
 
 #include "loader/format/tfrecord.h"
+#include "loader/io/engine_factory.h"
 #include "loader/io/posix_engine.h"
 #include "loader/pipeline/prefetcher.h"
 #include "test_util.h"
@@ -122,6 +125,50 @@ TEST(Prefetcher, ManyAcceleratorsShareOneEngine) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(total.load(), 4u * 20 * 4 * 20000);
+}
+
+// The residency probe is an instrument: it must not sit in the accelerator's timed wait. A probe that is slow on
+// its third call (the request WaitBatch(0) refills the pipeline with) would add its time to WaitBatch(0) if it
+// ran on the accelerator thread; on the I/O thread it only delays the read it describes.
+std::atomic<int> g_probe_calls{0};
+std::atomic<std::thread::id> g_probe_thread{};
+Result<Residency> SlowThirdProbe(int fd, uint64_t offset, uint64_t length, ResidencyMethod) {
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(offset, 100u);  // Files puts each sample 100 bytes in
+  g_probe_thread.store(std::this_thread::get_id());
+  if (g_probe_calls.fetch_add(1) == 2) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  return Residency{length, length / 2};
+}
+
+class ResidencyProbeEngines : public ::testing::TestWithParam<const char*> {};
+INSTANTIATE_TEST_SUITE_P(Prefetcher, ResidencyProbeEngines, ::testing::Values("posix", "uring"),
+                         [](const auto& p) { return std::string(p.param); });
+
+TEST_P(ResidencyProbeEngines, RunOnTheIoThreadOutsideWaitBatch) {
+  g_probe_calls = 0;
+  Files f(3, 4096);
+  auto table = FileTable::Create(f.paths, false);
+  ASSERT_TRUE(table.ok());
+  auto engine = MakeEngine(GetParam(), *table, Opts(1, 65536, 64));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  Prefetcher p(*engine->engine, f.extents, 1, 2, false, 0, &*table);
+  p.set_residency_sampling(1, ResidencyMethod::kCachestat, &SlowThirdProbe);
+  std::vector<uint64_t> ids{0, 1, 2};
+  p.StartEpoch(&ids, 3);
+  const auto t0 = std::chrono::steady_clock::now();
+  BatchResult r = p.WaitBatch(0);  // refills with batch 2, whose probe is the slow one
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_LT(waited, std::chrono::milliseconds(200)) << "the probe ran inside WaitBatch";
+  EXPECT_TRUE(p.WaitBatch(1).status.ok());
+  EXPECT_TRUE(p.WaitBatch(2).status.ok());
+  EXPECT_EQ(g_probe_calls.load(), 3);
+  EXPECT_NE(g_probe_thread.load(), std::this_thread::get_id());
+  const Residency seen = p.TakeResidency();
+  EXPECT_EQ(seen.bytes, 3u * 4096);
+  EXPECT_EQ(seen.resident_bytes, 3u * 2048);
+  EXPECT_EQ(p.TakeResidency().bytes, 0u);  // taken
+  EXPECT_EQ(p.probe_failures(), 0u);
 }
 
 // TFRecord-shaped files: back-to-back records of a batch are read in coalesced requests and every record's CRC is
