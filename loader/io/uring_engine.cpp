@@ -56,6 +56,12 @@ struct UringEngine::Worker {
   Status setup_status;
   std::string setup_description;
   std::unique_ptr<FdCache> fds;  // set up with the worker (needs the engine's file table)
+  // Set once io_uring_submit_and_wait has failed for good: the ring is unusable, every sample in flight and every
+  // later request fails with this error instead of being read (the worker must not spin or strand requests).
+  Status ring_error;
+  // Test hook (FEEDRATE_TEST_URING_SUBMIT_ERRNO=N:ERRNO, read once at setup): after N submits, -ERRNO.
+  int64_t submit_fail_after = -1;
+  int submit_fail_errno = 0;
 
   ~Worker() {
     if (ring_ready) io_uring_queue_exit(&ring);
@@ -64,6 +70,10 @@ struct UringEngine::Worker {
   Result<std::string> Setup(size_t depth, uint64_t transfer_size, uint64_t align) {
     if (const char* e = std::getenv("FEEDRATE_TEST_URING_SETUP_ERRNO")) {  // test hook: injected setup failure
       return Status::Errno("io_uring_queue_init failed (injected)", std::atoi(e));
+    }
+    if (const char* e = std::getenv("FEEDRATE_TEST_URING_SUBMIT_ERRNO")) {  // test hook: the ring fails later
+      submit_fail_after = std::atoll(e);
+      if (const char* colon = std::strchr(e, ':')) submit_fail_errno = std::atoi(colon + 1);
     }
     auto how_or = InitRingWithLadder(ring, static_cast<unsigned>(depth));
     if (!how_or.ok()) return how_or.status();
@@ -119,6 +129,12 @@ struct UringEngine::Worker {
     st.end = r.extent.offset + r.extent.length;
     st.next = Window(s);
     st.wend = o.odirect ? AlignUp(st.end, o.direct_align) : st.end;
+    if (!ring_error.ok()) {  // nothing can be read any more: the request fails at once
+      st.error = ring_error;
+      st.next = st.wend;
+      order.push_back(s);
+      return;
+    }
     st.fd = fds->Acquire(r.extent.file);
     if (st.fd < 0) {
       st.error = Status::Errno("cannot open " + files.path(r.extent.file), errno);
@@ -223,12 +239,32 @@ struct UringEngine::Worker {
     --inflight;
   }
 
+  // The ring failed for good: the transfers in flight will never complete, so their samples fail now (their
+  // buffers are not reused: the kernel may still own them, and nothing is read after this).
+  void FailRing(int err) {
+    ring_error = Status::Errno("io_uring_submit_and_wait failed; this I/O thread can read no more", err);
+    for (uint32_t s : order) {
+      SampleState& st = samples[s];
+      if (st.error.ok()) st.error = ring_error;
+      st.inflight = 0;
+      st.next = st.wend;
+      st.held_buffer = -1;
+    }
+    inflight = 0;
+  }
+
+  int SubmitAndWait() {
+    if (submit_fail_after >= 0 && submit_fail_after-- == 0) return -submit_fail_errno;
+    return io_uring_submit_and_wait(&ring, 1);
+  }
+
   void Run() {
     UringEngine& e = *engine;
     for (;;) {
       Issue();
-      // Take new samples while a buffer is free: block only when there is nothing else to do.
-      while (!free_buffers.empty() && !free_samples.empty()) {
+      // Take new samples while a buffer is free (any time once the ring failed: they fail at once); block only
+      // when there is nothing else to do.
+      while ((!free_buffers.empty() || !ring_error.ok()) && !free_samples.empty()) {
         bool idle = inflight == 0 && order.empty();
         if (idle) {
           e.ready_.acquire();
@@ -247,12 +283,11 @@ struct UringEngine::Worker {
       }
       Retire();
       if (inflight == 0) continue;
-      int ret = io_uring_submit_and_wait(&ring, 1);
+      int ret = SubmitAndWait();
       if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
-        // The ring itself failed: fail every sample in flight rather than hang.
-        for (uint32_t s : order) {
-          if (samples[s].error.ok()) samples[s].error = Status::Errno("io_uring_submit_and_wait failed", -ret);
-        }
+        FailRing(-ret);  // the ring itself failed: fail every sample in flight rather than spin
+        Retire();
+        continue;
       }
       io_uring_cqe* cqe;
       unsigned head, seen = 0;

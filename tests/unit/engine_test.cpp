@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <random>
+#include <thread>
 
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/direct_io.h"
@@ -254,6 +256,45 @@ TEST(Engines, RingSetupFailureFallsBackOrFails) {
   EXPECT_NE(fallback->description.find("io_uring unavailable"), std::string::npos);
   ASSERT_FALSE(strict.ok());
   EXPECT_NE(strict.status().message().find("--engine uring"), std::string::npos);
+}
+
+// A ring whose io_uring_submit_and_wait fails for good (here injected: EIO on the first submit) fails the samples in
+// flight and every later request, naming the cause; before the fix the worker spun with them stranded.
+TEST(Engines, RingThatFailsForGoodFailsEveryRequestInsteadOfSpinning) {
+  test::TempDir dir;
+  test::WriteFile(dir / "f", std::string(1 << 20, 'r'));
+  auto table = FileTable::Create({dir / "f"}, false);
+  EngineOptions o;
+  o.threads = 1;
+  o.queue_depth = 4;
+  o.transfer_size = 65536;
+  ::setenv("FEEDRATE_TEST_URING_SUBMIT_ERRNO", "0:5", 1);
+  auto e = MakeEngine("uring", *table, o);
+  ::unsetenv("FEEDRATE_TEST_URING_SUBMIT_ERRNO");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  constexpr size_t kRequests = 12;  // more than the ring's depth: later ones arrive after the failure
+  Collector c(kRequests);
+  for (size_t i = 0; i < kRequests; ++i) {
+    ReadRequest r;
+    r.extent = {0, i * 65536, 65536};
+    r.target = &c;
+    r.tag = i;
+    e->engine->Submit(r);
+  }
+  std::atomic<bool> finished{false};
+  std::thread waiter([&] {
+    c.Wait();
+    finished = true;
+    finished.notify_all();
+  });
+  for (int i = 0; i < 200 && !finished.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(finished.load()) << c.done_.load() << " of " << kRequests << " requests completed after 10 s";
+  waiter.join();
+  for (size_t i = 0; i < kRequests; ++i) {
+    EXPECT_FALSE(c.status_[i].ok()) << i;
+    EXPECT_NE(c.status_[i].message().find("io_uring_submit_and_wait failed"), std::string::npos) << c.status_[i].message();
+    EXPECT_EQ(c.bytes_[i], 0u);
+  }
 }
 
 }  // namespace
