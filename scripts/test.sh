@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds (release preset) and runs the whole test suite: unit, fixture and MPI integration tests.
+# Installs what the tests need (Debian packages, Ceph RGW, sshfs, Chromium, clang for the fuzzers), builds the
+# release preset and runs the whole test suite: unit, fixture, MPI integration, S3 (Ceph RGW), multi-host and report
+# rendering tests. A skipped test fails the run unless tests/skip-allowlist.txt lists it (docs/testing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+scripts/install-test-extras.sh
 scripts/build.sh release
-ctest --preset release -j2
+scripts/ctest.sh release

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the fuzz seed corpus (tests/fuzz/corpus/<target>/) from ../shared/fixtures and numpy/zipfile/zlib:
+"""Writes the fuzz seed corpus (tests/fuzz/corpus/<target>/) from tests/fixtures and numpy/zipfile/zlib:
 small .npy files of every header version/order, .npz stored/deflated/zip64, TFRecord files and .idx text,
 Example/SequenceExample payloads, HDF5 filtered chunks, and a workload YAML with overrides. Run from anywhere;
 the output is committed (a few KiB)."""
@@ -8,7 +8,7 @@ import glob, io, os, shutil, struct, sys, zipfile, zlib
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIX = os.path.join(HERE, '..', '..', '..', 'shared', 'fixtures')
+FIX = os.path.join(HERE, '..', 'fixtures')
 OUT = os.path.join(HERE, 'corpus')
 
 

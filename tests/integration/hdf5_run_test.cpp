@@ -55,14 +55,13 @@ TEST(Hdf5Run, DatagenWritesDlioLayoutAndRunsReadEveryRow) {
 }
 
 TEST(Hdf5Run, ReadsTheH5pyFixturesPlainAndGzipAndNamesACorruptChunk) {
-  if (!test::HaveFixtures()) GTEST_SKIP() << "no ../shared/fixtures";
   test::TempDir dir;
   const std::string params = " --param dataset.format=hdf5 --param dataset.num_files_train=2"
                              " --param dataset.num_samples_per_file=16 --param reader.batch_size=4"
                              " --param train.epochs=1 --param train.computation_time=0";
   fs::create_directories(dir / "plain/train");
   for (int i = 0; i < 2; ++i) {
-    fs::copy_file(test::SharedDir() + "/fixtures/h5/dlio_like_records.h5", dir / ("plain/train/img_" + std::to_string(i) + "_of_2.hdf5"));
+    fs::copy_file(test::FixturesDir() + "/h5/dlio_like_records.h5", dir / ("plain/train/img_" + std::to_string(i) + "_of_2.hdf5"));
   }
   auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + dir / "plain" + params + " --results-dir " + (dir / "r")));
   ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
@@ -71,7 +70,7 @@ TEST(Hdf5Run, ReadsTheH5pyFixturesPlainAndGzipAndNamesACorruptChunk) {
 
   // gzip-filtered chunks of one row each: every sample reads its stored (compressed) chunk, decoded on the I/O
   // threads, so the bytes read are the chunks' stored bytes.
-  const std::string gzip = test::SharedDir() + "/fixtures/h5/dlio_like_records_chunked_gzip.h5";
+  const std::string gzip = test::FixturesDir() + "/h5/dlio_like_records_chunked_gzip.h5";
   fs::create_directories(dir / "gzip/train");
   for (int i = 0; i < 2; ++i) fs::copy_file(gzip, dir / ("gzip/train/img_" + std::to_string(i) + "_of_2.hdf5"));
   const uint64_t stored = nlohmann::json::parse(Sh(Feedrate("inspect --json " + gzip)).output)["datasets"][1]["storage_size"].get<uint64_t>();

@@ -24,8 +24,7 @@ TEST(Datasize, Mlpstorage20WorkedExample) {
 }
 
 TEST(Inspect, FixturesAndErrors) {
-  if (!test::HaveFixtures()) GTEST_SKIP() << "no ../shared/fixtures";
-  const std::string fx = test::SharedDir() + "/fixtures/npy/";
+  const std::string fx = test::FixturesDir() + "/npy/";
   auto ok = Sh(Feedrate("inspect --json " + fx + "dlio_layout_stored.npz"));
   ASSERT_EQ(ok.code, 0) << ok.output;
   auto j = nlohmann::json::parse(ok.output);

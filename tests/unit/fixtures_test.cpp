@@ -1,4 +1,4 @@
-// The third-party numpy fixtures (../shared/fixtures): every array's descr, shape, order, data offset and
+// The third-party numpy fixtures (tests/fixtures): every array's descr, shape, order, data offset and
 // sha256 of the stored bytes must match MANIFEST.json; unsupported ones must fail cleanly.
 #include <gtest/gtest.h>
 
@@ -11,13 +11,12 @@ namespace feedrate {
 namespace {
 
 TEST(Fixtures, EveryNumpyFixtureMatchesManifest) {
-  if (!test::HaveFixtures()) GTEST_SKIP() << "no ../shared/fixtures";
-  auto manifest = nlohmann::json::parse(test::ReadFile(test::SharedDir() + "/fixtures/MANIFEST.json"));
+  auto manifest = nlohmann::json::parse(test::ReadFile(test::FixturesDir() + "/MANIFEST.json"));
   int checked_files = 0, checked_arrays = 0;
   for (const auto& f : manifest["files"]) {
     std::string fmt = f["format"];
     if (fmt != "npy" && fmt != "npz") continue;
-    std::string path = test::SharedDir() + "/fixtures/" + f["path"].get<std::string>();
+    std::string path = test::FixturesDir() + "/" + f["path"].get<std::string>();
     SCOPED_TRACE(path);
     auto report = InspectNumpyFile(path);
     const auto& expected = f["expected"]["arrays"];

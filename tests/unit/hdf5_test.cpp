@@ -18,12 +18,11 @@ namespace feedrate {
 namespace {
 
 TEST(Fixtures, EveryHdf5FixtureMatchesManifest) {
-  if (!test::HaveFixtures()) GTEST_SKIP() << "no ../shared/fixtures";
-  auto manifest = nlohmann::json::parse(test::ReadFile(test::SharedDir() + "/fixtures/MANIFEST.json"));
+  auto manifest = nlohmann::json::parse(test::ReadFile(test::FixturesDir() + "/MANIFEST.json"));
   int files = 0, datasets = 0;
   for (const auto& f : manifest["files"]) {
     if (f["format"] != "hdf5") continue;
-    const std::string path = test::SharedDir() + "/fixtures/" + f["path"].get<std::string>();
+    const std::string path = test::FixturesDir() + "/" + f["path"].get<std::string>();
     SCOPED_TRACE(path);
     const auto& e = f["expected"];
     auto list = ListHdf5Datasets(path);
@@ -64,12 +63,11 @@ TEST(Fixtures, EveryHdf5FixtureMatchesManifest) {
 // The ByteSource driver (how HDF5 objects in S3 are indexed) sees every fixture as the sec2 driver does: the same
 // datasets, layouts, offsets and chunks; a source that fails its reads gives an error naming the source.
 TEST(Hdf5, SourceDriverReadsEveryFixtureLikeTheFileDriver) {
-  if (!test::HaveFixtures()) GTEST_SKIP() << "no ../shared/fixtures";
-  auto manifest = nlohmann::json::parse(test::ReadFile(test::SharedDir() + "/fixtures/MANIFEST.json"));
+  auto manifest = nlohmann::json::parse(test::ReadFile(test::FixturesDir() + "/MANIFEST.json"));
   int files = 0;
   for (const auto& f : manifest["files"]) {
     if (f["format"] != "hdf5") continue;
-    const std::string path = test::SharedDir() + "/fixtures/" + f["path"].get<std::string>();
+    const std::string path = test::FixturesDir() + "/" + f["path"].get<std::string>();
     SCOPED_TRACE(path);
     auto fd = OpenForRead(path);
     ASSERT_TRUE(fd.ok());
@@ -106,8 +104,7 @@ TEST(Hdf5, SourceDriverReadsEveryFixtureLikeTheFileDriver) {
 }
 
 TEST(Hdf5, ChunkAddressesOfUnfilteredChunksHoldTheData) {
-  if (!test::HaveFixtures()) GTEST_SKIP() << "no ../shared/fixtures";
-  const std::string path = test::SharedDir() + "/fixtures/h5/layouts_filters.h5";
+  const std::string path = test::FixturesDir() + "/h5/layouts_filters.h5";
   auto chunks = ListHdf5Chunks(path, "/chunked_sparse_fill_i4");
   ASSERT_TRUE(chunks.ok()) << chunks.status().ToString();
   EXPECT_EQ(chunks->size(), 2u);  // only 2 of 16 chunks were written
@@ -164,10 +161,9 @@ int ExpectChunksDecodeLikeTheLibrary(const std::string& path, const H5DatasetInf
 }
 
 TEST(Hdf5ChunkCodec, EveryFilteredFixtureChunkDecodesLikeTheLibrary) {
-  if (!test::HaveFixtures()) GTEST_SKIP() << "no ../shared/fixtures";
   int datasets = 0, chunks = 0;
   for (const char* name : {"layouts_filters.h5", "latest_format.h5", "dlio_like_records_chunked_gzip.h5"}) {
-    const std::string path = test::SharedDir() + "/fixtures/h5/" + name;
+    const std::string path = test::FixturesDir() + "/h5/" + name;
     auto list = ListHdf5Datasets(path);
     ASSERT_TRUE(list.ok()) << list.status().ToString();
     for (const auto& d : *list) {
@@ -182,8 +178,7 @@ TEST(Hdf5ChunkCodec, EveryFilteredFixtureChunkDecodesLikeTheLibrary) {
 }
 
 TEST(Hdf5ChunkCodec, Fletcher32CatchesACorruptChunkAndDeflateACorruptStream) {
-  if (!test::HaveFixtures()) GTEST_SKIP() << "no ../shared/fixtures";
-  const std::string path = test::SharedDir() + "/fixtures/h5/layouts_filters.h5";
+  const std::string path = test::FixturesDir() + "/h5/layouts_filters.h5";
   auto list = ListHdf5Datasets(path);
   ASSERT_TRUE(list.ok());
   std::string file = test::ReadFile(path);

@@ -40,7 +40,7 @@ inline std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-inline std::string SharedDir() { return FEEDRATE_SHARED_DIR; }
-inline bool HaveFixtures() { return std::filesystem::exists(SharedDir() + "/fixtures/MANIFEST.json"); }
+// tests/fixtures: third-party reference files with their MANIFEST.json (tests/fixtures/README.md).
+inline std::string FixturesDir() { return FEEDRATE_FIXTURES_DIR; }
 
 }  // namespace feedrate::test

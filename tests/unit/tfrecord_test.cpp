@@ -1,5 +1,5 @@
 // TFRecord: CRC-32C and zip CRC-32 vectors, framing encode/scan/probe/index, record checks, payload classification, and every
-// TFRecord fixture in ../shared/fixtures against MANIFEST.json (offsets, lengths, CRCs, sha256, payload features).
+// TFRecord fixture in tests/fixtures against MANIFEST.json (offsets, lengths, CRCs, sha256, payload features).
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -141,12 +141,11 @@ TEST(TfRecord, StaleIndexIsRejected) {
 }
 
 TEST(Fixtures, EveryTfRecordFixtureMatchesManifest) {
-  if (!test::HaveFixtures()) GTEST_SKIP() << "no ../shared/fixtures";
-  auto manifest = nlohmann::json::parse(test::ReadFile(test::SharedDir() + "/fixtures/MANIFEST.json"));
+  auto manifest = nlohmann::json::parse(test::ReadFile(test::FixturesDir() + "/MANIFEST.json"));
   int checked = 0;
   for (const auto& f : manifest["files"]) {
     if (f["format"] != "tfrecord") continue;
-    std::string path = test::SharedDir() + "/fixtures/" + f["path"].get<std::string>();
+    std::string path = test::FixturesDir() + "/" + f["path"].get<std::string>();
     SCOPED_TRACE(path);
     const auto& e = f["expected"];
     auto format = DetectFileFormat(path);
