@@ -115,6 +115,31 @@ std::string Comm::Who(int rank) const {
   return "rank " + std::to_string(rank) + " (" + hosts_[static_cast<size_t>(rank)] + ")";
 }
 
+// Rank 0, the collective completed while it called the roll: name the rank that came late. A rank that had not
+// answered when the collective completed was stuck outside MPI until then (its answer and its arrival race, so it
+// may arrive first); if every rank answered, the last to answer is the one that arrived last.
+void Comm::WarnLateArrival(const char* what, double started, double called,
+                           const std::vector<double>& answered_after) const {
+  std::string unanswered;
+  int last = -1;
+  for (int r = 1; r < size_; ++r) {
+    const double after = answered_after[static_cast<size_t>(r)];
+    if (after < 0) unanswered += (unanswered.empty() ? "" : ", ") + Who(r);
+    if (after >= 0 && (last < 0 || after > answered_after[static_cast<size_t>(last)])) last = r;
+  }
+  char why[512];
+  if (!unanswered.empty()) {
+    std::snprintf(why, sizeof why, "%s came late (no answer to the roll call before the collective completed, "
+                  "%.2f s after the call)", unanswered.c_str(), Now() - called);
+  } else {
+    std::snprintf(why, sizeof why, "%s came late (the last to answer the roll call, %.2f s after it)",
+                  Who(last).c_str(), answered_after[static_cast<size_t>(last)]);
+  }
+  std::fprintf(stderr, "feedrate: warning: collective #%llu (%s) completed after %.1f s, beyond --collective-timeout "
+               "(%d s), and the run goes on: %s\n",
+               static_cast<unsigned long long>(seq_), what, Now() - started, static_cast<int>(timeout_s_), why);
+}
+
 void Comm::Overdue(void* request, const char* what, double started) const {
   auto* req = static_cast<MPI_Request*>(request);
   const std::string head = "collective #" + std::to_string(seq_) + " (" + what + ") did not complete within " +
@@ -183,18 +208,7 @@ void Comm::Overdue(void* request, const char* what, double started) const {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   if (done) {
-    int last = -1;
-    for (int r = 1; r < size_; ++r) {
-      if (last < 0 || answered_after[static_cast<size_t>(r)] > answered_after[static_cast<size_t>(last)]) last = r;
-    }
-    char why[160] = "no rank answered the roll call before it did";
-    if (last > 0 && answered_after[static_cast<size_t>(last)] >= 0) {
-      std::snprintf(why, sizeof why, "the last to answer the roll call was %s, %.2f s after it", Who(last).c_str(),
-                    answered_after[static_cast<size_t>(last)]);
-    }
-    std::fprintf(stderr, "feedrate: warning: collective #%llu (%s) completed after %.1f s, beyond --collective-timeout "
-                 "(%d s), and the run goes on: %s\n",
-                 static_cast<unsigned long long>(seq_), what, Now() - started, static_cast<int>(timeout_s_), why);
+    WarnLateArrival(what, started, called, answered_after);
     return;
   }
   std::string missing, elsewhere;

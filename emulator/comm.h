@@ -75,6 +75,7 @@ class Comm {
   // The timeout ran out: call the roll (rank 0) or answer it (others). Returns if the collective completes
   // meanwhile (a late rank arrived; rank 0 warns naming it), otherwise ends the job naming who did not arrive.
   void Overdue(void* request, const char* what, double started) const;
+  void WarnLateArrival(const char* what, double started, double called, const std::vector<double>& answered_after) const;
   void AnswerRollCall() const;  // answers any roll calls rank 0 sent
   std::string Who(int rank) const;  // "rank 3 (node7)"
   std::vector<int> GatherCounts(int n) const;  // every rank's count at rank 0
