@@ -1,12 +1,12 @@
-// `feedrate checkpoint`: MLPerf Storage v2.0 checkpoint write and read emulation (see emulator/checkpoint.h).
+// `feedrate checkpoint`: MLPerf Storage v2.0 checkpoint write and read emulation (see emulator/checkpoint/checkpoint.h).
 #include <cstdio>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/launch.h"
-#include "emulator/checkpoint.h"
-#include "emulator/comm.h"
-#include "emulator/interrupt.h"
+#include "emulator/checkpoint/checkpoint.h"
+#include "emulator/host/comm.h"
+#include "emulator/training/interrupt.h"
 
 namespace feedrate::cli {
 

@@ -6,9 +6,9 @@
 
 #include "cli/commands.h"
 #include "cli/launch.h"
-#include "datagen/temp_file.h"
 #include "datagen/generator.h"
-#include "emulator/comm.h"
+#include "datagen/temp_file.h"
+#include "emulator/host/comm.h"
 #include "loader/io/fault_injection.h"
 
 namespace feedrate::cli {

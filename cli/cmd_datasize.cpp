@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "emulator/checkpoint_layout.h"
-#include "emulator/validity.h"
+#include "emulator/checkpoint/checkpoint_layout.h"
+#include "emulator/results/validity.h"
 #include "loader/config/workload_config.h"
 
 namespace feedrate::cli {

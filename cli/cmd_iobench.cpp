@@ -8,8 +8,8 @@
 
 #include "cli/cmd_iobench_s3.h"
 #include "cli/commands.h"
-#include "emulator/comm.h"
-#include "emulator/results.h"
+#include "emulator/host/comm.h"
+#include "emulator/results/results.h"
 #include "loader/iobench/iobench.h"
 
 namespace feedrate::cli {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "emulator/results.h"
+#include "emulator/results/results.h"
 #include "loader/s3/s3_bench.h"
 
 namespace feedrate::cli {

@@ -4,10 +4,10 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "emulator/mlperf_export.h"
-#include "emulator/report.h"
-#include "emulator/results.h"
-#include "emulator/run.h"
+#include "emulator/report/report.h"
+#include "emulator/results/mlperf_export.h"
+#include "emulator/results/results.h"
+#include "emulator/run/run.h"
 
 namespace feedrate::cli {
 

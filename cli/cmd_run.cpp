@@ -1,12 +1,12 @@
-// `feedrate run`: emulate accelerators training on a dataset and report AU (see emulator/run.h).
+// `feedrate run`: emulate accelerators training on a dataset and report AU (see emulator/run/run.h).
 #include <cstdio>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/launch.h"
-#include "emulator/comm.h"
-#include "emulator/interrupt.h"
-#include "emulator/run.h"
+#include "emulator/host/comm.h"
+#include "emulator/run/run.h"
+#include "emulator/training/interrupt.h"
 #include "loader/io/fault_injection.h"
 
 namespace feedrate::cli {

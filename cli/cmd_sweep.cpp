@@ -1,5 +1,5 @@
 // `feedrate sweep`: finds the largest accelerator count that meets the AU bar by running `feedrate run` again and
-// again (bracket, then bisect; see emulator/sweep.h), each run a child process with its own results directory.
+// again (bracket, then bisect; see emulator/sweep/sweep.h), each run a child process with its own results directory.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -18,11 +18,11 @@
 
 #include "cli/commands.h"
 #include "cli/launch.h"
-#include "emulator/results.h"
-#include "emulator/run.h"
-#include "emulator/sweep.h"
-#include "loader/io/fault_injection.h"
+#include "emulator/results/results.h"
+#include "emulator/run/run.h"
+#include "emulator/sweep/sweep.h"
 #include "loader/config/workload_config.h"
+#include "loader/io/fault_injection.h"
 
 namespace feedrate::cli {
 namespace {

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "emulator/checkpoint_layout.h"
+#include "emulator/checkpoint/checkpoint_layout.h"
 #include "loader/config/workload_config.h"
 
 namespace feedrate::cli {

@@ -1,7 +1,7 @@
 // Parallel DLIO-layout dataset generation.
 #include "datagen/generator.h"
 
-#include "loader/format/content_pattern.h"
+#include "loader/util/content_pattern.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -22,17 +22,17 @@
 #include "datagen/hdf5_writer.h"
 #include "datagen/indexed_binary_writer.h"
 #include "datagen/jpeg_writer.h"
-#include "datagen/png_writer.h"
-#include "datagen/s3_upload.h"
 #include "datagen/npy_writer.h"
 #include "datagen/npz_writer.h"
+#include "datagen/png_writer.h"
+#include "datagen/s3_upload.h"
 #include "datagen/temp_file.h"
 #include "datagen/tfrecord_writer.h"
-#include "loader/format/tfrecord.h"
-#include "loader/io/unique_fd.h"
 #include "loader/dataset/dataset.h"
 #include "loader/format/hdf5.h"
-#include "loader/pipeline/numpy_random.h"
+#include "loader/format/tfrecord.h"
+#include "loader/io/unique_fd.h"
+#include "loader/util/numpy_random.h"
 
 namespace feedrate {
 namespace fs = std::filesystem;

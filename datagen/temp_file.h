@@ -6,10 +6,10 @@
 #include <cstring>
 #include <string>
 
-#include "loader/format/content_pattern.h"
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/unique_fd.h"
 #include "loader/status.h"
+#include "loader/util/content_pattern.h"
 
 namespace feedrate {
 

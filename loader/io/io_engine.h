@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "loader/io/io_stats.h"
 #include "loader/io/unique_fd.h"
 #include "loader/status.h"
+#include "loader/util/clock.h"
 
 namespace feedrate {
 
@@ -24,10 +24,6 @@ struct SampleExtent {
   uint64_t offset = 0;
   uint64_t length = 0;
 };
-
-inline int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 struct ReadRequest;
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "loader/iobench/latency_histogram.h"
+#include "loader/util/latency_histogram.h"
 
 namespace feedrate {
 

@@ -72,9 +72,9 @@ void PosixEngine::Worker(size_t index) {
     if (!got) return;
     uint64_t bytes = 0;
     const char* data = nullptr;
-    const int64_t t0 = options_.stats != nullptr ? SteadyNs() : 0;
+    const int64_t t0 = options_.stats != nullptr ? NowNs() : 0;
     Status st = ReadExtent(r, scratch, options_.faults, &fds, &bytes, &data);
-    if (options_.stats != nullptr && st.ok()) options_.stats->Record(index, bytes, SteadyNs() - t0);
+    if (options_.stats != nullptr && st.ok()) options_.stats->Record(index, bytes, NowNs() - t0);
     r.target->OnComplete(r.tag, bytes, st, st.ok() ? data : nullptr);
   }
 }

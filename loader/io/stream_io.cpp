@@ -10,10 +10,10 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "loader/format/content_pattern.h"
 #include "loader/io/direct_io.h"
 #include "loader/io/unique_fd.h"
 #include "loader/io/uring_setup.h"
+#include "loader/util/content_pattern.h"
 
 namespace feedrate {
 namespace {

@@ -125,7 +125,7 @@ struct UringEngine::Worker {
     SampleState& st = samples[s];
     st = SampleState{};
     st.req = r;
-    if (o.stats != nullptr) st.start_ns = SteadyNs();
+    if (o.stats != nullptr) st.start_ns = NowNs();
     st.end = r.extent.offset + r.extent.length;
     st.next = Window(s);
     st.wend = o.odirect ? AlignUp(st.end, o.direct_align) : st.end;
@@ -183,7 +183,7 @@ struct UringEngine::Worker {
                                                     : nullptr;
         const int64_t held = st.held_buffer;
         if (IoStats* stats = engine->options_.stats; stats != nullptr && err.ok()) {
-          stats->Record(index, bytes, SteadyNs() - st.start_ns);
+          stats->Record(index, bytes, NowNs() - st.start_ns);
         }
         free_samples.push_back(order[i]);
         order.erase(order.begin() + static_cast<std::ptrdiff_t>(i));

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -18,13 +17,10 @@
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/unique_fd.h"
 #include "loader/io/uring_setup.h"
+#include "loader/util/clock.h"
 
 namespace feedrate {
 namespace {
-
-int64_t Now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 double CpuSeconds() {
   rusage ru {};
@@ -113,7 +109,7 @@ Status Complete(Shared& s, ThreadStats& t, bool read, int64_t res, uint64_t off,
     return Status::Corruption(s.o.path + ": verify failed at offset " + std::to_string(bad) +
                               " (not the pattern of seed " + std::to_string(s.o.seed) + ")");
   }
-  int64_t now = Now();
+  int64_t now = NowNs();
   if (now >= s.measure_start && started >= s.measure_start) {
     t.lat.Add(static_cast<uint64_t>(now - started));
     (read ? t.read_bytes : t.write_bytes) += static_cast<uint64_t>(res);
@@ -124,13 +120,13 @@ Status Complete(Shared& s, ThreadStats& t, bool read, int64_t res, uint64_t off,
 }
 
 Status PosixStream(Shared& s, int fd, Offsets& off, ThreadStats& t, char* buf, std::mt19937_64& mix) {
-  while (Now() < s.stop) {
+  while (NowNs() < s.stop) {
     uint64_t o = off.Next();
     bool read = IsRead(s.c, s.o.rwmixread, mix);
     if (!read) {
       if (s.o.verify) FillPattern(buf, s.c.bs, o, s.o.seed);
     }
-    int64_t start = Now();
+    int64_t start = NowNs();
     ssize_t n = read ? ::pread(fd, buf, s.c.bs, static_cast<off_t>(o)) : ::pwrite(fd, buf, s.c.bs, static_cast<off_t>(o));
     FEEDRATE_RETURN_IF_ERROR(Complete(s, t, read, n < 0 ? -errno : n, o, buf, start));
   }
@@ -151,7 +147,7 @@ Status UringStream(Shared& s, io_uring& ring, int fd, Offsets& off, ThreadStats&
   const uint32_t batch = std::max<uint32_t>(1, s.o.submit_batch);
   Status st;
   for (;;) {
-    int64_t now = Now();
+    int64_t now = NowNs();
     while (st.ok() && now < s.stop && !free_slots.empty()) {
       uint32_t b = free_slots.back();
       free_slots.pop_back();
@@ -243,7 +239,7 @@ Result<IoBenchResult> RunIoBenchCell(const IoBenchOptions& o, const IoBenchCell&
                                    " needs io_uring (use --threads for posix concurrency)");
   }
   Shared s(o, c);
-  int64_t start = Now();
+  int64_t start = NowNs();
   s.measure_start = start + static_cast<int64_t>(o.ramp_s * 1e9);
   s.stop = s.measure_start + static_cast<int64_t>(o.runtime_s * 1e9);
   double cpu0 = CpuSeconds();
@@ -285,7 +281,7 @@ Result<IoBenchResult> RunIoBenchCell(const IoBenchOptions& o, const IoBenchCell&
           }
         }
       }
-      int64_t end = Now();
+      int64_t end = NowNs();
       std::lock_guard<std::mutex> lock(s.mu);
       if (!s.first_done.exchange(true)) {
         s.first_done_bytes = s.bytes.load();
@@ -305,7 +301,7 @@ Result<IoBenchResult> RunIoBenchCell(const IoBenchOptions& o, const IoBenchCell&
   r.read_bytes = s.read_bytes;
   r.write_bytes = s.write_bytes;
   r.ios = s.ios;
-  r.seconds = static_cast<double>(Now() - s.measure_start) / 1e9;
+  r.seconds = static_cast<double>(NowNs() - s.measure_start) / 1e9;
   r.cpu_seconds = CpuSeconds() - cpu0;
   r.first_done_seconds = static_cast<double>(s.first_done_ns) / 1e9;
   r.first_done_bytes = s.first_done_bytes;

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "loader/iobench/latency_histogram.h"
 #include "loader/status.h"
+#include "loader/util/latency_histogram.h"
 
 namespace feedrate {
 

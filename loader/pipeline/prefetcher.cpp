@@ -2,12 +2,12 @@
 #include "loader/pipeline/prefetcher.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
-#include "loader/format/content_pattern.h"
 #include "loader/format/image_decode.h"
 #include "loader/format/tfrecord.h"
+#include "loader/util/clock.h"
+#include "loader/util/content_pattern.h"
 
 namespace feedrate {
 
@@ -132,7 +132,7 @@ Status Prefetcher::VerifyContent(const SampleExtent& e, uint64_t id, const char*
     return Status::IoError(path + ": sample at offset " + std::to_string(e.offset) +
                            " was not in one buffer, so its content could not be verified");
   }
-  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t t0 = NowNs();
   auto range = ContentRange(content_->format, data, e.length);
   if (!range.ok()) return Status::Corruption(path + ": sample at offset " + std::to_string(e.offset) + ": " + range.status().message());
   const auto [b, end] = *range;
@@ -148,7 +148,7 @@ Status Prefetcher::VerifyContent(const SampleExtent& e, uint64_t id, const char*
   const uint64_t key = content_->keys[e.file];
   const int64_t bad = FirstContentMismatch(key, e.offset + start, data + start, static_cast<size_t>(n));
   content_->bytes_checked.fetch_add(n, std::memory_order_relaxed);
-  content_->ns.fetch_add(static_cast<uint64_t>((std::chrono::steady_clock::now() - t0).count()), std::memory_order_relaxed);
+  content_->ns.fetch_add(static_cast<uint64_t>(NowNs() - t0), std::memory_order_relaxed);
   if (bad < 0) return Status::Ok();
   const uint64_t at = e.offset + start + static_cast<uint64_t>(bad);
   char detail[96];
@@ -171,7 +171,7 @@ void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status, 
   if (!status.ok()) {
     Fail(slot, status);
   } else if (table_.check != SampleCheck::kNone || content_ != nullptr) {
-    const auto t0 = check_ns_ != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const int64_t t0 = check_ns_ != nullptr ? NowNs() : 0;
     // The request covered samples first .. first+n-1, back to back from the first one's offset.
     const uint64_t* ids = samples_->data() + slot.step * batch_ + first;
     const uint64_t base = table_.At(ids[0]).offset;
@@ -186,7 +186,7 @@ void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status, 
       }
     }
     if (check_ns_ != nullptr) {
-      check_ns_->fetch_add(static_cast<uint64_t>((std::chrono::steady_clock::now() - t0).count()), std::memory_order_relaxed);
+      check_ns_->fetch_add(static_cast<uint64_t>(NowNs() - t0), std::memory_order_relaxed);
     }
   }
   if (slot.pending.fetch_sub(n, std::memory_order_acq_rel) == n) slot.pending.notify_all();

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "loader/pipeline/numpy_random.h"
+#include "loader/util/numpy_random.h"
 
 namespace feedrate {
 

@@ -115,7 +115,7 @@ void S3Engine::Serve(Loop& loop, size_t index) {
   };
   auto finish = [&](Op* op, const char* data) {
     const bool ok = op->status.ok();
-    if (ok && options_.stats != nullptr) options_.stats->Record(index, op->req.extent.length, SteadyNs() - op->t0);
+    if (ok && options_.stats != nullptr) options_.stats->Record(index, op->req.extent.length, NowNs() - op->t0);
     op->req.target->OnComplete(op->req.tag, ok ? op->req.extent.length : 0, op->status, ok ? data : nullptr);
     op->status = Status::Ok();
     loop.free_ops.push_back(op);
@@ -137,7 +137,7 @@ void S3Engine::Serve(Loop& loop, size_t index) {
       op->req = r;
       op->issued = 0;
       op->pending = 0;
-      op->t0 = options_.stats != nullptr ? SteadyNs() : 0;
+      op->t0 = options_.stats != nullptr ? NowNs() : 0;
       if (r.extent.length == 0) {
         finish(op, r.dest);
         continue;

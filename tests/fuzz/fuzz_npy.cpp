@@ -1,9 +1,9 @@
 // Fuzzes the .npy header parser (magic, version, header length, the Python-dict header) and the whole-file
 // reader that checks the data is all there.
 #include "fuzz_util.h"
-#include "loader/format/content_pattern.h"
 #include "loader/format/npy.h"
 #include "loader/format/npz.h"
+#include "loader/util/content_pattern.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace feedrate;

@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "fuzz_util.h"
-#include "loader/format/content_pattern.h"
 #include "loader/format/tfrecord.h"
+#include "loader/util/content_pattern.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace feedrate;

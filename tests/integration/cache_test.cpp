@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "emulator/sysinfo.h"
+#include "emulator/host/sysinfo.h"
 #include "harness.h"
 
 namespace feedrate::it {

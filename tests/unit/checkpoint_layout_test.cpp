@@ -2,7 +2,7 @@
 // CLOSED world sizes (against the MLPerf Storage v2.0 rules table) and hand-checked small worlds.
 #include <gtest/gtest.h>
 
-#include "emulator/checkpoint_layout.h"
+#include "emulator/checkpoint/checkpoint_layout.h"
 
 namespace feedrate {
 namespace {

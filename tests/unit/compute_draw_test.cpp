@@ -2,7 +2,7 @@
 // negative), scalar and {mean, stdev} forms as DLIO v2.0.
 #include <gtest/gtest.h>
 
-#include "emulator/compute_draw.h"
+#include "emulator/training/compute_draw.h"
 #include "loader/config/workload_config.h"
 
 namespace feedrate {

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "datagen/tfrecord_writer.h"
-#include "loader/format/content_pattern.h"
 #include "loader/format/npy.h"
+#include "loader/util/content_pattern.h"
 
 namespace feedrate {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "loader/iobench/latency_histogram.h"
+#include "loader/util/latency_histogram.h"
 
 namespace feedrate {
 namespace {

@@ -1,7 +1,7 @@
 // DLIO v2.0 metric formulas on synthetic step timings, with the numbers worked out by hand.
 #include <gtest/gtest.h>
 
-#include "emulator/metrics.h"
+#include "emulator/training/metrics.h"
 
 namespace feedrate {
 namespace {

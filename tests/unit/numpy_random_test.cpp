@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "datagen/generator.h"
-#include "loader/pipeline/numpy_random.h"
+#include "loader/util/numpy_random.h"
 
 namespace feedrate {
 namespace {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "emulator/sysinfo.h"
+#include "emulator/host/sysinfo.h"
 #include "loader/io/io_stats.h"
 #include "loader/io/page_cache.h"
 #include "loader/io/unique_fd.h"

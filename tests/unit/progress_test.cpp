@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "emulator/progress.h"
+#include "emulator/training/progress.h"
 
 namespace feedrate {
 namespace {

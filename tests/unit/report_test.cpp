@@ -2,9 +2,9 @@
 // a DLIO-named summary and a sweep, with a side-by-side table for several inputs.
 #include <gtest/gtest.h>
 
-#include "emulator/mlperf_export.h"
-#include "emulator/report.h"
-#include "emulator/svg_chart.h"
+#include "emulator/report/report.h"
+#include "emulator/report/svg_chart.h"
+#include "emulator/results/mlperf_export.h"
 #include "test_util.h"
 
 namespace feedrate {

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "emulator/storage_stats.h"
+#include "emulator/host/storage_stats.h"
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/unique_fd.h"
 #include "test_util.h"

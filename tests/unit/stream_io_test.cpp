@@ -6,8 +6,8 @@
 #include <future>
 #include <fstream>
 
-#include "loader/format/content_pattern.h"
 #include "loader/io/stream_io.h"
+#include "loader/util/content_pattern.h"
 #include "test_util.h"
 
 namespace feedrate {

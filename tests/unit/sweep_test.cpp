@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "emulator/sweep.h"
+#include "emulator/sweep/sweep.h"
 
 namespace feedrate {
 namespace {

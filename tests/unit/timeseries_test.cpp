@@ -6,10 +6,10 @@
 #include <thread>
 #include <vector>
 
-#include "emulator/cache_control.h"
-#include "emulator/compute_clock.h"
-#include "emulator/sysinfo.h"
-#include "emulator/timeseries.h"
+#include "emulator/host/cache_control.h"
+#include "emulator/host/sysinfo.h"
+#include "emulator/training/compute_clock.h"
+#include "emulator/training/timeseries.h"
 #include "test_util.h"
 
 namespace feedrate {

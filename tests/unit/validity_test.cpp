@@ -2,8 +2,8 @@
 // only for unet3d, equal accelerators per host, Feedrate's own departures; and a sweep's validity.
 #include <gtest/gtest.h>
 
-#include "emulator/sweep.h"
-#include "emulator/validity.h"
+#include "emulator/results/validity.h"
+#include "emulator/sweep/sweep.h"
 
 namespace feedrate {
 namespace {

@@ -1,0 +1,248 @@
+// Result directory readers shared by `feedrate report` and the MLPerf-style export.
+#include "emulator/results/result_dirs.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "emulator/results/results.h"
+
+namespace feedrate {
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// Python's json module writes NaN, Infinity and -Infinity (DLIO's numpy statistics can be NaN); JSON has no such
+// tokens, so outside strings they become null.
+std::string PythonJsonToJson(std::string text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool replaced = false;
+    for (const char* token : {"-Infinity", "Infinity", "NaN"}) {
+      const size_t n = std::char_traits<char>::length(token);
+      if (!replaced && text.compare(i, n, token) == 0) {
+        out += "null";
+        i += n - 1;
+        replaced = true;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
+Result<json> ReadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(path + ": cannot open");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  json j = json::parse(PythonJsonToJson(buf.str()), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::Corruption(path + ": not a JSON object");
+  return j;
+}
+
+std::vector<EpochRow> ReadEpochCsv(const std::string& path) {
+  std::vector<EpochRow> rows;
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line)) return rows;  // header
+  while (std::getline(in, line)) {
+    std::vector<double> v;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) v.push_back(std::strtod(cell.c_str(), nullptr));
+    if (v.size() < 9) continue;
+    rows.push_back({v[0], v[1], v[2], v[3], v[4], v[8]});
+  }
+  return rows;
+}
+
+std::vector<StepRow> ReadStepCsv(const std::string& path) {
+  std::vector<StepRow> rows;
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line)) return rows;  // header
+  while (std::getline(in, line)) {
+    StepRow r;
+    if (std::sscanf(line.c_str(), "%d,%d,%d,%lf", &r.accelerator, &r.epoch, &r.step, &r.stall_seconds) == 4) rows.push_back(r);
+  }
+  return rows;
+}
+
+// timeseries.csv's total rows: time_s (3rd column), read_mib_per_s (5th), stall_pct (12th).
+std::vector<TimeSeriesPoint> ReadTimeSeriesTotals(const std::string& path) {
+  std::vector<TimeSeriesPoint> rows;
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line)) return rows;  // header
+  while (std::getline(in, line)) {
+    if (line.rfind("all,", 0) != 0) continue;
+    std::vector<double> v;
+    std::stringstream ls(line);
+    for (std::string x; std::getline(ls, x, ',');) v.push_back(std::strtod(x.c_str(), nullptr));
+    if (v.size() >= 12) rows.push_back({v[2], v[4], v[11]});
+  }
+  return rows;
+}
+
+double NumberOr(const json& j, double fallback) { return j.is_number() ? j.get<double>() : fallback; }
+
+// DLIO's record size is not in summary.json, but its MB/s is mean throughput x record size.
+double DlioBytesPerSample(const json& summary) {
+  const json m = summary.value("metric", json::object());
+  const double mb = NumberOr(m.value("train_io_mean_MB_per_second", json()), 0);
+  const double sps = NumberOr(m.value("train_throughput_mean_samples_per_second", json()), 0);
+  return sps > 0 ? mb * 1024 * 1024 / sps : 0;
+}
+
+// Hydra writes the resolved config and the command-line overrides under the run dir: dlio_config/ when
+// mlpstorage ran DLIO, .hydra/ otherwise (configs/ in DLIO 1.0).
+void ReadDlioHydra(ReportInput& in) {
+  in.dlio_workload = nlohmann::json::object();
+  in.dlio_overrides = nlohmann::json::array();
+  for (const char* sub : {"/dlio_config/", "/.hydra/", "/configs/"}) {
+    const std::string base = in.dir + sub;
+    if (!fs::exists(base + "config.yaml")) continue;
+    try {
+      YAML::Node root = YAML::LoadFile(base + "config.yaml");
+      in.dlio_workload = YamlToJson(root["workload"] ? root["workload"] : root);
+      if (fs::exists(base + "overrides.yaml")) in.dlio_overrides = YamlToJson(YAML::LoadFile(base + "overrides.yaml"));
+    } catch (const YAML::Exception&) {
+      // An unreadable Hydra config: the report and export still use summary.json.
+    }
+    return;
+  }
+}
+
+void LoadDlioRanks(ReportInput& in) {
+  std::map<int, std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(in.dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const auto us = name.find("_output.json");
+    if (us == std::string::npos || us == 0 || us + 12 != name.size()) continue;
+    char* end = nullptr;
+    const long rank = std::strtol(name.c_str(), &end, 10);
+    if (end != name.c_str() + us || rank < 0) continue;
+    files[static_cast<int>(rank)] = e.path().string();
+  }
+  std::vector<DlioRankEpoch> rank_epochs;
+  for (const auto& [rank, path] : files) {
+    auto j = ReadJsonFile(path);
+    if (!j.ok()) continue;  // a rank file DLIO did not finish: the summary still stands
+    ReadDlioRankOutput(rank, *j, rank_epochs, in.steps);
+    ++in.dlio_rank_files;
+  }
+  in.epochs = DlioEpochRows(rank_epochs, DlioBytesPerSample(in.summary));
+}
+
+}  // namespace
+
+void ReadDlioRankOutput(int rank, const json& output, std::vector<DlioRankEpoch>& epochs, std::vector<StepRow>& steps) {
+  for (auto it = output.begin(); it != output.end(); ++it) {
+    char* end = nullptr;
+    const long epoch = std::strtol(it.key().c_str(), &end, 10);
+    if (it.key().empty() || *end != '\0' || !it.value().is_object()) continue;  // "hostname" and the like
+    const json& e = it.value();
+    const json au = e.value("au", json::object()), tp = e.value("throughput", json::object());
+    const json load = e.value("load", json::object()), proc = e.value("proc", json::object());
+    double au_sum = 0, tp_sum = 0, weight = 0;
+    int step = 0;
+    // Blocks in training order (JSON objects here iterate in key order: block10 before block2).
+    std::map<long, std::string> blocks;
+    for (auto b = au.begin(); b != au.end(); ++b) {
+      if (b.key().rfind("block", 0) == 0 && b.value().is_number()) blocks[std::strtol(b.key().c_str() + 5, nullptr, 10)] = b.key();
+    }
+    for (const auto& [k, key] : blocks) {
+      const json p = proc.value(key, json::array());
+      const double n = p.is_array() && !p.empty() ? static_cast<double>(p.size()) : 1.0;
+      au_sum += n * au[key].get<double>();
+      tp_sum += n * NumberOr(tp.value(key, json()), 0);
+      weight += n;
+      for (const auto& s : load.value(key, json::array())) {
+        if (s.is_number()) steps.push_back({rank, static_cast<int>(epoch), ++step, s.get<double>()});
+      }
+    }
+    if (weight > 0) epochs.push_back({rank, static_cast<int>(epoch), au_sum / weight, tp_sum / weight});
+  }
+}
+
+std::vector<EpochRow> DlioEpochRows(const std::vector<DlioRankEpoch>& ranks, double bytes_per_sample) {
+  std::map<int, std::vector<const DlioRankEpoch*>> by_epoch;
+  for (const auto& r : ranks) by_epoch[r.epoch].push_back(&r);
+  std::vector<EpochRow> rows;
+  for (const auto& [epoch, rs] : by_epoch) {
+    EpochRow row{static_cast<double>(epoch), 0, rs.front()->au_pct, rs.front()->au_pct, 0, 0};
+    for (const auto* r : rs) {
+      row.au_pct += r->au_pct / static_cast<double>(rs.size());
+      row.au_min_pct = std::min(row.au_min_pct, r->au_pct);
+      row.au_max_pct = std::max(row.au_max_pct, r->au_pct);
+      row.samples_per_s += r->samples_per_s;
+    }
+    row.read_mib_per_s = row.samples_per_s * bytes_per_sample / (1024.0 * 1024.0);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+Result<ReportInput> LoadResultDir(const std::string& dir) {
+  ReportInput in;
+  in.dir = dir;
+  auto sweep = ReadJsonFile(dir + "/sweep.json");
+  if (sweep.ok()) {
+    in.kind = "feedrate sweep";
+    in.sweep = std::move(*sweep);
+    return in;
+  }
+  auto summary = ReadJsonFile(dir + "/summary.json");
+  if (!summary.ok()) {
+    return Status::NotFound(dir + ": no sweep.json or summary.json (" + summary.status().message() + ")");
+  }
+  in.summary = std::move(*summary);
+  in.kind = !in.summary.contains("feedrate")                                        ? "dlio run"
+            : in.summary.value("metric", nlohmann::json::object()).contains("checkpoint_size_GB") ||
+                      in.summary["feedrate"].contains("save")
+                ? "feedrate checkpoint"
+                : "feedrate run";
+  if (in.kind == "feedrate run") {
+    in.epochs = ReadEpochCsv(dir + "/per_epoch.csv");
+    in.steps = ReadStepCsv(dir + "/steps.csv");
+    in.timeseries = ReadTimeSeriesTotals(dir + "/timeseries.csv");
+    return in;
+  }
+  ReadDlioHydra(in);
+  LoadDlioRanks(in);
+  return in;
+}
+
+std::vector<std::string> RunDirsOf(const ReportInput& in) {
+  if (in.kind != "feedrate sweep") return {in.dir};
+  std::vector<std::string> dirs;
+  for (const auto& p : in.sweep.value("points", json::array())) {
+    for (const auto& r : p.value("runs", json::array())) {
+      const std::string d = r.value("results_dir", std::string());
+      if (d.empty()) continue;
+      dirs.push_back(fs::path(d).is_absolute() || fs::exists(d) ? d : (fs::path(in.dir) / d).string());
+    }
+  }
+  return dirs;
+}
+
+}  // namespace feedrate

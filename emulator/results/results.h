@@ -1,0 +1,106 @@
+// Run results: summary.json (DLIO's field names plus a `feedrate` object), per_epoch.csv, config.yaml and
+// report.md, each written to a temporary name and renamed into place. Rank 0 only.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "emulator/training/metrics.h"
+#include "loader/config/workload_config.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+struct RankInfo {
+  int rank = 0;
+  std::string hostname;
+  std::string cpus;         // affinity list, e.g. "0-1"
+  unsigned allowed_cpus = 0;
+  unsigned threads = 0;     // accelerator + I/O threads of the rank
+  double cpu_seconds = 0;   // user + system, whole process
+  double train_cpu_seconds = 0;  // user + system during the training loop (what wall_seconds covers)
+  double train_start_unix = 0;   // wall-clock time (s since the epoch) the rank entered the training loop
+  unsigned host_cpu_count = 0;
+  uint64_t host_mem_bytes = 0;
+  std::string processor;
+  uint64_t engine_bytes = 0;  // bytes the engine read (O_DIRECT windows included)
+  uint64_t requeued = 0;      // short reads / EAGAIN resubmitted
+  double check_seconds = 0;   // I/O threads' time in sample checks (CRC, HDF5/image decoding)
+  std::vector<uint64_t> faults_matched, faults_injected;  // per --inject rule
+  uint64_t probe_failures = 0;  // page-cache probes that failed
+  uint64_t verify_bytes = 0;    // --verify: payload bytes checked against the pattern
+  uint64_t net_rx_bytes = 0;    // host leader only: bytes the host's network interfaces received during training
+  double verify_seconds = 0;
+  nlohmann::json cache = nlohmann::json::object();    // what --cache did on this rank (CacheControl::ToJson)
+  // The storage counter: host_leader, kind, device, model, mount{...}, epoch_bytes[], epoch_requests[] (leader only)
+  nlohmann::json storage = nlohmann::json::object();
+  std::vector<std::pair<uint32_t, uint64_t>> latency_hist;  // read latency histogram (LatencyHistogram buckets), sparse
+  uint64_t latency_max_ns = 0;
+};
+
+struct RunRecord {
+  const WorkloadConfig* cfg = nullptr;
+  std::string results_dir;
+  std::string version;
+  std::string start_iso, end_iso;
+  int ranks = 1;
+  uint64_t accelerators_per_rank = 1;
+  std::string engine = "posix";
+  std::string engine_description;
+  uint64_t queue_depth = 0;  // effective reads in flight per I/O thread
+  uint64_t io_threads_per_rank = 1;
+  bool retain_batches = false;
+  std::string sample_check = "none";  // what each sample is checked for once read
+  std::string file_open_mode = "per_sample";  // per_sample | per_file_visit | keep_open
+  uint64_t coalesce_bytes = 0;        // back-to-back samples read together up to this many bytes (0: off)
+  uint64_t steps_per_epoch = 0;
+  double dataset_bytes = 0;        // sum of the extents the run reads from (whole dataset)
+  double buffer_bytes_per_rank = 0;
+  std::vector<RankInfo> rank_info;
+  RunMetrics metrics;
+  std::vector<std::vector<AcceleratorEpoch>> per_accelerator;  // [rank * accelerators_per_rank + a][epoch]
+  std::vector<double> stall_seconds;    // every step of every accelerator
+  std::vector<double> barrier_seconds;  // every step of every accelerator
+  double wall_seconds = 0;              // training loop, all epochs
+  std::vector<std::string> warnings;
+  std::string inject;  // --inject rules ("" = none)
+  std::string cache_mode = "keep";  // --cache
+  std::string residency = "off";    // how the reads' residency was sampled: cachestat, mincore_window or off
+  uint64_t residency_every = 0;     // every Nth read request probed (0: none)
+  std::string command_line;         // the command as given
+  double verify_fraction = 0;       // --verify (0: off)
+  std::string step_barrier_mode;    // "flat" or "hierarchical": how each step's agreement travelled
+  std::vector<double> barrier_flat_s, barrier_hierarchical_s;  // rank 0's calibration rounds (seconds each)
+  int num_hosts = 1;
+  uint64_t gather_bytes = 0;  // what rank 0 received at the end of the run (step figures, rank facts)
+  double gather_seconds = 0;  // and how long that took (time series included)
+  std::string timeseries_csv;       // merged timeseries.csv ("" = not recorded)
+  double timeseries_interval = 0;
+  std::string status;  // success | fail | failed | interrupted
+  std::string error;
+};
+
+// A YAML tree as JSON, scalars typed the way YAML 1.1 reads them (bool, int, float, string).
+nlohmann::json YamlToJson(const YAML::Node& n);
+nlohmann::json BuildSummary(const RunRecord& r);
+// The `feedrate` figures on what served the bytes (results_storage.cpp): cache_mode, cache, devices,
+// device_bytes_read, epochs[], cold/warm MiB/s (completed runs), read_latency_us, timeseries.
+void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* feedrate);
+// host_facts: kernel, data dir, its file system, mount and device, the command line.
+nlohmann::json HostManifest(const RunRecord& r);
+// Writes all result files into r.results_dir (which must exist).
+Status WriteRunResults(const RunRecord& r);
+// The table printed at the end of a run.
+std::string FormatResultTable(const RunRecord& r);
+
+// Writes `content` to `path` through `path.tmp-<pid>` + rename.
+Status WriteFileAtomic(const std::string& path, const std::string& content);
+// UTC "2026-11-30T16:01:38Z" for now, and a compact "20261130T160138Z" for directory names.
+std::string NowIso8601();
+std::string NowCompact();
+
+}  // namespace feedrate

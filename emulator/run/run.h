@@ -1,0 +1,38 @@
+// `feedrate run`: from a resolved workload to results on disk, on every rank of the job.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "emulator/host/comm.h"
+#include "loader/config/workload_config.h"
+
+namespace feedrate {
+
+struct RunOptions {
+  uint64_t accelerators = 1;     // per rank
+  uint64_t io_threads = 0;       // per rank; 0 = reader.read_threads x accelerators
+  std::string results_dir;       // "" = results/<timestamp>_<workload>
+  bool retain_batches = false;
+  std::string version;
+  bool quiet = false;            // no progress output (the final result is still printed)
+  bool json_events = false;      // progress, epochs and the result as JSON lines on stdout
+  std::string inject;            // --inject fault rules for the training reads (fault_injection.h); "" = none
+  std::string cache = "keep";    // --cache keep|drop|drop-once|direct (cache_control.h); direct needs reader.odirect
+  bool drop_system_caches = false;  // with drop modes: also /proc/sys/vm/drop_caches, once per host
+  double timeseries_interval = 1.0;  // seconds between time-series samples (timeseries.csv); 0: none
+  std::string command_line;      // the command as given, for the run manifest
+  std::string residency = "sample";  // --residency sample|off: the sampled page-cache probe of the reads
+  double verify = 0;             // --verify: fraction of each sample's payload checked against the pattern (0: off)
+  int barrier_calibration_rounds = 200;  // step agreements timed per mode before training (multi-rank runs)
+};
+
+// Exit codes: 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on every rank.
+inline constexpr int kExitPass = 0;
+inline constexpr int kExitError = 2;
+inline constexpr int kExitMissedAu = 3;
+inline constexpr int kExitInterrupted = 130;
+
+int RunTraining(const WorkloadConfig& cfg, const RunOptions& options, Comm& comm);
+
+}  // namespace feedrate

@@ -1,0 +1,169 @@
+// Packing the end-of-run gather to rank 0.
+#include "emulator/run/run_gather.h"
+
+#include "emulator/host/sysinfo.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace feedrate {
+
+// Packs this rank's per-accelerator epoch metrics and per-step timings for the gather to rank 0.
+std::vector<double> PackRank(const WorkloadConfig& cfg, const TrainingResult& t) {
+  std::vector<double> v{static_cast<double>(t.logs.size()), static_cast<double>(t.epochs_completed),
+                        static_cast<double>(t.steps_per_epoch)};
+  for (const auto& log : t.logs) {
+    for (uint64_t e = 0; e < t.epochs_completed; ++e) {
+      std::span<const StepRecord> steps(log.steps.data() + e * t.steps_per_epoch, t.steps_per_epoch);
+      BlockMetrics b = ComputeBlockMetrics(steps, log.block_ns[e], cfg.batch_size, cfg.metric_exclude_start_steps,
+                                           cfg.metric_exclude_end_steps);
+      uint64_t bytes = 0;
+      for (const auto& st : steps) bytes += st.bytes;
+      const EvalEpoch& ev = log.eval[e];
+      v.insert(v.end(), {b.au, b.throughput, b.throughput_corrected, static_cast<double>(b.counted_steps),
+                         static_cast<double>(bytes), static_cast<double>(log.block_ns[e]) / 1e9,
+                         ev.ran ? 1.0 : 0.0, static_cast<double>(ev.samples), static_cast<double>(ev.bytes), ev.seconds,
+                         ev.compute_seconds, static_cast<double>(log.residency[e].bytes),
+                         static_cast<double>(log.residency[e].resident_bytes)});
+    }
+  }
+  for (const auto& log : t.logs) {
+    for (uint64_t i = 0; i < t.epochs_completed * t.steps_per_epoch; ++i) {
+      v.push_back(static_cast<double>(log.steps[i].load_ns) / 1e9);
+      v.push_back(static_cast<double>(log.steps[i].barrier_ns) / 1e9);
+    }
+  }
+  return v;
+}
+
+void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
+                 std::vector<std::vector<AcceleratorEpoch>>* per_acc) {
+  for (const auto& v : all) {
+    size_t n_acc = static_cast<size_t>(v[0]), epochs = static_cast<size_t>(v[1]), steps = static_cast<size_t>(v[2]);
+    size_t p = 3;
+    for (size_t a = 0; a < n_acc; ++a) {
+      std::vector<AcceleratorEpoch> eps;
+      for (size_t e = 0; e < epochs; ++e, p += 13) {
+        AcceleratorEpoch x;
+        x.block = {v[p], v[p + 1], v[p + 2], static_cast<uint64_t>(v[p + 3])};
+        x.bytes = static_cast<uint64_t>(v[p + 4]);
+        x.seconds = v[p + 5];
+        x.eval = {v[p + 6] != 0, static_cast<uint64_t>(v[p + 7]), static_cast<uint64_t>(v[p + 8]), v[p + 9], v[p + 10]};
+        x.probed_bytes = static_cast<uint64_t>(v[p + 11]);
+        x.resident_bytes = static_cast<uint64_t>(v[p + 12]);
+        eps.push_back(x);
+      }
+      per_acc->push_back(std::move(eps));
+    }
+    for (size_t i = 0; i < n_acc * epochs * steps; ++i, p += 2) {
+      r->stall_seconds.push_back(v[p]);
+      r->barrier_seconds.push_back(v[p + 1]);
+    }
+  }
+}
+
+std::string RankInfoJson(const Comm& comm, const RankExtras& x) {
+  HostInfo h = ReadHostInfo();
+  auto cpus = CpuAffinity();
+  nlohmann::json j = {{"rank", comm.rank()},   {"hostname", h.hostname},   {"cpus", CpuListString(cpus)},
+                      {"allowed", cpus.size()}, {"threads", x.threads},     {"cpu_seconds", ProcessCpuSeconds()},
+                      {"cpu_count", h.cpu_count}, {"mem", h.mem_total_bytes}, {"processor", h.processor_name},
+                      {"engine_bytes", x.counters.device_bytes}, {"requeued", x.counters.requeued},
+                      {"check_seconds", x.check_seconds}, {"train_cpu_seconds", x.train_cpu_seconds},
+                      {"train_start_unix", x.train_start_unix}, {"probe_failures", x.probe_failures},
+                      {"verify_bytes", x.verify_bytes}, {"net_rx_bytes", x.net_rx_bytes}, {"verify_seconds", x.verify_seconds},
+                      {"cache", x.cache}, {"storage", x.storage}};
+  if (x.faults != nullptr) {
+    for (const auto& c : x.faults->Counts()) {
+      j["faults_matched"].push_back(c.matched);
+      j["faults_injected"].push_back(c.injected);
+    }
+  }
+  if (x.io != nullptr) {  // the read latency histogram, sparse: [[bucket, count], ...]
+    const IoSnapshot s = x.io->Take();
+    nlohmann::json hist = nlohmann::json::array();
+    for (size_t b = 0; b < LatencyHistogram::kBuckets; ++b) {
+      if (s.latency.counts()[b] > 0) hist.push_back({b, s.latency.counts()[b]});
+    }
+    j["latency_hist"] = hist;
+    j["latency_max_ns"] = s.latency.max();
+  }
+  return j.dump();
+}
+
+void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
+  for (const auto& s : all) {
+    auto j = nlohmann::json::parse(s);
+    RankInfo ri;
+    ri.rank = j["rank"];
+    ri.hostname = j["hostname"];
+    ri.cpus = j["cpus"];
+    ri.allowed_cpus = j["allowed"];
+    ri.threads = j["threads"];
+    ri.cpu_seconds = j["cpu_seconds"];
+    ri.host_cpu_count = j["cpu_count"];
+    ri.host_mem_bytes = j["mem"];
+    ri.processor = j["processor"];
+    ri.engine_bytes = j["engine_bytes"];
+    ri.requeued = j["requeued"];
+    ri.check_seconds = j["check_seconds"];
+    ri.train_cpu_seconds = j["train_cpu_seconds"];
+    ri.train_start_unix = j["train_start_unix"];
+    ri.probe_failures = j["probe_failures"];
+    ri.verify_bytes = j["verify_bytes"];
+    ri.verify_seconds = j["verify_seconds"];
+    ri.net_rx_bytes = j.value("net_rx_bytes", uint64_t{0});
+    ri.cache = j["cache"];
+    ri.storage = j["storage"];
+    if (j.contains("faults_matched")) ri.faults_matched = j["faults_matched"].get<std::vector<uint64_t>>();
+    if (j.contains("faults_injected")) ri.faults_injected = j["faults_injected"].get<std::vector<uint64_t>>();
+    if (j.contains("latency_hist")) {
+      for (const auto& e : j["latency_hist"]) ri.latency_hist.emplace_back(e[0].get<uint32_t>(), e[1].get<uint64_t>());
+      ri.latency_max_ns = j["latency_max_ns"];
+    }
+    // Warnings a rank raised during the run (cache control), once each.
+    if (ri.cache.is_object() && ri.cache.contains("warnings")) {
+      for (const auto& w : ri.cache["warnings"]) {
+        const std::string text = w.get<std::string>();
+        if (std::find(r->warnings.begin(), r->warnings.end(), text) == r->warnings.end()) {
+          r->warnings.push_back(text);
+          std::fprintf(stderr, "feedrate: warning: %s\n", text.c_str());
+        }
+      }
+    }
+    r->rank_info.push_back(std::move(ri));
+  }
+}
+
+// One line per epoch on rank 0 (text, or a JSON event), from figures reduced over all ranks.
+void ReportEpoch(const WorkloadConfig& cfg, const Comm& comm, uint64_t epoch, uint64_t steps,
+                 const std::vector<AcceleratorLog>& logs, ProgressReporter* out) {
+  double au = 0, tp = 0, bytes = 0, secs = 0;
+  for (const auto& log : logs) {
+    std::span<const StepRecord> st(log.steps.data() + (epoch - 1) * steps, steps);
+    BlockMetrics b = ComputeBlockMetrics(st, log.block_ns[epoch - 1], cfg.batch_size, cfg.metric_exclude_start_steps,
+                                         cfg.metric_exclude_end_steps);
+    au += b.au;
+    tp += b.throughput;
+    for (const auto& x : st) bytes += static_cast<double>(x.bytes);
+    secs = std::max(secs, static_cast<double>(log.block_ns[epoch - 1]) / 1e9);
+  }
+  double n = comm.SumDouble(static_cast<double>(logs.size()));
+  au = comm.SumDouble(au);
+  tp = comm.SumDouble(tp);
+  bytes = comm.SumDouble(bytes);
+  secs = comm.MaxDouble(secs);
+  if (!comm.root() || out == nullptr) return;
+  const double mib = secs > 0 ? bytes / 1048576.0 / secs : 0.0;
+  if (out->mode() == ProgressMode::kJsonEvents) {
+    out->Emit(nlohmann::json{{"event", "epoch"}, {"epoch", epoch}, {"epochs", cfg.epochs}, {"au_pct", 100 * au / n},
+                             {"samples_per_s", tp}, {"read_mib_per_s", mib}, {"seconds", secs}}.dump());
+    return;
+  }
+  char line[160];
+  std::snprintf(line, sizeof line, "epoch %llu/%llu: AU %.2f%%, %.2f samples/s, read %.1f MiB/s, %.2f s",
+                static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(cfg.epochs), 100 * au / n, tp, mib, secs);
+  out->Emit(line);
+}
+
+}  // namespace feedrate

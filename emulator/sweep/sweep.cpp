@@ -1,0 +1,242 @@
+// Sweep search and its JSON.
+#include "emulator/sweep/sweep.h"
+
+#include <algorithm>
+#include <map>
+
+namespace feedrate {
+
+namespace {
+
+// Runs the repeats of one point; stops at the first run that does not pass.
+SweepPoint Evaluate(uint64_t per_host, const SweepOptions& o, const SweepRunner& runner, SweepResult* r) {
+  SweepPoint p;
+  p.accelerators = per_host * o.hosts;
+  p.passed = true;
+  for (int k = 1; k <= std::max(1, o.repeats); ++k) {
+    SweepRun run = runner(p.accelerators, k);
+    run.accelerators = p.accelerators;
+    run.repeat = k;
+    if (o.on_run) o.on_run(run);
+    p.runs.push_back(run);
+    if (run.exit_code != 0 && run.exit_code != 3) {
+      r->stop_code = run.exit_code == 130 ? 130 : 2;
+      r->stop_reason = run.exit_code == 130 ? "interrupted" : "run at " + std::to_string(p.accelerators) + " accelerators failed: " + run.error;
+    }
+    if (!run.passed()) {
+      p.passed = false;
+      break;
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+SweepResult RunSweep(const SweepOptions& o, const SweepRunner& runner) {
+  SweepResult r;
+  const uint64_t min = std::max<uint64_t>(1, o.min);
+  const uint64_t max = o.max == 0 ? kSweepHardMax : std::max(o.max, min);
+  auto eval = [&](uint64_t n) {
+    r.points.push_back(Evaluate(n, o, runner, &r));
+    return r.points.back().passed;
+  };
+  if (!eval(min)) return r;  // stop_code says whether it was an error or a miss
+  uint64_t lo = min, hi = 0;  // lo passes; hi (when set) fails
+  // Bracket: double until a point fails or the limit passes.
+  while (hi == 0 && r.stop_code == 0) {
+    const uint64_t next = std::min(max, lo * 2);
+    if (next == lo) {
+      r.capped = true;
+      break;
+    }
+    if (eval(next)) {
+      lo = next;
+    } else {
+      hi = next;
+    }
+  }
+  // Bisect between the largest pass and the smallest failure.
+  while (hi != 0 && hi - lo > 1 && r.stop_code == 0) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (eval(mid)) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  r.accelerators_supported = lo * o.hosts;
+  return r;
+}
+
+void FillSweepRun(const nlohmann::json& s, SweepRun* run) {
+  const auto& m = s.value("metric", nlohmann::json::object());
+  const auto& f = s.value("feedrate", nlohmann::json::object());
+  run->au_pct = m.value("train_au_mean_percentage", 0.0);
+  run->throughput = m.value("train_throughput_mean_samples_per_second", 0.0);
+  run->read_mib_per_s = f.value("read_mib_per_s", 0.0);
+  const auto& stall = f.value("stall_seconds", nlohmann::json::object());
+  run->stall_p50 = stall.value("p50", 0.0);
+  run->stall_p99 = stall.value("p99", 0.0);
+  const auto& validity = f.value("validity", nlohmann::json::object());
+  run->validity = validity.value("category", std::string());
+  run->validity_reasons = validity.value("reasons", std::vector<std::string>());
+  run->hosts = f.value("hosts", nlohmann::json::array());
+  for (const auto& h : run->hosts) run->net_rx_mib_per_s += h.value("net_rx_mib_per_s", 0.0);
+  // Usable CPUs: per host (summary lists hosts in name order), the lesser of its CPUs and its ranks' affinity.
+  std::map<std::string, double> allowed;
+  for (const auto& a : f.value("cpu_affinity", nlohmann::json::array())) {
+    allowed[a.value("host", std::string())] += a.value("allowed_cpus", 0.0);
+  }
+  const auto host_cpus = s.value("host_cpu_count", nlohmann::json::array());
+  double usable = 0;
+  size_t i = 0;
+  for (const auto& [host, cpus] : allowed) {
+    const double have = i < host_cpus.size() && host_cpus[i].is_number() ? host_cpus[i].get<double>() : cpus;
+    usable += std::min(have, cpus);
+    ++i;
+  }
+  const double wall = f.value("wall_seconds", 0.0);
+  // CPU of the training loop when the summary has it (older ones: the whole process, setup included).
+  const double cpu = f.contains("train_cpu_seconds") ? f.value("train_cpu_seconds", 0.0) : f.value("cpu_seconds", 0.0);
+  if (usable > 0 && wall > 0) run->cpu_utilisation = std::min(1.0, cpu / (wall * usable));
+}
+
+nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
+  using nlohmann::json;
+  const SweepRun* fail = nullptr;  // the failing run of the smallest failing point
+  const SweepRun* pass = nullptr;  // the last run of the largest passing point
+  for (const auto& p : r.points) {
+    if (p.passed && (pass == nullptr || p.accelerators > pass->accelerators)) pass = &p.runs.back();
+    if (!p.passed && (fail == nullptr || p.accelerators < fail->accelerators)) fail = &p.runs.back();
+  }
+  auto evidence = [&](const SweepRun* run) -> json {
+    if (run == nullptr) return nullptr;
+    json e = {{"accelerators", run->accelerators}, {"au_pct", run->au_pct}, {"read_mib_per_s", run->read_mib_per_s},
+              {"client_cpu_utilisation", run->cpu_utilisation}, {"stall_p50_seconds", run->stall_p50},
+              {"stall_p99_seconds", run->stall_p99}, {"net_rx_mib_per_s", run->net_rx_mib_per_s},
+              {"results_dir", run->results_dir}, {"hosts", run->hosts}};
+    if (ceiling > 0) e["fraction_of_storage_ceiling"] = run->read_mib_per_s / ceiling;
+    return e;
+  };
+  json b = {{"last_pass", evidence(pass)}, {"first_fail", evidence(fail)}};
+  if (ceiling > 0) b["storage_ceiling_mib_per_s"] = ceiling;
+  std::string limit, why;
+  char buf[512];
+  // More accelerators, but the delivered bandwidth did not follow (grew < 0.9x as fast).
+  const bool stopped_scaling = fail != nullptr && pass != nullptr && pass->read_mib_per_s > 0 &&
+                               fail->accelerators > pass->accelerators &&
+                               fail->read_mib_per_s / pass->read_mib_per_s <
+                                   0.9 * static_cast<double>(fail->accelerators) / static_cast<double>(pass->accelerators);
+  if (fail == nullptr) {
+    limit = r.capped ? "none reached" : "unknown";
+    why = r.capped ? "every count tried met the AU bar; raise --max" : "no failing point";
+  } else if (fail->cpu_utilisation >= 0.85) {
+    limit = "client_cpu";
+    std::snprintf(buf, sizeof buf, "the client's CPUs were %.0f%% busy at %llu accelerators: more client cores (or "
+                  "clients) would move the answer, not faster storage", 100 * fail->cpu_utilisation,
+                  static_cast<unsigned long long>(fail->accelerators));
+    why = buf;
+  } else if (ceiling > 0 && fail->read_mib_per_s >= 0.85 * ceiling) {
+    limit = "storage_bandwidth";
+    std::snprintf(buf, sizeof buf, "%.0f MiB/s delivered at %llu accelerators, %.0f%% of the %.0f MiB/s the storage "
+                  "gave iobench", fail->read_mib_per_s, static_cast<unsigned long long>(fail->accelerators),
+                  100 * fail->read_mib_per_s / ceiling, ceiling);
+    why = buf;
+  } else if (stopped_scaling && fail->net_rx_mib_per_s >= 0.9 * fail->read_mib_per_s) {
+    // As below, and the bytes came over the clients' network interfaces: the path is a network link and a server.
+    limit = "network";
+    const double hosts = std::max<double>(1, static_cast<double>(fail->hosts.size()));
+    std::snprintf(buf, sizeof buf, "delivered MiB/s grew %.2fx (%.0f -> %.0f) while accelerators grew %.2fx with the "
+                  "client CPUs %.0f%% busy, and the clients' network interfaces received %.1f MiB/s (%.1f per host): "
+                  "the network path to the storage (each client's link, or the server behind it) is the limit",
+                  fail->read_mib_per_s / pass->read_mib_per_s, pass->read_mib_per_s, fail->read_mib_per_s,
+                  static_cast<double>(fail->accelerators) / static_cast<double>(pass->accelerators),
+                  100 * fail->cpu_utilisation, fail->net_rx_mib_per_s, fail->net_rx_mib_per_s / hosts);
+    why = buf;
+  } else if (stopped_scaling) {
+    // More accelerators, but the delivered bandwidth did not follow while the client had CPU to spare.
+    limit = "storage_throughput";
+    std::snprintf(buf, sizeof buf, "delivered MiB/s grew %.2fx (%.0f -> %.0f) while accelerators grew %.2fx (%llu -> "
+                  "%llu) with the client's CPUs %.0f%% busy: the storage stopped scaling", fail->read_mib_per_s / pass->read_mib_per_s,
+                  pass->read_mib_per_s, fail->read_mib_per_s,
+                  static_cast<double>(fail->accelerators) / static_cast<double>(pass->accelerators),
+                  static_cast<unsigned long long>(pass->accelerators), static_cast<unsigned long long>(fail->accelerators),
+                  100 * fail->cpu_utilisation);
+    why = buf;
+  } else {
+    limit = ceiling > 0 ? "latency" : "storage_or_latency";
+    std::snprintf(buf, sizeof buf, "client CPUs %.0f%% busy and %.0f MiB/s delivered at %llu accelerators%s; "
+                  "accelerators waited p99 %.4f s per step", 100 * fail->cpu_utilisation, fail->read_mib_per_s,
+                  static_cast<unsigned long long>(fail->accelerators),
+                  ceiling > 0 ? " (well below the storage ceiling)" : " (no storage ceiling: --ceiling or --ceiling-mib-s)",
+                  fail->stall_p99);
+    why = buf;
+  }
+  b["limit"] = limit;
+  b["explanation"] = why;
+  return b;
+}
+
+nlohmann::json SweepValidity(const SweepResult& r, int repeats) {
+  static const std::vector<std::string> kOrder = {"CLOSED", "OPEN", "INVALID"};
+  size_t worst = 0;
+  std::vector<std::string> reasons;
+  bool known = false;
+  for (const auto& p : r.points) {
+    if (!p.passed || p.accelerators != r.accelerators_supported) continue;
+    for (const auto& run : p.runs) {
+      auto it = std::find(kOrder.begin(), kOrder.end(), run.validity);
+      if (it == kOrder.end()) continue;
+      known = true;
+      worst = std::max(worst, static_cast<size_t>(it - kOrder.begin()));
+      for (const auto& why : run.validity_reasons) {
+        if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
+      }
+    }
+  }
+  if (!known) return {{"category", "INVALID"}, {"reasons", {"INVALID: no passing point to judge"}}};
+  if (repeats < 5) {
+    worst = 2;
+    reasons.push_back("INVALID: " + std::to_string(repeats) + " run(s) per point; a result is the mean of 5 consecutive "
+                      "runs (--closed)");
+  }
+  return {{"category", kOrder[worst]}, {"reasons", reasons}};
+}
+
+nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double ceiling) {
+  using nlohmann::json;
+  json points = json::array();
+  for (const auto& p : r.points) {
+    json runs = json::array();
+    for (const auto& x : p.runs) {
+      json j = {{"repeat", x.repeat},
+                {"exit_code", x.exit_code},
+                {"au_pct", x.au_pct},
+                {"throughput_samples_per_s", x.throughput},
+                {"read_mib_per_s", x.read_mib_per_s},
+                {"client_cpu_utilisation", x.cpu_utilisation},
+                {"stall_p50_seconds", x.stall_p50},
+                {"stall_p99_seconds", x.stall_p99},
+                {"results_dir", x.results_dir},
+                {"validity", x.validity},
+                {"hosts", x.hosts}};
+      if (!x.error.empty()) j["error"] = x.error;
+      runs.push_back(j);
+    }
+    points.push_back({{"accelerators", p.accelerators}, {"passed", p.passed}, {"runs", runs}});
+  }
+  json j = {{"accelerators_supported", r.accelerators_supported},
+            {"lower_bound_only", r.capped},
+            {"repeats_per_point", o.repeats},
+            {"hosts", o.hosts},
+            {"min_per_host", o.min},
+            {"max_per_host", o.max},
+            {"points", points},
+            {"bottleneck", SweepBottleneck(r, ceiling)},
+            {"validity", SweepValidity(r, o.repeats)}};
+  if (r.stop_code != 0) j["stopped"] = r.stop_reason;
+  return j;
+}
+
+}  // namespace feedrate

@@ -1,0 +1,194 @@
+// Training loop implementation.
+#include "emulator/training/trainer.h"
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "emulator/training/compute_clock.h"
+#include "emulator/training/compute_draw.h"
+#include "emulator/training/interrupt.h"
+#include "loader/pipeline/prefetcher.h"
+
+namespace feedrate {
+void BarrierCompletion::operator()() noexcept { trainer->OnBarrier(); }
+
+Trainer::Trainer(const WorkloadConfig& cfg, const Sampler& sampler, IoEngine& engine,
+                 const SampleTable& table, const Comm& comm, TrainerOptions options)
+    : cfg_(cfg), sampler_(sampler), engine_(engine), table_(table), comm_(comm), opt_(std::move(options)) {}
+
+void Trainer::RecordError(const Status& st) {
+  std::lock_guard<std::mutex> lock(error_mu_);
+  if (result_.error.ok()) result_.error = st;
+  local_failed_.store(true, std::memory_order_relaxed);
+}
+
+bool Trainer::IsEvalEpoch(uint64_t epoch) const {
+  // DLIO: evaluate once epoch >= next_eval_epoch (eval_after_epoch first), then every epochs_between_evals.
+  if (opt_.eval_sampler == nullptr || epoch < cfg_.eval_after_epoch) return false;
+  return (epoch - cfg_.eval_after_epoch) % std::max<uint64_t>(1, cfg_.epochs_between_evals) == 0;
+}
+
+void Trainer::OnBarrier() noexcept {
+  // Barrier schedule per epoch: one at the start, one per step, one at the end, one after an evaluation pass.
+  const uint64_t per_epoch = result_.steps_per_epoch + 2 + (IsEvalEpoch(barrier_epoch_) ? 1 : 0);
+  const uint64_t pos = barrier_pos_;
+  const uint64_t epoch = barrier_epoch_;
+  if (++barrier_pos_ == per_epoch) {
+    barrier_pos_ = 0;
+    ++barrier_epoch_;
+  }
+  if (pos == 0 && opt_.before_epoch && !local_failed_.load(std::memory_order_relaxed)) {
+    Status st = opt_.before_epoch(epoch);
+    if (!st.ok()) RecordError(st);
+  }
+  if (pos == result_.steps_per_epoch + 1 && opt_.after_block) opt_.after_block(epoch);
+  bool local_stop = local_failed_.load(std::memory_order_relaxed) || Interrupted();
+  if (Interrupted()) result_.interrupted = true;
+  stop_ = comm_.AnyTrue(local_stop);
+  if (stop_) result_.stopped = true;
+  if (pos == 0 && opt_.progress != nullptr) {  // an epoch's start: every accelerator waits here, none is adding
+    TrainProgress& p = *opt_.progress;
+    p.steps.store(0, std::memory_order_relaxed);
+    p.bytes.store(0, std::memory_order_relaxed);
+    p.compute_ns.store(0, std::memory_order_relaxed);
+    p.epoch_start_ns.store(NowNs(), std::memory_order_relaxed);
+    p.epoch.store(barrier_epoch_, std::memory_order_relaxed);  // pos 0 never ends a schedule, so still this epoch
+  }
+  if (pos == result_.steps_per_epoch + 1 && !stop_) {  // the training block's end
+    ++result_.epochs_completed;
+    if (opt_.on_epoch) opt_.on_epoch(result_.epochs_completed, result_.logs);
+  }
+}
+
+EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, std::vector<uint64_t>* ids) {
+  opt_.eval_sampler->EpochSamples(epoch, global, ids);
+  for (auto& id : *ids) id += opt_.eval_id_offset;
+  ComputeTime t;
+  t.type = cfg_.eval_time_stdev > 0 ? "normal" : "constant";
+  t.mean = cfg_.eval_time;
+  t.stdev = cfg_.eval_time_stdev;
+  ComputeTimeDraw draw(t, 0xe7a1ULL * 7919 + global * 131 + epoch);
+  const uint64_t steps = opt_.eval_sampler->steps_per_epoch();
+  EvalEpoch r;
+  r.ran = true;
+  const int64_t start = NowNs();
+  int64_t compute_ns = 0;
+  prefetcher.StartEpoch(ids, steps);
+  for (uint64_t s = 0; s < steps; ++s) {
+    BatchResult batch = prefetcher.WaitBatch(s);
+    if (!batch.status.ok()) {
+      RecordError(batch.status);
+      prefetcher.Drain();
+      break;
+    }
+    const int64_t t1 = NowNs();
+    const double secs = draw.Next();
+    if (secs > 0) SleepUntil(t1 + static_cast<int64_t>(secs * 1e9));
+    compute_ns += NowNs() - t1;
+    r.bytes += batch.bytes;
+    r.samples += cfg_.batch_size_eval;
+    if (Interrupted()) {
+      prefetcher.Drain();
+      break;
+    }
+  }
+  r.seconds = static_cast<double>(NowNs() - start) / 1e9;
+  r.compute_seconds = static_cast<double>(compute_ns) / 1e9;
+  return r;
+}
+
+TrainingResult Trainer::Run() {
+  result_.steps_per_epoch = sampler_.steps_per_epoch();
+  result_.logs.resize(opt_.accelerators);
+  for (auto& log : result_.logs) {
+    log.steps.assign(cfg_.epochs * result_.steps_per_epoch, StepRecord{});
+    log.block_ns.assign(cfg_.epochs, 0);
+    log.eval.assign(cfg_.epochs, EvalEpoch{});
+    log.residency.assign(cfg_.epochs, Residency{});
+  }
+  std::barrier<BarrierCompletion> barrier(static_cast<std::ptrdiff_t>(opt_.accelerators), BarrierCompletion{this});
+  barrier_ = &barrier;
+  std::vector<std::thread> threads;
+  threads.reserve(opt_.accelerators);
+  for (uint64_t a = 0; a < opt_.accelerators; ++a) threads.emplace_back([this, a] { AcceleratorMain(a); });
+  for (auto& t : threads) t.join();
+  barrier_ = nullptr;
+  return std::move(result_);
+}
+
+void Trainer::AcceleratorMain(uint64_t local) {
+  auto& barrier = *barrier_;
+  const uint64_t global = static_cast<uint64_t>(comm_.rank()) * opt_.accelerators + local;
+  const uint64_t steps = result_.steps_per_epoch;
+  AcceleratorLog& log = result_.logs[local];
+  Prefetcher prefetcher(engine_, table_, cfg_.batch_size, cfg_.prefetch_size, opt_.retain_batches, opt_.direct_align,
+                        opt_.files, opt_.coalesce_bytes);
+  prefetcher.set_check_time_counter(opt_.check_ns);
+  prefetcher.set_residency_sampling(opt_.residency_every);
+  prefetcher.set_content_check(opt_.content);
+  AcceleratorLive* live = opt_.live != nullptr ? &opt_.live[local] : nullptr;
+  std::vector<uint64_t> samples;
+  samples.reserve(sampler_.samples_per_epoch_per_accelerator());
+  ComputeTimeDraw compute(cfg_.computation_time, 0x6a177e2ULL + global);
+  std::unique_ptr<Prefetcher> eval_prefetcher;
+  std::vector<uint64_t> eval_ids;
+  if (opt_.eval_sampler != nullptr) {
+    eval_prefetcher = std::make_unique<Prefetcher>(engine_, table_, cfg_.batch_size_eval, cfg_.prefetch_size,
+                                                   opt_.retain_batches, opt_.direct_align, opt_.files, opt_.coalesce_bytes);
+    eval_prefetcher->set_check_time_counter(opt_.check_ns);
+    eval_prefetcher->set_content_check(opt_.content);
+    eval_ids.reserve(opt_.eval_sampler->samples_per_epoch_per_accelerator());
+  }
+
+  for (uint64_t epoch = 1; epoch <= cfg_.epochs; ++epoch) {
+    sampler_.EpochSamples(epoch, global, &samples);
+    barrier.arrive_and_wait();  // epoch start (DLIO HEAD also aligns ranks before the epoch)
+    if (stop_) return;
+    const int64_t block_start = NowNs();
+    prefetcher.StartEpoch(&samples, steps);
+    StepRecord* rec = log.steps.data() + (epoch - 1) * steps;
+    for (uint64_t s = 0; s < steps; ++s) {
+      const int64_t t0 = NowNs();
+      if (live != nullptr) live->wait_start_ns.store(t0, std::memory_order_relaxed);
+      BatchResult batch = prefetcher.WaitBatch(s);
+      const int64_t t1 = NowNs();
+      if (live != nullptr) {
+        live->wait_start_ns.store(0, std::memory_order_relaxed);
+        live->stall_ns.fetch_add(t1 - t0, std::memory_order_relaxed);
+      }
+      if (batch.status.ok()) {
+        double secs = compute.Next();
+        if (secs > 0) SleepUntil(t1 + static_cast<int64_t>(secs * 1e9));
+      } else {
+        RecordError(batch.status);
+      }
+      const int64_t t2 = NowNs();
+      barrier.arrive_and_wait();  // the emulated all-reduce
+      const int64_t t3 = NowNs();
+      rec[s] = {t1 - t0, t2 - t1, t3 - t2, batch.bytes};
+      if (opt_.progress != nullptr) {
+        opt_.progress->compute_ns.fetch_add(static_cast<uint64_t>(t2 - t1), std::memory_order_relaxed);
+        opt_.progress->bytes.fetch_add(batch.bytes, std::memory_order_relaxed);
+        opt_.progress->steps.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (stop_) {
+        prefetcher.Drain();
+        return;
+      }
+    }
+    log.block_ns[epoch - 1] = NowNs() - block_start;
+    log.residency[epoch - 1] = prefetcher.TakeResidency();
+    log.probe_failures = prefetcher.probe_failures();
+    barrier.arrive_and_wait();  // epoch end
+    if (stop_) return;
+    if (IsEvalEpoch(epoch)) {
+      log.eval[epoch - 1] = Evaluate(epoch, global, *eval_prefetcher, &eval_ids);
+      barrier.arrive_and_wait();  // evaluation end (DLIO: a barrier after _eval)
+      if (stop_) return;
+    }
+  }
+}
+
+}  // namespace feedrate

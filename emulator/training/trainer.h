@@ -1,0 +1,109 @@
+// The training loop: one thread per emulated accelerator, each with its own prefetcher, computing each
+// batch for the workload's time and meeting the others at a step barrier (std::barrier within the process,
+// one MPI collective per process), which also carries the stop decision (error or interrupt) to every rank.
+#pragma once
+
+#include <atomic>
+#include <barrier>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "emulator/host/comm.h"
+#include "emulator/training/metrics.h"
+#include "emulator/training/progress.h"
+#include "emulator/training/timeseries.h"
+#include "loader/config/workload_config.h"
+#include "loader/format/sample_table.h"
+#include "loader/io/io_engine.h"
+#include "loader/io/page_cache.h"
+#include "loader/pipeline/sampler.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+class Prefetcher;
+struct ContentCheck;
+
+struct AcceleratorLog {
+  std::vector<StepRecord> steps;  // epochs x steps_per_epoch, preallocated
+  std::vector<int64_t> block_ns;  // per epoch
+  std::vector<EvalEpoch> eval;    // per epoch (ran only after evaluated epochs)
+  std::vector<Residency> residency;  // per epoch: what the sampled page-cache probes saw before the reads
+  uint64_t probe_failures = 0;       // page-cache probes that failed (e.g. no mmap on the file system)
+};
+
+struct TrainingResult {
+  std::vector<AcceleratorLog> logs;  // local accelerators
+  uint64_t steps_per_epoch = 0;
+  uint64_t epochs_completed = 0;
+  Status error;             // this rank's first error
+  bool stopped = false;     // some rank failed or was interrupted; the run ended early everywhere
+  bool interrupted = false;
+};
+
+struct TrainerOptions {
+  uint64_t accelerators = 1;  // per rank
+  bool retain_batches = false;
+  uint64_t direct_align = 0;  // O_DIRECT alignment, 0 when buffered
+  const FileTable* files = nullptr;  // names files in sample-check errors
+  uint64_t coalesce_bytes = 0;       // read back-to-back samples of a batch together, up to this many bytes
+  std::atomic<uint64_t>* check_ns = nullptr;  // where the prefetchers add their sample-check time
+  TrainProgress* progress = nullptr;          // live counters for the progress line (one add per step each)
+  // Evaluation (workflow.evaluation): the sampler over the validation files, whose sample ids start at
+  // eval_id_offset in the sample table.
+  const Sampler* eval_sampler = nullptr;
+  uint64_t eval_id_offset = 0;
+  // Called on rank 0's side of every rank after each epoch (inside the epoch barrier), for live progress.
+  std::function<void(uint64_t epoch, const std::vector<AcceleratorLog>& logs)> on_epoch;
+  // Called on every rank inside the barrier that starts each epoch, before the ranks agree to go on (so its work,
+  // e.g. a page-cache drop, is over on every rank before any accelerator reads); an error stops the run.
+  std::function<Status(uint64_t epoch)> before_epoch;
+  // Called on every rank inside the barrier that ends each epoch's training block (device counters).
+  std::function<void(uint64_t epoch)> after_block;
+  uint64_t residency_every = 0;     // probe every Nth read request's page-cache residency (0: off)
+  AcceleratorLive* live = nullptr;  // per local accelerator: live stall state for the time series
+  ContentCheck* content = nullptr;  // run --verify (prefetcher.h); nullptr: off
+};
+
+class Trainer;
+// The step barrier's completion step (runs on the last thread to arrive, while the others wait).
+struct BarrierCompletion {
+  Trainer* trainer;
+  void operator()() noexcept;
+};
+
+class Trainer {
+ public:
+  Trainer(const WorkloadConfig& cfg, const Sampler& sampler, IoEngine& engine, const SampleTable& table,
+          const Comm& comm, TrainerOptions options);
+  TrainingResult Run();
+
+  // The barrier's completion step: agrees on stop across ranks; reports finished epochs.
+  void OnBarrier() noexcept;
+
+ private:
+  void AcceleratorMain(uint64_t local);
+  void RecordError(const Status& st);
+  bool IsEvalEpoch(uint64_t epoch) const;
+  // One evaluation pass (DLIO's _eval): batch_size_eval batches, eval_time each, no step barrier.
+  EvalEpoch Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, std::vector<uint64_t>* ids);
+
+  const WorkloadConfig& cfg_;
+  const Sampler& sampler_;
+  IoEngine& engine_;
+  const SampleTable& table_;
+  const Comm& comm_;
+  TrainerOptions opt_;
+  TrainingResult result_;
+  std::atomic<bool> local_failed_{false};
+  std::mutex error_mu_;          // error path only: guards result_.error
+  bool stop_ = false;            // written only in OnBarrier, read by threads after the barrier
+  uint64_t barrier_epoch_ = 1;   // OnBarrier only: the epoch and position in its barrier schedule
+  uint64_t barrier_pos_ = 0;
+  std::barrier<BarrierCompletion>* barrier_ = nullptr;  // lives in Run()
+};
+
+}  // namespace feedrate
