@@ -351,6 +351,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) {
     for (const auto& k : cfg.warnings) keys += (keys.empty() ? "" : ", ") + k;
     rec.warnings.push_back("keys accepted but not implemented by Feedrate yet (no effect): " + keys);
   }
+  if (std::string note = TrainingCheckpointNote(cfg); !note.empty()) rec.warnings.push_back(note);
 
   // Rank 0 chooses and creates the results directory first, so an unwritable one fails before any work.
   Status st;

@@ -35,7 +35,7 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"workflow.generate_data", K::kNoEffect},  // Feedrate generates with `feedrate datagen`
       {"workflow.train", K::kUsed},
       {"workflow.evaluation", K::kUsed},
-      {"workflow.checkpoint", K::kNotYet},
+      {"workflow.checkpoint", K::kUsed},
       {"workflow.profiling", K::kNoEffect},
       {"storage.storage_type", K::kUsed},
       {"storage.storage_root", K::kUsed},
@@ -105,9 +105,9 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"evaluation.eval_after_epoch", K::kUsed},
       {"evaluation.epochs_between_evals", K::kUsed},
       {"checkpoint.checkpoint_folder", K::kNotYet},
-      {"checkpoint.checkpoint_after_epoch", K::kNotYet},
-      {"checkpoint.epochs_between_checkpoints", K::kNotYet},
-      {"checkpoint.steps_between_checkpoints", K::kNotYet},
+      {"checkpoint.checkpoint_after_epoch", K::kUsed},
+      {"checkpoint.epochs_between_checkpoints", K::kUsed},
+      {"checkpoint.steps_between_checkpoints", K::kUsed},
       {"checkpoint.model_size", K::kNotYet},  // v0.5/v1.0 spelling
       {"checkpoint.type", K::kNotYet},
       {"checkpoint.checkpoint_mechanism_classname", K::kNoEffect},

@@ -198,6 +198,9 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("workflow.train", &c->do_train);
   x.Read("workflow.evaluation", &c->do_eval);
   x.Read("workflow.checkpoint", &c->do_checkpoint);
+  x.ReadU64("checkpoint.checkpoint_after_epoch", &c->checkpoint_after_epoch, 0);
+  x.ReadU64("checkpoint.epochs_between_checkpoints", &c->epochs_between_checkpoints, 1);
+  x.Read("checkpoint.steps_between_checkpoints", &c->steps_between_checkpoints);
   x.ReadChoice("storage.storage_type", &c->storage_type, {"local_fs", "s3"});
   x.Read("storage.storage_root", &c->storage_root);
   x.Read("storage.storage_options.endpoint_url", &c->s3_endpoint);
@@ -360,6 +363,12 @@ WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& so
   }
 
   CheckKeys(root, "", source, &c.warnings);
+  // Keys that only shape training checkpoints are spoken for by TrainingCheckpointNote, not listed as unused.
+  std::erase_if(c.warnings, [&](const std::string& k) {
+    const bool shapes = k == "workflow.checkpoint" || k.starts_with("checkpoint.") || k.starts_with("model.");
+    if (shapes) c.checkpoint_keys.push_back(k);
+    return shapes;
+  });
   Extract(root, &c);
   if (c.name.empty()) c.name = c.model_name.empty() ? "workload" : c.model_name;
   c.tree = root;
@@ -401,5 +410,33 @@ std::string WorkloadConfig::DataLocation() const {
 }
 
 std::string WorkloadConfig::S3DataPrefix() const { return S3Prefix(data_folder); }
+
+std::string TrainingCheckpointNote(const WorkloadConfig& c) {
+  if (!c.do_checkpoint) return "";
+  std::string when;
+  if (c.steps_between_checkpoints > 0) {
+    when = "every " + std::to_string(c.steps_between_checkpoints) + " steps (checkpoint.steps_between_checkpoints)";
+  } else if (c.steps_between_checkpoints < 0 && c.checkpoint_after_epoch >= 1 && c.checkpoint_after_epoch <= c.epochs) {
+    // DLIO (main.py): after epoch e when e == next, next starting at checkpoint_after_epoch.
+    std::string epochs;
+    int listed = 0;
+    for (uint64_t e = c.checkpoint_after_epoch; e <= c.epochs && listed < 4; e += c.epochs_between_checkpoints, ++listed) {
+      epochs += (epochs.empty() ? "" : ", ") + std::to_string(e);
+      if (c.epochs_between_checkpoints == 0) break;
+    }
+    const uint64_t count = c.epochs_between_checkpoints == 0 ? 1
+                           : (c.epochs - c.checkpoint_after_epoch) / c.epochs_between_checkpoints + 1;
+    if (count > 4) epochs += ", ... (" + std::to_string(count) + " in all)";
+    when = "after epoch" + std::string(count > 1 ? "s " : " ") + epochs;
+  } else {
+    return "";  // the schedule falls after this run's last epoch (or steps_between_checkpoints is 0): DLIO writes none
+  }
+  std::string keys;
+  for (const auto& k : c.checkpoint_keys) keys += (keys.empty() ? "" : ", ") + k;
+  return "workflow.checkpoint is on: DLIO would write a checkpoint " + when + " of this run; `feedrate run` writes "
+         "none during training (the AU leaves checkpoint time out, as DLIO's does, but the storage does not see "
+         "their writes): measure checkpoint writes and reads with `feedrate checkpoint`" +
+         (keys.empty() ? "" : " (keys without effect here: " + keys + ")");
+}
 
 }  // namespace feedrate

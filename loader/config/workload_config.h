@@ -42,6 +42,11 @@ struct WorkloadConfig {
   bool do_train = true;
   bool do_eval = false;
   bool do_checkpoint = false;
+  // DLIO's schedule of checkpoints during training: after epoch checkpoint_after_epoch, then every
+  // epochs_between_checkpoints epochs; or, when steps_between_checkpoints >= 0, every that many steps instead.
+  uint64_t checkpoint_after_epoch = 1;
+  uint64_t epochs_between_checkpoints = 1;
+  int64_t steps_between_checkpoints = -1;
 
   // storage (DLIO's storage section): local_fs, or s3 with storage_root = the bucket and data_folder the prefix
   std::string storage_type = "local_fs";
@@ -109,7 +114,9 @@ struct WorkloadConfig {
   bool decode_images = false;          // JPEG/PNG: decode every sample on the I/O threads, as DLIO's PIL reader does
 
   YAML::Node tree;                     // resolved tree after aliases and overrides (written to config.yaml)
-  std::vector<std::string> warnings;   // keys present that Feedrate accepts but does not implement yet
+  std::vector<std::string> warnings;   // keys present that Feedrate accepts but does not implement yet, except...
+  std::vector<std::string> checkpoint_keys;  // ...those that shape training checkpoints (workflow.checkpoint,
+                                             // checkpoint.*, model.*): TrainingCheckpointNote speaks for them
 };
 
 // Loads a built-in workload by name (e.g. "unet3d_h100") or a DLIO workload YAML file by path, applies
@@ -122,6 +129,11 @@ bool WorkloadFileNamesItsData(const std::string& name_or_path);
 // Same from YAML text (used by tests and for built-ins); `source` names it in errors.
 WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& source, const std::string& name,
                              const std::vector<std::string>& overrides);
+
+// The checkpoints DLIO would write during this training run (`feedrate run` writes none): empty when it writes
+// none (workflow.checkpoint off, or the first falls after the last epoch); otherwise one line saying when, what
+// Feedrate does instead and what to run to measure them, naming the keys that shape them.
+std::string TrainingCheckpointNote(const WorkloadConfig& c);
 
 // Built-in workload YAML texts, embedded at build time from workloads/*.yaml.
 const std::map<std::string, std::string_view>& BuiltinWorkloads();

@@ -75,6 +75,20 @@ TEST(DlioCompatibility, ReadsDlioWrittenDatasetAndMatchesItsShapes) {
 }
 
 // The per-accelerator demand table (reference spec 1.2: batch x record / computation_time at 100% AU).
+// README's first command (scripts/quickstart.sh, its set-up skipped) completes and prints no warning: a new user
+// gets nothing to act on that they cannot act on (the built-in unet3d's checkpoint keys used to warn).
+TEST(Quickstart, RunsAndPrintsNoWarning) {
+  test::TempDir dir;
+  auto r = Sh("cd " + std::string(FEEDRATE_SOURCE_DIR) + " && FEEDRATE_QUICKSTART_NO_SETUP=1 FEEDRATE_BIN=" +
+                  FEEDRATE_BIN + " FEEDRATE_QUICKSTART_DATA=" + dir.path() + "/data FEEDRATE_QUICKSTART_RESULTS=" +
+                  dir.path() + "/results bash scripts/quickstart.sh 2>&1",
+              300);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("quickstart: emulation completed"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/results/summary.json")) << r.output;
+}
+
 TEST(Workloads, ListsEveryBuiltinWithItsDemand) {
   auto r = Sh(Feedrate("workloads --json"));
   ASSERT_EQ(r.code, 0) << r.output;

@@ -103,12 +103,36 @@ TEST(Config, UnknownKeysFailWithSuggestion) {
 }
 
 TEST(Config, DlioKeysNotImplementedAreWarnedNotRejected) {
-  auto c = LoadWorkload("unet3d_h100", {});
-  ASSERT_FALSE(c.warnings.empty());
-  EXPECT_NE(std::find(c.warnings.begin(), c.warnings.end(), "checkpoint.checkpoint_folder"), c.warnings.end());
+  auto c = Parse("dataset:\n  format: npz\n  compression_level: 4\n");
+  EXPECT_NE(std::find(c.warnings.begin(), c.warnings.end(), "dataset.compression_level"), c.warnings.end());
   // Python-only knobs are accepted silently; Hydra's own section is free-form.
   auto p = Parse("reader:\n  pin_memory: True\n  multiprocessing_context: spawn\nhydra:\n  run:\n    dir: x\n");
   EXPECT_TRUE(p.warnings.empty());
+}
+
+// Training checkpoints follow DLIO's schedule (main.py): a note only when one falls within the run, naming when,
+// what to run instead and the keys that have no effect; the checkpoint keys are not listed as unimplemented.
+TEST(Config, TrainingCheckpointNoteOnlyWhenDlioWouldWriteOne) {
+  auto c = LoadWorkload("unet3d_h100", {"train.epochs=3"});  // after epoch 5, every 2: none in 3 epochs
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings.front();
+  EXPECT_EQ(TrainingCheckpointNote(c), "");
+  c = LoadWorkload("unet3d_h100", {});  // 5 epochs
+  std::string note = TrainingCheckpointNote(c);
+  EXPECT_NE(note.find("a checkpoint after epoch 5 of this run"), std::string::npos) << note;
+  EXPECT_NE(note.find("`feedrate checkpoint`"), std::string::npos) << note;
+  EXPECT_NE(note.find("checkpoint.checkpoint_folder"), std::string::npos) << note;
+  c = LoadWorkload("unet3d_h100", {"train.epochs=9"});
+  EXPECT_NE(TrainingCheckpointNote(c).find("after epochs 5, 7, 9 of"), std::string::npos) << TrainingCheckpointNote(c);
+  c = LoadWorkload("unet3d_h100", {"train.epochs=20", "checkpoint.epochs_between_checkpoints=1"});
+  EXPECT_NE(TrainingCheckpointNote(c).find("after epochs 5, 6, 7, 8, ... (16 in all) of"), std::string::npos)
+      << TrainingCheckpointNote(c);
+  c = LoadWorkload("unet3d_h100", {"train.epochs=1", "checkpoint.steps_between_checkpoints=50"});
+  EXPECT_NE(TrainingCheckpointNote(c).find("every 50 steps"), std::string::npos) << TrainingCheckpointNote(c);
+  c = LoadWorkload("unet3d_h100", {"workflow.checkpoint=False"});
+  EXPECT_EQ(TrainingCheckpointNote(c), "");
+  c = LoadWorkload("unet3d_b200", {});  // checkpoint off: its model.* keys are no one's business
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings.front();
+  EXPECT_EQ(TrainingCheckpointNote(c), "");
 }
 
 TEST(Config, BadValuesNameKeyAndValue) {
