@@ -63,6 +63,10 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
                   "accelerator and epoch just before reading them (cachestat, else a mincore window; "
                   "feedrate.epochs[].resident_fraction); off: no probe")
       ->check(CLI::IsMember({"sample", "off"}));
+  sub->add_option("--io-timeout", o->io_timeout,
+                  "seconds an accelerator waits for its batch without one of its reads completing before the run "
+                  "fails naming the read (a storage that stopped answering; default 600; 0: wait forever)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--timeseries-interval", o->timeseries_interval,
                   "seconds between time-series samples in timeseries.csv (default 1; 0: none)")
       ->check(CLI::NonNegativeNumber);

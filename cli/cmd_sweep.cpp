@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -39,7 +40,6 @@ struct SweepArgs {
   std::string mpirun = "mpirun --bind-to none";
   double ceiling_mib_per_s = 0;
   bool measure_ceiling = false;
-  std::vector<std::string> run_flags;  // forwarded to every `feedrate run`
 };
 
 volatile sig_atomic_t g_child = 0;  // the run in progress, for forwarding SIGTERM
@@ -155,6 +155,193 @@ double MeasureCeiling(const std::string& exe, const WorkloadConfig& cfg, bool od
   return 0;
 }
 
+// The `run` options a sweep passes on to every run it starts.
+struct ForwardedRunOptions {
+  std::string engine, order, inject, cache;
+  uint64_t io_threads = 0, queue_depth = 0;
+  bool odirect = false, keep_open = false, drop_system_caches = false;
+  double collective_timeout = 0, io_timeout = -1;
+
+  void Register(CLI::App* sub) {
+    sub->add_option("--engine", engine, "forwarded to run")->check(CLI::IsMember({"auto", "uring", "posix"}));
+    sub->add_option("--order", order, "forwarded to run")->check(CLI::IsMember({"dlio", "shuffled"}));
+    sub->add_option("--io-threads", io_threads, "forwarded to run (per rank)");
+    sub->add_option("--queue-depth", queue_depth, "forwarded to run");
+    sub->add_flag("--odirect", odirect, "forwarded to run");
+    sub->add_flag("--keep-files-open", keep_open, "forwarded to run");
+    sub->add_option("--collective-timeout", collective_timeout, "forwarded to run")->check(CLI::NonNegativeNumber);
+    sub->add_option("--io-timeout", io_timeout, "forwarded to run")->check(CLI::NonNegativeNumber);
+    sub->add_option("--inject", inject, "forwarded to run: fault rules for the training reads (docs/faults.md)")
+        ->check(CheckInjectRules);
+    sub->add_option("--cache", cache, "forwarded to run: keep, drop, drop-once or direct")
+        ->check(CLI::IsMember({"keep", "drop", "drop-once", "direct"}));
+    sub->add_flag("--drop-system-caches", drop_system_caches, "forwarded to run");
+  }
+
+  std::vector<std::string> Argv(const WorkloadArgs& w) const {
+    std::vector<std::string> v;
+    for (const auto& p : w.params) v.insert(v.end(), {"--param", p});
+    for (const auto& p : w.positional) v.push_back(p);
+    if (!engine.empty()) v.insert(v.end(), {"--engine", engine});
+    if (!order.empty()) v.insert(v.end(), {"--order", order});
+    if (io_threads > 0) v.insert(v.end(), {"--io-threads", std::to_string(io_threads)});
+    if (queue_depth > 0) v.insert(v.end(), {"--queue-depth", std::to_string(queue_depth)});
+    if (odirect) v.push_back("--odirect");
+    if (keep_open) v.push_back("--keep-files-open");
+    if (!inject.empty()) v.insert(v.end(), {"--inject", inject});
+    if (!cache.empty()) v.insert(v.end(), {"--cache", cache});
+    if (drop_system_caches) v.push_back("--drop-system-caches");
+    if (collective_timeout > 0) v.insert(v.end(), {"--collective-timeout", std::to_string(collective_timeout)});
+    if (io_timeout >= 0) v.insert(v.end(), {"--io-timeout", std::to_string(io_timeout)});
+    return v;
+  }
+};
+
+void RegisterSweepOptions(CLI::App* sub, WorkloadArgs& w, SweepArgs& a, ForwardedRunOptions& f) {
+  w.Register(sub, true);
+  sub->add_option("--min", a.search.min, "smallest accelerator count per host to try (default 1)")->check(CLI::PositiveNumber);
+  sub->add_option("--max", a.search.max, "largest accelerator count per host to try (default: double until a point fails)");
+  sub->add_option("--repeats", a.search.repeats, "runs per point; a point passes when all pass (default 1)")
+      ->check(CLI::Range(1, 100));
+  sub->add_flag("--closed", a.closed, "MLPerf CLOSED: 5 runs per point");
+  sub->add_option("--mode", a.mode, "threads: accelerators as threads of one process per host (default); ranks: one MPI rank each")
+      ->check(CLI::IsMember({"threads", "ranks"}));
+  auto* hosts_opt = sub->add_option("--hosts", a.hosts, "h1,h2,...: run on these hosts through mpirun, equal accelerators per host");
+  sub->add_option("--hostfile", a.hostfile, "an OpenMPI hostfile naming the hosts (as --hosts; slots are ignored)")
+      ->excludes(hosts_opt);
+  sub->add_option("--mpirun", a.mpirun, "launcher for --mode ranks or --hosts (default \"mpirun --bind-to none\")");
+  sub->add_option("--results-dir", a.results_dir, "where every run's results and sweep.json go (default results/<timestamp>_sweep_<workload>)");
+  sub->add_flag("--ceiling", a.measure_ceiling, "first measure the storage's read MiB/s with feedrate iobench on the "
+                                               "largest training file (reader.transfer_size blocks, 3 s per cell)");
+  sub->add_option("--ceiling-mib-s", a.ceiling_mib_per_s, "the storage's read MiB/s (e.g. from feedrate iobench), to tell a storage limit from others");
+  f.Register(sub);
+}
+
+// How the sweep starts the run of one point: `feedrate run` as a child, under mpirun for ranks or hosts.
+struct PointLauncher {
+  std::string exe, mpirun, mode, workload, data_dir, results_dir;
+  std::vector<std::string> host_names;  // empty: this host only
+  std::vector<std::string> forwarded;   // ForwardedRunOptions::Argv
+  uint64_t hosts = 1;
+
+  std::vector<std::string> Argv(uint64_t total, const std::string& run_dir) const {
+    std::vector<std::string> argv;
+    const uint64_t per_host = total / hosts;
+    if (mode == "ranks" || !host_names.empty()) {
+      argv = SplitWords(mpirun, ' ');
+      const uint64_t ranks_per_host = mode == "ranks" ? per_host : 1;
+      argv.insert(argv.end(), {"-np", std::to_string(ranks_per_host * hosts)});
+      if (!host_names.empty()) {
+        std::string list;
+        for (const auto& h : host_names) list += (list.empty() ? "" : ",") + h + ":" + std::to_string(ranks_per_host);
+        argv.insert(argv.end(), {"--host", list});
+      }
+    }
+    const uint64_t per_rank = mode == "ranks" ? 1 : per_host;
+    argv.insert(argv.end(), {exe, "run", "-w", workload, "--data-dir", data_dir, "-n", std::to_string(per_rank),
+                             "--results-dir", run_dir});
+    argv.insert(argv.end(), forwarded.begin(), forwarded.end());
+    return argv;
+  }
+
+  // Runs the point's `repeat`-th run and reads its summary (or names why there is none).
+  SweepRun Run(uint64_t total, int repeat) const {
+    SweepRun run;
+    run.results_dir = results_dir + "/n" + std::to_string(total) + "_r" + std::to_string(repeat);
+    std::error_code ec;
+    fs::remove_all(run.results_dir, ec);
+    fs::create_directories(run.results_dir, ec);
+    const std::string log = run.results_dir + "/run.log";
+    run.exit_code = Spawn(Argv(total, run.results_dir), log);
+    std::ifstream in(run.results_dir + "/summary.json");
+    if (in) {
+      try {
+        FillSweepRun(nlohmann::json::parse(in), &run);
+      } catch (const std::exception& e) {
+        if (run.exit_code == 0 || run.exit_code == 3) run.exit_code = kExitError;
+        run.error = run.results_dir + "/summary.json: " + e.what();
+      }
+    }
+    if (run.exit_code < 0) {
+      run.error = std::string("cannot start the run: ") + std::strerror(-run.exit_code);
+    } else if (run.exit_code != 0 && run.exit_code != 3 && run.error.empty()) {
+      run.error = ErrorFromLog(log) + " (" + log + ")";
+    }
+    return run;
+  }
+};
+
+void PrintSweepRun(const SweepRun& r) {
+  std::printf("sweep: %4llu accelerators, run %d: %s  AU %6.2f%%  %9.1f MiB/s  client CPU %3.0f%%  stall p99 %.4f s\n",
+              static_cast<unsigned long long>(r.accelerators), r.repeat,
+              r.exit_code == 0 ? "pass" : r.exit_code == 3 ? "miss" : "ERROR", r.au_pct, r.read_mib_per_s,
+              100 * r.cpu_utilisation, r.stall_p99);
+  if (!r.error.empty()) std::printf("sweep:      %s\n", r.error.c_str());
+  std::fflush(stdout);
+}
+
+// Writes sweep.json and prints the answer, its limit and validity; the command's exit code.
+int ReportSweep(const SweepResult& result, const SweepArgs& args, bool ceiling_measured, const WorkloadConfig& cfg,
+                const WorkloadArgs& w) {
+  nlohmann::json doc = SweepJson(result, args.search, args.ceiling_mib_per_s);
+  doc["workload"] = cfg.name;
+  doc["workload_source"] = cfg.source;
+  doc["mode"] = args.mode;
+  doc["au_bar_pct"] = cfg.au * 100;
+  doc["data_dir"] = w.data_dir;
+  doc["storage_ceiling_source"] = args.ceiling_mib_per_s <= 0 ? "none"
+                                  : ceiling_measured          ? "feedrate iobench (ceiling/iobench.json)"
+                                                              : "--ceiling-mib-s";
+  Status st = WriteFileAtomic(args.results_dir + "/sweep.json", doc.dump(1) + "\n");
+  if (!st.ok()) {
+    std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
+    return kExitError;
+  }
+  if (result.stop_code != 0) {
+    std::fprintf(stderr, "feedrate: error: sweep stopped: %s\n", result.stop_reason.c_str());
+    return result.stop_code == 130 ? kExitInterrupted : kExitError;
+  }
+  const auto& b = doc["bottleneck"];
+  std::printf("accelerators supported: %llu%s (%s, AU bar %.0f%%, %d run(s) per point)\n",
+              static_cast<unsigned long long>(result.accelerators_supported), result.capped ? " or more" : "",
+              cfg.name.c_str(), cfg.au * 100, args.search.repeats);
+  std::printf("limit: %s: %s\n", b["limit"].get<std::string>().c_str(), b["explanation"].get<std::string>().c_str());
+  std::printf("validity: %s\n", doc["validity"]["category"].get<std::string>().c_str());
+  for (const auto& why : doc["validity"]["reasons"]) std::printf("  %s\n", why.get<std::string>().c_str());
+  std::printf("results: %s/sweep.json\n", args.results_dir.c_str());
+  return result.accelerators_supported > 0 ? kExitPass : kExitMissedAu;
+}
+
+// The workload (validated once, not in every run), the hosts and the results directory; false after an error.
+bool PrepareSweep(const WorkloadArgs& w, SweepArgs& args, std::optional<WorkloadConfig>* cfg,
+                  std::vector<std::string>* host_names) {
+  *cfg = LoadWorkloadOrPrint(w.workload, w.Overrides());
+  if (!*cfg) return false;
+  if ((*cfg)->on_s3()) {
+    std::fprintf(stderr, "feedrate: error: %s: sweep searches file-system datasets (--data-dir); for S3, run "
+                         "`feedrate run --storage s3://...` with growing --accelerators\n", (*cfg)->source.c_str());
+    return false;
+  }
+  try {
+    LaunchArgs where;
+    where.hosts = args.hosts;
+    where.hostfile = args.hostfile;
+    for (const auto& h : where.Hosts()) host_names->push_back(h.name);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "feedrate: error: %s\n", e.what());
+    return false;
+  }
+  args.search.hosts = host_names->empty() ? 1 : host_names->size();
+  if (args.results_dir.empty()) args.results_dir = "results/" + NowCompact() + "_sweep_" + (*cfg)->name;
+  std::error_code ec;
+  fs::create_directories(args.results_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "feedrate: error: cannot create results directory %s: %s\n", args.results_dir.c_str(), ec.message().c_str());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Runner AddSweep(CLI::App& app) {
@@ -162,169 +349,25 @@ Runner AddSweep(CLI::App& app) {
                                           "answer, 3 when the minimum fails, 2 on error");
   auto w = std::make_shared<WorkloadArgs>();
   auto a = std::make_shared<SweepArgs>();
-  auto engine = std::make_shared<std::string>();
-  auto order = std::make_shared<std::string>();
-  auto io_threads = std::make_shared<uint64_t>(0);
-  auto queue_depth = std::make_shared<uint64_t>(0);
-  auto odirect = std::make_shared<bool>(false);
-  auto keep_open = std::make_shared<bool>(false);
-  w->Register(sub, true);
-  sub->add_option("--min", a->search.min, "smallest accelerator count per host to try (default 1)")->check(CLI::PositiveNumber);
-  sub->add_option("--max", a->search.max, "largest accelerator count per host to try (default: double until a point fails)");
-  sub->add_option("--repeats", a->search.repeats, "runs per point; a point passes when all pass (default 1)")
-      ->check(CLI::Range(1, 100));
-  sub->add_flag("--closed", a->closed, "MLPerf CLOSED: 5 runs per point");
-  sub->add_option("--mode", a->mode, "threads: accelerators as threads of one process per host (default); ranks: one MPI rank each")
-      ->check(CLI::IsMember({"threads", "ranks"}));
-  auto* hosts_opt = sub->add_option("--hosts", a->hosts, "h1,h2,...: run on these hosts through mpirun, equal accelerators per host");
-  sub->add_option("--hostfile", a->hostfile, "an OpenMPI hostfile naming the hosts (as --hosts; slots are ignored)")
-      ->excludes(hosts_opt);
-  sub->add_option("--mpirun", a->mpirun, "launcher for --mode ranks or --hosts (default \"mpirun --bind-to none\")");
-  sub->add_option("--results-dir", a->results_dir, "where every run's results and sweep.json go (default results/<timestamp>_sweep_<workload>)");
-  sub->add_flag("--ceiling", a->measure_ceiling, "first measure the storage's read MiB/s with feedrate iobench on the "
-                                               "largest training file (reader.transfer_size blocks, 3 s per cell)");
-  sub->add_option("--ceiling-mib-s", a->ceiling_mib_per_s, "the storage's read MiB/s (e.g. from feedrate iobench), to tell a storage limit from others");
-  sub->add_option("--engine", *engine, "forwarded to run")->check(CLI::IsMember({"auto", "uring", "posix"}));
-  sub->add_option("--order", *order, "forwarded to run")->check(CLI::IsMember({"dlio", "shuffled"}));
-  sub->add_option("--io-threads", *io_threads, "forwarded to run (per rank)");
-  sub->add_option("--queue-depth", *queue_depth, "forwarded to run");
-  sub->add_flag("--odirect", *odirect, "forwarded to run");
-  sub->add_flag("--keep-files-open", *keep_open, "forwarded to run");
-  auto collective_timeout = std::make_shared<double>(0);
-  sub->add_option("--collective-timeout", *collective_timeout, "forwarded to run")->check(CLI::NonNegativeNumber);
-  auto inject = std::make_shared<std::string>();
-  sub->add_option("--inject", *inject, "forwarded to run: fault rules for the training reads (docs/faults.md)")
-      ->check(CheckInjectRules);
-  auto cache = std::make_shared<std::string>();
-  sub->add_option("--cache", *cache, "forwarded to run: keep, drop, drop-once or direct")
-      ->check(CLI::IsMember({"keep", "drop", "drop-once", "direct"}));
-  auto drop_system = std::make_shared<bool>(false);
-  sub->add_flag("--drop-system-caches", *drop_system, "forwarded to run");
+  auto f = std::make_shared<ForwardedRunOptions>();
+  RegisterSweepOptions(sub, *w, *a, *f);
   return [=] {
     SweepArgs args = *a;
     if (args.closed) args.search.repeats = 5;
-    // Validate the workload and overrides once, up front, rather than in every run.
-    const std::optional<WorkloadConfig> loaded = LoadWorkloadOrPrint(w->workload, w->Overrides());
-    if (!loaded) return kExitError;
-    const WorkloadConfig& cfg = *loaded;
-    if (cfg.on_s3()) {
-      std::fprintf(stderr, "feedrate: error: %s: sweep searches file-system datasets (--data-dir); for S3, run "
-                           "`feedrate run --storage s3://...` with growing --accelerators\n", cfg.source.c_str());
-      return kExitError;
-    }
+    std::optional<WorkloadConfig> cfg;
     std::vector<std::string> host_names;
-    try {
-      LaunchArgs where;
-      where.hosts = args.hosts;
-      where.hostfile = args.hostfile;
-      for (const auto& h : where.Hosts()) host_names.push_back(h.name);
-    } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "feedrate: error: %s\n", e.what());
-      return kExitError;
-    }
-    args.search.hosts = host_names.empty() ? 1 : host_names.size();
-    const bool launcher = args.mode == "ranks" || !host_names.empty();
-    if (args.results_dir.empty()) args.results_dir = "results/" + NowCompact() + "_sweep_" + cfg.name;
-    std::error_code ec;
-    fs::create_directories(args.results_dir, ec);
-    if (ec) {
-      std::fprintf(stderr, "feedrate: error: cannot create results directory %s: %s\n", args.results_dir.c_str(), ec.message().c_str());
-      return kExitError;
-    }
-    std::vector<std::string> forwarded;
-    for (const auto& p : w->params) forwarded.insert(forwarded.end(), {"--param", p});
-    for (const auto& p : w->positional) forwarded.push_back(p);
-    if (!engine->empty()) forwarded.insert(forwarded.end(), {"--engine", *engine});
-    if (!order->empty()) forwarded.insert(forwarded.end(), {"--order", *order});
-    if (*io_threads > 0) forwarded.insert(forwarded.end(), {"--io-threads", std::to_string(*io_threads)});
-    if (*queue_depth > 0) forwarded.insert(forwarded.end(), {"--queue-depth", std::to_string(*queue_depth)});
-    if (*odirect) forwarded.push_back("--odirect");
-    if (*keep_open) forwarded.push_back("--keep-files-open");
-    if (!inject->empty()) forwarded.insert(forwarded.end(), {"--inject", *inject});
-    if (!cache->empty()) forwarded.insert(forwarded.end(), {"--cache", *cache});
-    if (*drop_system) forwarded.push_back("--drop-system-caches");
-    if (*collective_timeout > 0) forwarded.insert(forwarded.end(), {"--collective-timeout", std::to_string(*collective_timeout)});
-    const std::string exe = SelfExe();
-    if (args.measure_ceiling && args.ceiling_mib_per_s <= 0) {
-      args.ceiling_mib_per_s = MeasureCeiling(exe, cfg, cfg.odirect || *odirect || *cache == "direct", args.results_dir);
+    if (!PrepareSweep(*w, args, &cfg, &host_names)) return kExitError;
+    PointLauncher point{SelfExe(), args.mpirun, args.mode, w->workload, w->data_dir, args.results_dir, host_names,
+                        f->Argv(*w), args.search.hosts};
+    const bool measure = args.measure_ceiling && args.ceiling_mib_per_s <= 0;
+    if (measure) {
+      args.ceiling_mib_per_s = MeasureCeiling(point.exe, *cfg, cfg->odirect || f->odirect || f->cache == "direct",
+                                              args.results_dir);
       if (args.ceiling_mib_per_s > 0) std::printf("sweep: storage ceiling %.1f MiB/s (feedrate iobench)\n", args.ceiling_mib_per_s);
     }
-
-    SweepRunner runner = [&](uint64_t total, int repeat) {
-      SweepRun run;
-      const uint64_t per_host = total / args.search.hosts;
-      run.results_dir = args.results_dir + "/n" + std::to_string(total) + "_r" + std::to_string(repeat);
-      fs::remove_all(run.results_dir, ec);
-      fs::create_directories(run.results_dir, ec);
-      std::vector<std::string> argv;
-      if (launcher) {
-        argv = SplitWords(args.mpirun, ' ');
-        const uint64_t ranks_per_host = args.mode == "ranks" ? per_host : 1;
-        argv.insert(argv.end(), {"-np", std::to_string(ranks_per_host * args.search.hosts)});
-        if (!host_names.empty()) {
-          std::string hosts;
-          for (const auto& h : host_names) hosts += (hosts.empty() ? "" : ",") + h + ":" + std::to_string(ranks_per_host);
-          argv.insert(argv.end(), {"--host", hosts});
-        }
-      }
-      const uint64_t per_rank = args.mode == "ranks" ? 1 : per_host;
-      argv.insert(argv.end(), {exe, "run", "-w", w->workload, "--data-dir", w->data_dir, "-n", std::to_string(per_rank),
-                               "--results-dir", run.results_dir});
-      argv.insert(argv.end(), forwarded.begin(), forwarded.end());
-      const std::string log = run.results_dir + "/run.log";
-      run.exit_code = Spawn(argv, log);
-      std::ifstream in(run.results_dir + "/summary.json");
-      if (in) {
-        try {
-          FillSweepRun(nlohmann::json::parse(in), &run);
-        } catch (const std::exception& e) {
-          if (run.exit_code == 0 || run.exit_code == 3) run.exit_code = kExitError;
-          run.error = run.results_dir + "/summary.json: " + e.what();
-        }
-      }
-      if (run.exit_code < 0) {
-        run.error = std::string("cannot start the run: ") + std::strerror(-run.exit_code);
-      } else if (run.exit_code != 0 && run.exit_code != 3 && run.error.empty()) {
-        run.error = ErrorFromLog(log) + " (" + log + ")";
-      }
-      return run;
-    };
-    args.search.on_run = [](const SweepRun& r) {
-      std::printf("sweep: %4llu accelerators, run %d: %s  AU %6.2f%%  %9.1f MiB/s  client CPU %3.0f%%  stall p99 %.4f s\n",
-                  static_cast<unsigned long long>(r.accelerators), r.repeat,
-                  r.exit_code == 0 ? "pass" : r.exit_code == 3 ? "miss" : "ERROR", r.au_pct, r.read_mib_per_s,
-                  100 * r.cpu_utilisation, r.stall_p99);
-      if (!r.error.empty()) std::printf("sweep:      %s\n", r.error.c_str());
-      std::fflush(stdout);
-    };
-    SweepResult result = RunSweep(args.search, runner);
-    nlohmann::json doc = SweepJson(result, args.search, args.ceiling_mib_per_s);
-    doc["workload"] = cfg.name;
-    doc["workload_source"] = cfg.source;
-    doc["mode"] = args.mode;
-    doc["au_bar_pct"] = cfg.au * 100;
-    doc["data_dir"] = w->data_dir;
-    doc["storage_ceiling_source"] = args.ceiling_mib_per_s <= 0 ? "none" : args.measure_ceiling && a->ceiling_mib_per_s <= 0
-                                                                              ? "feedrate iobench (ceiling/iobench.json)"
-                                                                              : "--ceiling-mib-s";
-    Status st = WriteFileAtomic(args.results_dir + "/sweep.json", doc.dump(1) + "\n");
-    if (!st.ok()) {
-      std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
-      return kExitError;
-    }
-    if (result.stop_code != 0) {
-      std::fprintf(stderr, "feedrate: error: sweep stopped: %s\n", result.stop_reason.c_str());
-      return result.stop_code == 130 ? kExitInterrupted : kExitError;
-    }
-    const auto& b = doc["bottleneck"];
-    std::printf("accelerators supported: %llu%s (%s, AU bar %.0f%%, %d run(s) per point)\n",
-                static_cast<unsigned long long>(result.accelerators_supported), result.capped ? " or more" : "",
-                cfg.name.c_str(), cfg.au * 100, args.search.repeats);
-    std::printf("limit: %s: %s\n", b["limit"].get<std::string>().c_str(), b["explanation"].get<std::string>().c_str());
-    std::printf("validity: %s\n", doc["validity"]["category"].get<std::string>().c_str());
-    for (const auto& why : doc["validity"]["reasons"]) std::printf("  %s\n", why.get<std::string>().c_str());
-    std::printf("results: %s/sweep.json\n", args.results_dir.c_str());
-    return result.accelerators_supported > 0 ? kExitPass : kExitMissedAu;
+    args.search.on_run = PrintSweepRun;
+    SweepResult result = RunSweep(args.search, [&](uint64_t total, int repeat) { return point.Run(total, repeat); });
+    return ReportSweep(result, args, measure, *cfg, *w);
   };
 }
 

@@ -369,7 +369,18 @@ std::string Comm::Broadcast(const std::string& value, int root) const {
   return out;
 }
 
+void Comm::FinalizeAndExit(int code) const {
+  std::fflush(nullptr);
+  if (owns_mpi_) MPI_Finalize();
+  std::_Exit(code);
+}
+
 #else  // single process
+
+void Comm::FinalizeAndExit(int code) const {
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
 
 Comm::Comm(int*, char***) {
   char name[64] = {};

@@ -30,6 +30,10 @@ class Comm {
   // Rank 0 calls `hook` with the watchdog's message just before it ends the job (from the thread that waited), so
   // the run can leave a failed-run record; empty: none.
   void SetAbortHook(std::function<void(const std::string& message)> hook) { abort_hook_ = std::move(hook); }
+  // Ends this process with `code` without unwinding (after MPI_Finalize, which the other ranks reach through ~Comm):
+  // for a run whose I/O threads may still write into its memory (a read that never completed), so that nothing
+  // of it is freed under them. Flushes stdio first.
+  [[noreturn]] void FinalizeAndExit(int code) const;
   const std::string& hostname(int rank) const { return hosts_[static_cast<size_t>(rank)]; }
   // The lowest rank on this rank's host: the one that does host-wide work (device counters, system cache drop).
   bool host_leader() const {

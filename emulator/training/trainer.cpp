@@ -115,6 +115,7 @@ TrainingResult Trainer::Run() {
   for (uint64_t a = 0; a < opt_.accelerators; ++a) threads.emplace_back([this, a] { AcceleratorMain(a); });
   for (auto& t : threads) t.join();
   barrier_ = nullptr;
+  result_.lost_completion = lost_completion_.load(std::memory_order_relaxed);
   return std::move(result_);
 }
 
@@ -123,24 +124,37 @@ void Trainer::AcceleratorMain(uint64_t local) {
   const uint64_t global = static_cast<uint64_t>(comm_.rank()) * opt_.accelerators + local;
   const uint64_t steps = result_.steps_per_epoch;
   AcceleratorLog& log = result_.logs[local];
-  Prefetcher prefetcher(engine_, table_, cfg_.batch_size, cfg_.prefetch_size, opt_.retain_batches, opt_.direct_align,
-                        opt_.files, opt_.coalesce_bytes);
+  // Heap-held so that a prefetcher a read was lost into stays allocated (KeepIfLost); once per thread, not per sample.
+  PrefetcherPtr owned(new Prefetcher(engine_, table_, cfg_.batch_size, cfg_.prefetch_size, opt_.retain_batches,
+                                     opt_.direct_align, opt_.files, opt_.coalesce_bytes));
+  Prefetcher& prefetcher = *owned;
   prefetcher.set_check_time_counter(opt_.check_ns);
   prefetcher.set_residency_sampling(opt_.residency_every);
   prefetcher.set_content_check(opt_.content);
+  prefetcher.set_completion_timeout(opt_.io_timeout_ns);
   AcceleratorLive* live = opt_.live != nullptr ? &opt_.live[local] : nullptr;
   std::vector<uint64_t> samples;
   samples.reserve(sampler_.samples_per_epoch_per_accelerator());
   ComputeTimeDraw compute(cfg_.computation_time, 0x6a177e2ULL + global);
-  std::unique_ptr<Prefetcher> eval_prefetcher;
+  PrefetcherPtr eval_prefetcher;
   std::vector<uint64_t> eval_ids;
   if (opt_.eval_sampler != nullptr) {
-    eval_prefetcher = std::make_unique<Prefetcher>(engine_, table_, cfg_.batch_size_eval, cfg_.prefetch_size,
-                                                   opt_.retain_batches, opt_.direct_align, opt_.files, opt_.coalesce_bytes);
+    eval_prefetcher.reset(new Prefetcher(engine_, table_, cfg_.batch_size_eval, cfg_.prefetch_size,
+                                         opt_.retain_batches, opt_.direct_align, opt_.files, opt_.coalesce_bytes));
     eval_prefetcher->set_check_time_counter(opt_.check_ns);
     eval_prefetcher->set_content_check(opt_.content);
+    eval_prefetcher->set_completion_timeout(opt_.io_timeout_ns);
     eval_ids.reserve(opt_.eval_sampler->samples_per_epoch_per_accelerator());
   }
+  // When the thread leaves: a read lost into either prefetcher means the engine must outlive the process too.
+  struct ReportLost {
+    Trainer* trainer;
+    const PrefetcherPtr& train;
+    const PrefetcherPtr& eval;
+    ~ReportLost() {
+      if (train->lost() || (eval && eval->lost())) trainer->lost_completion_.store(true, std::memory_order_relaxed);
+    }
+  } report_lost{this, owned, eval_prefetcher};
 
   for (uint64_t epoch = 1; epoch <= cfg_.epochs; ++epoch) {
     sampler_.EpochSamples(epoch, global, &samples);

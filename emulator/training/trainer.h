@@ -41,6 +41,7 @@ struct TrainingResult {
   uint64_t epochs_completed = 0;
   Status error;             // this rank's first error
   bool stopped = false;     // some rank failed or was interrupted; the run ended early everywhere
+  bool lost_completion = false;  // a read never completed (--io-timeout): its engine must outlive the process
   bool interrupted = false;
 };
 
@@ -66,6 +67,7 @@ struct TrainerOptions {
   uint64_t residency_every = 0;     // probe every Nth read request's page-cache residency (0: off)
   AcceleratorLive* live = nullptr;  // per local accelerator: live stall state for the time series
   ContentCheck* content = nullptr;  // run --verify (prefetcher.h); nullptr: off
+  int64_t io_timeout_ns = 0;        // a batch wait with no completion for this long fails the run (0: wait forever)
 };
 
 class Trainer;
@@ -99,6 +101,7 @@ class Trainer {
   TrainerOptions opt_;
   TrainingResult result_;
   std::atomic<bool> local_failed_{false};
+  std::atomic<bool> lost_completion_{false};  // an accelerator thread lost a read (--io-timeout)
   std::mutex error_mu_;          // error path only: guards result_.error
   bool stop_ = false;            // written only in OnBarrier, read by threads after the barrier
   uint64_t barrier_epoch_ = 1;   // OnBarrier only: the epoch and position in its barrier schedule

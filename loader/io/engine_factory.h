@@ -1,4 +1,5 @@
-// Engine selection: "auto" (io_uring, falling back to POSIX when a ring cannot be set up), "uring", "posix".
+// Engine settings and selection: ResolveEngineOptions (the one place that turns a run's reader settings into the
+// engine's effective numbers) and MakeEngine: "auto" (io_uring, falling back to POSIX), "uring", "posix".
 #pragma once
 
 #include <memory>
@@ -14,6 +15,39 @@ struct EngineChoice {
   std::string description;      // e.g. "uring (SINGLE_ISSUER|DEFER_TASKRUN, registered buffers)"
   std::string fallback_reason;  // non-empty when "auto" fell back to POSIX
 };
+
+// What a run asks of its engine: the workload's reader settings, the command line and the rank's machine.
+struct EngineRequest {
+  bool s3 = false;                   // the S3 engine (network GETs) instead of a file engine
+  bool posix = false;                // feedrate.engine posix (with O_DIRECT its only concurrency is blocked threads)
+  uint64_t transfer_size = 1 << 20;  // reader.transfer_size
+  uint64_t queue_depth = 0;          // feedrate.queue_depth / --queue-depth; 0: the default for the mode
+  bool odirect = false;              // reader.odirect
+  uint64_t direct_align = 4096;      // the files' O_DIRECT alignment (DirectIoAlignment); used with odirect only
+  uint64_t io_threads = 0;           // --io-threads; 0: reader.read_threads x accelerators, capped
+  uint64_t read_threads = 1;         // reader.read_threads (DLIO's workers per accelerator)
+  uint64_t accelerators = 1;         // on this rank
+  uint64_t prefetch = 1;             // reader.prefetch_size
+  uint64_t batch = 1;                // reader.batch_size
+  size_t cpus = 1;                   // CPUs the rank may run on
+};
+
+// The effective settings: the engines, the memory check, read coalescing and retained batches all use these.
+struct ResolvedEngine {
+  EngineOptions options;       // threads, transfer_size (rounded for O_DIRECT), queue depth and capacity, alignment
+  uint64_t io_threads = 1;     // the rank's I/O threads (an S3 rank runs options.threads = min(this, CPUs) loops)
+  uint64_t dlio_threads = 1;   // reader.read_threads x accelerators
+  bool capped = false;         // io_threads is the cap (4 per CPU), not dlio_threads: say so
+  // The most bytes one read of an extent of `length` covers: the extent, widened to alignment under O_DIRECT.
+  // A sample whose window exceeds options.transfer_size is not handed over in place (checks need it retained).
+  uint64_t MaxWindow(uint64_t length) const { return length + (options.odirect ? 2 * options.direct_align : 0); }
+};
+
+// Pure. transfer_size is rounded up to direct_align with O_DIRECT (the size the engines read with); queue depth is
+// 1 for buffered file reads (deeper makes io_uring punt copies to workers), 16 for O_DIRECT and S3, unless given;
+// I/O threads are DLIO's count capped at max(read_threads, 4 per CPU) (not for POSIX O_DIRECT, nor when given);
+// S3 runs at most one event loop per CPU; the queue holds every sample the rank's prefetchers keep in flight.
+ResolvedEngine ResolveEngineOptions(const EngineRequest& r);
 
 // Errors: an unknown kind, or an explicit "uring" whose rings cannot be set up (with the reason).
 Result<EngineChoice> MakeEngine(const std::string& kind, const FileTable& files, const EngineOptions& options);

@@ -46,6 +46,9 @@ class CompletionTarget {
   ~CompletionTarget() = default;
 };
 
+// One read. REQUIRES: `target` outlives the request (until its OnComplete returns); `dest`, when set, holds the
+// extent's window: extent.length bytes, or with O_DIRECT the extent widened to direct_align on both sides
+// (ResolvedEngine::MaxWindow), direct_align-aligned; the engine writes nothing else.
 struct ReadRequest {
   SampleExtent extent;
   char* dest = nullptr;               // nullptr: read into the engine's recycled transfer buffers
@@ -133,11 +136,15 @@ struct EngineCounters {
   uint64_t requeued = 0;       // short reads and -EAGAIN resubmitted for the remainder
 };
 
+// REQUIRES: the FileTable and the options' faults and stats outlive the engine; the destructor joins the I/O
+// threads, so every submitted request completes (OnComplete called) before it returns, except a read the
+// kernel never returns (a lost read: its owner releases the engine instead, docs/faults.md).
 class IoEngine {
  public:
   virtual ~IoEngine() = default;
   virtual const char* name() const = 0;
-  // Queues a read; never blocks as long as outstanding requests stay within queue_capacity.
+  // Queues a read; thread-safe; never blocks as long as outstanding requests stay within queue_capacity (the
+  // caller's bound: EngineOptions::queue_capacity). OnComplete runs on an I/O thread, once per request.
   virtual void Submit(const ReadRequest& request) = 0;
   // Bytes of I/O buffer memory the engine holds.
   virtual uint64_t buffer_bytes() const = 0;

@@ -8,6 +8,7 @@
 #include "loader/format/tfrecord.h"
 #include "loader/util/clock.h"
 #include "loader/util/content_pattern.h"
+#include "loader/util/futex.h"
 
 namespace feedrate {
 
@@ -24,7 +25,10 @@ Prefetcher::Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batc
       slots_(std::make_unique<Slot[]>(depth_)) {
   stride_ = direct_align > 0 ? (max_extent_ + 2 * direct_align + direct_align - 1) / direct_align * direct_align
                              : max_extent_;
-  for (uint64_t i = 0; i < depth_; ++i) slots_[i].group = std::make_unique<uint32_t[]>(batch_);
+  for (uint64_t i = 0; i < depth_; ++i) {
+    slots_[i].group = std::make_unique<uint32_t[]>(batch_);
+    slots_[i].done = std::make_unique<std::atomic<uint8_t>[]>(batch_);
+  }
   if (retain_batches) {
     size_t align = std::max<size_t>(AlignedBuffer::kAlignment, direct_align);
     for (uint64_t i = 0; i < depth_; ++i) slots_[i].retained = AlignedBuffer(batch_ * stride_, align);
@@ -63,6 +67,7 @@ void Prefetcher::SubmitBatch(uint64_t step) {
       r.extent.length += next.length;
     }
     slot.group[i] = static_cast<uint32_t>(n);
+    slot.done[i].store(0, std::memory_order_relaxed);  // published to the I/O thread by Submit's queue
     // Retained slots give each sample `stride_` >= its window, so a group's window fits n strides.
     r.dest = slot.retained.data() != nullptr ? slot.retained.data() + i * stride_ : nullptr;
     r.target = this;
@@ -189,26 +194,56 @@ void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status, 
       check_ns_->fetch_add(static_cast<uint64_t>(NowNs() - t0), std::memory_order_relaxed);
     }
   }
-  if (slot.pending.fetch_sub(n, std::memory_order_acq_rel) == n) slot.pending.notify_all();
+  slot.done[first].store(1, std::memory_order_relaxed);  // read by Outstanding() only after a timeout
+  // The last completion of the batch wakes the waiter, if one waits: one wake per batch, none otherwise. Nothing
+  // of the slot is read after the decrement (the futex wake only uses the address).
+  if (slot.pending.fetch_sub(n, std::memory_order_acq_rel) == (n | kWaiting)) FutexWakeAll(slot.pending);
+}
+
+bool Prefetcher::WaitSlot(Slot& slot) {
+  if ((slot.pending.load(std::memory_order_acquire) & ~kWaiting) == 0) return true;
+  if (lost_) return false;
+  uint32_t p = slot.pending.fetch_or(kWaiting, std::memory_order_acq_rel) | kWaiting;
+  while ((p & ~kWaiting) != 0) {
+    if (!FutexWait(slot.pending, p, completion_timeout_ns_ > 0 ? completion_timeout_ns_ : -1) &&
+        slot.pending.load(std::memory_order_acquire) == p) {  // not one completion in the whole timeout
+      lost_ = true;
+      return false;
+    }
+    p = slot.pending.load(std::memory_order_acquire);
+  }
+  slot.pending.store(0, std::memory_order_relaxed);  // drops kWaiting; no read of this batch is left to complete
+  return true;
+}
+
+Status Prefetcher::Outstanding(const Slot& slot) const {
+  const uint64_t* ids = samples_->data() + slot.step * batch_;
+  for (uint64_t i = 0; i < batch_; i += slot.group[i]) {
+    if (slot.done[i].load(std::memory_order_relaxed) != 0) continue;
+    const SampleExtent e = table_.At(ids[i]);
+    uint64_t length = 0;
+    for (uint32_t k = 0; k < slot.group[i]; ++k) length += table_.At(ids[i + k]).length;
+    char timeout[32];
+    std::snprintf(timeout, sizeof timeout, "%.3g", static_cast<double>(completion_timeout_ns_) / 1e9);
+    return Status::IoError("a read of " + (files_ != nullptr ? files_->path(e.file) : std::string("(file)")) +
+                           " at offset " + std::to_string(e.offset) + " (" + std::to_string(length) +
+                           " bytes, batch " + std::to_string(slot.step) + ") has not completed after " + timeout +
+                           " s (--io-timeout) with no other read of its batch completing: the storage stopped "
+                           "answering, or an I/O thread is stuck");
+  }
+  return Status::IoError("a batch read did not complete within --io-timeout");
 }
 
 BatchResult Prefetcher::WaitBatch(uint64_t step) {
   Slot& slot = slots_[step % depth_];
-  for (uint32_t p; (p = slot.pending.load(std::memory_order_acquire)) != 0;) {
-    slot.pending.wait(p, std::memory_order_acquire);
-  }
+  if (!WaitSlot(slot)) return {slot.bytes.load(std::memory_order_relaxed), Outstanding(slot)};
   BatchResult r{slot.bytes.load(std::memory_order_relaxed), slot.failed.load(std::memory_order_relaxed) ? slot.error : Status::Ok()};
   if (r.status.ok() && next_submit_ < steps_) SubmitBatch(next_submit_++);
   return r;
 }
 
 void Prefetcher::Drain() {
-  for (uint64_t i = 0; i < depth_; ++i) {
-    Slot& slot = slots_[i];
-    for (uint32_t p; (p = slot.pending.load(std::memory_order_acquire)) != 0;) {
-      slot.pending.wait(p, std::memory_order_acquire);
-    }
-  }
+  for (uint64_t i = 0; i < depth_ && !lost_; ++i) WaitSlot(slots_[i]);
 }
 
 }  // namespace feedrate

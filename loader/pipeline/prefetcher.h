@@ -31,6 +31,9 @@ struct BatchResult {
   Status status;
 };
 
+// Call order (one accelerator thread owns it): the set_* calls, then per epoch StartEpoch, WaitBatch(0) ..
+// WaitBatch(steps - 1) in order (or Drain after an error or a stop), then the next StartEpoch. REQUIRES: the engine,
+// table and files outlive it; a prefetcher a read was lost into (lost()) is never destroyed (PrefetcherPtr).
 class Prefetcher final : public CompletionTarget {
  public:
   // `table` maps sample ids to extents. With retain_batches, each slot owns a buffer big enough for a whole batch
@@ -48,10 +51,18 @@ class Prefetcher final : public CompletionTarget {
 
   // Starts an epoch over `samples` (steps * batch ids, kept alive by the caller): submits the first batches.
   void StartEpoch(const std::vector<uint64_t>* samples, uint64_t steps);
-  // Blocks until batch `step` is fully read, then refills the pipeline with batch step + depth.
+  // Blocks until batch `step` is fully read, then refills the pipeline with batch step + depth. With a completion
+  // timeout, a wait in which no read of the batch completes for that long gives up: the result is an error naming
+  // the first read still outstanding (file, offset, length), and lost() turns true.
   BatchResult WaitBatch(uint64_t step);
-  // Waits for every batch still in flight (after an error or an early stop).
+  // Waits for every batch still in flight (after an error or an early stop), within the completion timeout; returns
+  // at once once lost().
   void Drain();
+  // Gives up a wait after `ns` without a completion (0: wait forever, the default). Call before StartEpoch.
+  void set_completion_timeout(int64_t ns) { completion_timeout_ns_ = ns; }
+  // A read never completed within the timeout: an I/O thread may still complete it into this object later, so the
+  // owner must not destroy it (nor the engine) while the process lives (see KeepIfLost).
+  bool lost() const { return lost_; }
   // Where to add the time the I/O threads spend in sample checks (CRC, decoding), in ns; nullptr: not measured.
   void set_check_time_counter(std::atomic<uint64_t>* ns) { check_ns_ = ns; }
   // How a residency probe looks at the page cache: SampleResidency with the run's method, or a test's fake.
@@ -83,6 +94,9 @@ class Prefetcher final : public CompletionTarget {
 
  private:
   struct Slot {
+    // Reads of the batch not completed yet, plus kWaiting while the accelerator thread waits on it: in one word, so
+    // the completion that ends the batch learns from its own decrement whether to wake anyone and touches the slot
+    // no more after it (the owner may free it as soon as it sees 0).
     std::atomic<uint32_t> pending{0};
     std::atomic<uint64_t> bytes{0};
     std::atomic<bool> failed{false};
@@ -90,11 +104,15 @@ class Prefetcher final : public CompletionTarget {
     AlignedBuffer retained;
     uint64_t step = 0;  // the batch the slot holds (written before its reads are submitted)
     std::unique_ptr<uint32_t[]> group;  // group[i]: samples read by the request starting at batch index i
+    std::unique_ptr<std::atomic<uint8_t>[]> done;  // done[i]: the request starting at batch index i completed
   };
   Status CheckSample(const SampleExtent& e, uint64_t id, const char* data) const;
   Status VerifyContent(const SampleExtent& e, uint64_t id, const char* data) const;
   static void Fail(Slot& slot, const Status& st);
   void SubmitBatch(uint64_t step);
+  static constexpr uint32_t kWaiting = 1u << 31;
+  bool WaitSlot(Slot& slot);                  // false: no completion within the timeout (sets lost_)
+  Status Outstanding(const Slot& slot) const;  // the error naming the first read of `slot` not completed
 
   IoEngine& engine_;
   const SampleTable& table_;
@@ -113,6 +131,8 @@ class Prefetcher final : public CompletionTarget {
   std::atomic<uint64_t>* check_ns_ = nullptr;
   ContentCheck* content_ = nullptr;
   uint64_t epoch_salt_ = 0;  // varies the verified window's position between epochs
+  int64_t completion_timeout_ns_ = 0;
+  bool lost_ = false;
   uint64_t probe_every_ = 0;
   uint64_t probe_count_ = 0;  // requests submitted (accelerator thread only)
   ResidencyMethod probe_method_ = ResidencyMethod::kMincoreWindow;
@@ -122,5 +142,14 @@ class Prefetcher final : public CompletionTarget {
   std::atomic<uint64_t> resident_bytes_{0};
   std::atomic<uint64_t> probe_failures_{0};
 };
+
+// Owns a Prefetcher but leaves it allocated when a read into it was lost (Prefetcher::lost()): an I/O thread may
+// still complete that read into it, so freeing it would be a use after free; the process ends without it.
+struct KeepIfLost {
+  void operator()(Prefetcher* p) const {
+    if (!p->lost()) delete p;
+  }
+};
+using PrefetcherPtr = std::unique_ptr<Prefetcher, KeepIfLost>;
 
 }  // namespace feedrate

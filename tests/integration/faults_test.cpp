@@ -72,6 +72,28 @@ TEST_F(Faults, ShortReadsAndEagainAreRetriedAndReadTheSameBytes) {
   }
 }
 
+// A read that stops answering (held 60 s by a delay rule, as a dead NFS server would hold it) fails the run after
+// --io-timeout, naming the file, on one rank and on two (each engine), with the failed-run record written; the
+// process ends then, without waiting for the read (it would otherwise wait the 60 s for its I/O thread).
+TEST_F(Faults, AReadThatNeverCompletesFailsTheRunAfterTheIoTimeoutNamingIt) {
+  for (const char* engine : {"posix", "uring"}) {
+    for (int ranks : {1, 2}) {
+      const std::string results = dir_ / ("lost_" + std::string(engine) + std::to_string(ranks));
+      const std::string args = Run(std::string("--engine ") + engine +
+                                       " --io-timeout 1 --inject 'delay:ms=60000,count=1,file=img_5_of_8.npz'",
+                                   results);
+      auto r = Sh(ranks == 1 ? Feedrate(args) : MpiFeedrate(ranks, args), 40);
+      EXPECT_EQ(r.code, 2) << engine << " x" << ranks << ": " << r.output;
+      EXPECT_NE(r.output.find("a read of " + data_ + "/train/img_5_of_8.npz at offset "), std::string::npos) << r.output;
+      EXPECT_NE(r.output.find("has not completed after 1 s (--io-timeout)"), std::string::npos) << r.output;
+      auto s = ReadJson(results + "/summary.json");
+      ASSERT_TRUE(s.is_object()) << r.output;
+      EXPECT_EQ(s["feedrate"]["status"], "failed");
+      EXPECT_FALSE(s.contains("metric"));
+    }
+  }
+}
+
 TEST_F(Faults, BadRulesAreRefusedBeforeAnyWork) {
   auto r = Sh(Feedrate(Run("--inject 'eio:every=0'", dir_ / "bad")));
   EXPECT_NE(r.code, 0);

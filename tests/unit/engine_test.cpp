@@ -297,5 +297,56 @@ TEST(Engines, RingThatFailsForGoodFailsEveryRequestInsteadOfSpinning) {
   }
 }
 
+// One truth for the engine's numbers: what ResolveEngineOptions returns is what the engines, the memory check,
+// coalescing and retained batches use (run.cpp used the unrounded O_DIRECT transfer size in three places).
+TEST(EngineOptions, ResolvedOnceForEveryUser) {
+  EngineRequest r;
+  r.transfer_size = 1'000'000;
+  r.odirect = true;
+  r.direct_align = 4096;
+  r.read_threads = 4;
+  r.accelerators = 10;
+  r.prefetch = 2;
+  r.batch = 7;
+  r.cpus = 2;
+  ResolvedEngine e = ResolveEngineOptions(r);
+  EXPECT_EQ(e.options.transfer_size, 1'003'520u);  // rounded up to the alignment: the size the engines read with
+  EXPECT_EQ(e.options.queue_depth, 16u);
+  EXPECT_EQ(e.MaxWindow(100), 100u + 8192);
+  EXPECT_EQ(e.dlio_threads, 40u);
+  EXPECT_TRUE(e.capped);
+  EXPECT_EQ(e.io_threads, 8u);  // 4 per CPU
+  EXPECT_EQ(e.options.threads, 8u);
+  EXPECT_EQ(e.options.queue_capacity, 10u * 2 * 7 + 16);
+  EXPECT_EQ(EngineBufferBytes("uring", e.options), 8u * 16 * 1'003'520);
+
+  r.posix = true;  // POSIX O_DIRECT: blocked threads are its concurrency, no cap
+  e = ResolveEngineOptions(r);
+  EXPECT_FALSE(e.capped);
+  EXPECT_EQ(e.io_threads, 40u);
+
+  r = EngineRequest{};
+  r.transfer_size = 1'000'000;  // buffered: as given, depth 1, windows are the extents
+  r.io_threads = 3;
+  r.read_threads = 4;
+  r.accelerators = 10;
+  r.cpus = 2;
+  e = ResolveEngineOptions(r);
+  EXPECT_EQ(e.options.transfer_size, 1'000'000u);
+  EXPECT_EQ(e.options.queue_depth, 1u);
+  EXPECT_EQ(e.MaxWindow(100), 100u);
+  EXPECT_FALSE(e.capped);
+  EXPECT_EQ(e.io_threads, 3u);
+
+  r.s3 = true;  // S3: at most one event loop per CPU, depth 16
+  r.io_threads = 0;
+  e = ResolveEngineOptions(r);
+  EXPECT_EQ(e.io_threads, 8u);
+  EXPECT_EQ(e.options.threads, 2u);
+  EXPECT_EQ(e.options.queue_depth, 16u);
+  r.queue_depth = 4;
+  EXPECT_EQ(ResolveEngineOptions(r).options.queue_depth, 4u);
+}
+
 }  // namespace
 }  // namespace feedrate

@@ -8,6 +8,7 @@
 
 #include "loader/format/tfrecord.h"
 #include "loader/io/engine_factory.h"
+#include "loader/io/fault_injection.h"
 #include "loader/io/posix_engine.h"
 #include "loader/pipeline/prefetcher.h"
 #include "test_util.h"
@@ -232,6 +233,59 @@ TEST_P(CoalescedRecords, ChecksEveryRecordAndCountsEveryByte) {
 
 INSTANTIATE_TEST_SUITE_P(Prefetcher, CoalescedRecords, ::testing::Values(false, true),
                          [](const auto& p) { return p.param ? std::string("retained") : std::string("in_place"); });
+
+// A read that never completes (here: held 3 s by a delay rule) ends the wait after the completion timeout with an
+// error naming the read, instead of blocking the accelerator forever; the prefetcher then says it lost a read.
+TEST(Prefetcher, LostCompletionEndsTheWaitNamingTheRead) {
+  Files f(4, 100000);
+  auto table = FileTable::Create(f.paths, false);
+  ASSERT_TRUE(table.ok());
+  FaultInjector faults(*ParseFaultPlan("delay:ms=3000,count=1,file=f2"));
+  faults.BindFiles(*table);
+  EngineOptions o = Opts(2, 65536, 64);
+  o.faults = &faults;
+  auto engine = std::make_unique<PosixEngine>(*table, o);
+  Prefetcher p(*engine, f.extents, 2, 1, false, 0, &*table);
+  p.set_completion_timeout(300'000'000);
+  std::vector<uint64_t> ids = {0, 1, 2, 3};
+  p.StartEpoch(&ids, 2);
+  ASSERT_TRUE(p.WaitBatch(0).status.ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  BatchResult r = p.WaitBatch(1);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_LT(waited, 2.5);  // the timeout (0.3 s), not the 3 s the read takes
+  EXPECT_EQ(r.bytes, 100000u) << "the other read of the batch completed";
+  EXPECT_NE(r.status.message().find("a read of " + f.paths[2] + " at offset 100 (100000 bytes, batch 1) has not "
+                                    "completed after 0.3 s (--io-timeout)"),
+            std::string::npos)
+      << r.status.message();
+  EXPECT_TRUE(p.lost());
+  p.Drain();       // returns at once once a read is lost
+  engine.reset();  // joins the I/O threads: the held read completes into the prefetcher, which is still alive
+}
+
+// A batch whose reads keep completing, each well within the timeout, is not lost even when the whole batch takes
+// longer than the timeout: the timeout bounds a wait without progress, not a batch.
+TEST(Prefetcher, SlowButProgressingBatchIsNotLost) {
+  Files f(12, 4096);
+  auto table = FileTable::Create(f.paths, false);
+  ASSERT_TRUE(table.ok());
+  FaultInjector faults(*ParseFaultPlan("delay:ms=100"));
+  faults.BindFiles(*table);
+  EngineOptions o = Opts(1, 65536, 64);
+  o.faults = &faults;
+  PosixEngine engine(*table, o);
+  Prefetcher p(engine, f.extents, 12, 1, false, 0, &*table);
+  p.set_completion_timeout(800'000'000);  // the batch takes 12 x 100 ms on one I/O thread
+  std::vector<uint64_t> ids(12);
+  std::iota(ids.begin(), ids.end(), 0);
+  p.StartEpoch(&ids, 1);
+  BatchResult r = p.WaitBatch(0);
+  EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.bytes, 12u * 4096);
+  EXPECT_FALSE(p.lost());
+}
 
 }  // namespace
 }  // namespace feedrate

@@ -1,0 +1,316 @@
+// A rank's setup before training: the request checked, samplers, the files this rank reads indexed, the engine's
+// settings resolved once (ResolveEngineOptions), content checks, the buffer-memory check and the engine opened.
+#include "emulator/run/run_setup.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "emulator/host/sysinfo.h"
+#include "loader/dataset/dataset.h"
+#include "loader/format/sample_index.h"
+#include "loader/io/direct_io.h"
+#include "loader/s3/s3_engine.h"
+#include "loader/util/content_pattern.h"
+
+namespace feedrate {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// The split's files: a directory listing, or the S3 keys rank 0 listed.
+Result<std::vector<std::string>> DiscoverSplit(const WorkloadConfig& cfg, const std::string& split, uint64_t n,
+                                               uint64_t subfolders, Setup* s) {
+  if (s->s3) return split == "train" ? s->s3->train : s->s3->valid;
+  return DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders);
+}
+
+std::string Gib(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f GiB", bytes / kGiB);
+  return b;
+}
+
+EngineRequest EngineRequestFor(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, uint64_t direct_align) {
+  EngineRequest r;
+  r.s3 = s3;
+  r.posix = cfg.engine == "posix";
+  r.transfer_size = cfg.transfer_size;
+  r.queue_depth = cfg.queue_depth;
+  r.odirect = cfg.odirect;
+  r.direct_align = direct_align;
+  r.io_threads = opt.io_threads;
+  r.read_threads = cfg.read_threads;
+  r.accelerators = opt.accelerators;
+  r.prefetch = cfg.prefetch_size;
+  r.batch = cfg.batch_size;
+  r.cpus = CpuAffinity().size();
+  return r;
+}
+
+// Refuses what cannot run before any work; `mode` is the page-cache mode the run uses.
+Status CheckRequest(const WorkloadConfig& cfg, const RunOptions& opt, CacheMode* mode) {
+  if (opt.accelerators == 0) return Status::InvalidArgument("--accelerators must be at least 1");
+  if (!cfg.do_train) {
+    const bool checkpointing = cfg.tree["workflow"] && cfg.tree["workflow"]["checkpoint"];
+    return Status::InvalidArgument(cfg.source + ": key workflow.train is False: nothing to run" +
+                                   std::string(checkpointing ? " (a checkpointing workload? `feedrate checkpoint` runs those)" : ""));
+  }
+  auto cache_mode = ParseCacheMode(opt.cache);
+  if (!cache_mode.ok()) return cache_mode.status();
+  if (cfg.odirect && (*cache_mode == CacheMode::kDrop || *cache_mode == CacheMode::kDropOnce)) {
+    return Status::InvalidArgument("--cache " + opt.cache + " with O_DIRECT reads (reader.odirect): O_DIRECT already "
+                                   "bypasses the page cache; use --cache direct");
+  }
+  if (*cache_mode == CacheMode::kDirect && !cfg.odirect) {
+    return Status::InvalidArgument("--cache direct needs O_DIRECT reads (reader.odirect: true)");
+  }
+  *mode = cfg.odirect ? CacheMode::kDirect : *cache_mode;
+  if (!TrainingFormatSupported(cfg.format)) {
+    return Status::Unsupported(cfg.source + ": key dataset.format: '" + cfg.format +
+                               "' training reads are not supported yet (npz, npy, tfrecord, hdf5, indexed_binary, jpeg and png are)");
+  }
+  return Status::Ok();
+}
+
+// The training (and evaluation) files and their samplers.
+Status BuildSamplers(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
+  auto files = DiscoverSplit(cfg, "train", cfg.num_files_train, cfg.num_subfolders_train, s);
+  if (!files.ok()) return files.status();
+  s->files = std::move(*files);
+  SamplerConfig sc;
+  sc.num_files = cfg.num_files_train;
+  sc.samples_per_file = cfg.num_samples_per_file;
+  sc.batch_size = cfg.batch_size;
+  sc.world = static_cast<uint64_t>(comm.size()) * opt.accelerators;
+  sc.data_loader = cfg.data_loader;
+  sc.order = cfg.order;
+  sc.file_shuffle = cfg.file_shuffle != "off";
+  sc.sample_shuffle = cfg.sample_shuffle != "off";
+  sc.shuffle_size = cfg.shuffle_size;
+  sc.seed = static_cast<uint32_t>(cfg.seed);
+  sc.seed_change_epoch = cfg.seed_change_epoch;
+  sc.total_training_steps = cfg.total_training_steps;
+  auto sampler = Sampler::Create(sc);
+  if (!sampler.ok()) return sampler.status().WithContext(cfg.source);
+  s->sampler = std::make_unique<Sampler>(std::move(*sampler));
+  for (const auto& w : s->sampler->warnings()) s->warnings.push_back(w);
+  uint64_t steps = s->sampler->steps_per_epoch();
+  if (steps <= cfg.metric_exclude_start_steps + cfg.metric_exclude_end_steps) {
+    return Status::InvalidArgument(cfg.source + ": an epoch has " + std::to_string(steps) +
+                                   " step(s) per accelerator, not more than the " +
+                                   std::to_string(cfg.metric_exclude_start_steps + cfg.metric_exclude_end_steps) +
+                                   " excluded from the metrics: use more files or fewer accelerators");
+  }
+
+  // Evaluation: the validation files follow the training files in the file table and the sample table.
+  s->train_files = s->files.size();
+  if (cfg.do_eval) {
+    if (cfg.num_files_eval == 0) {
+      return Status::InvalidArgument(cfg.source + ": workflow.evaluation is True but dataset.num_files_eval is 0");
+    }
+    auto eval_files = DiscoverSplit(cfg, "valid", cfg.num_files_eval, cfg.num_subfolders_eval, s);
+    if (!eval_files.ok()) return eval_files.status();
+    s->files.insert(s->files.end(), eval_files->begin(), eval_files->end());
+    SamplerConfig ec = sc;
+    ec.num_files = cfg.num_files_eval;
+    ec.batch_size = cfg.batch_size_eval;
+    ec.total_training_steps = -1;
+    auto eval_sampler = Sampler::Create(ec);
+    if (!eval_sampler.ok()) return eval_sampler.status().WithContext(cfg.source + " (evaluation)");
+    s->eval_sampler = std::make_unique<Sampler>(std::move(*eval_sampler));
+    s->eval_id_offset = s->train_files * cfg.num_samples_per_file;
+  }
+  return Status::Ok();
+}
+
+// The files this rank's accelerators read (and, of them, training and validation files by table index).
+struct RankFiles {
+  std::vector<std::string> to_index;
+  std::vector<size_t> which, which_eval;
+};
+
+RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const Setup& s) {
+  RankFiles f;
+  // Only the files this rank's accelerators read (the same files every epoch in DLIO order) are indexed.
+  std::vector<char> needed(s.files.size(), 0);
+  std::vector<uint64_t> ids;
+  // Orders that change between epochs (Feedrate's shuffle, tf.data's shuffle buffer) may touch other files later.
+  const bool varies = cfg.order == "shuffled" || (cfg.data_loader == "tensorflow" && cfg.sample_shuffle != "off");
+  uint64_t epochs_to_scan = varies ? cfg.epochs : 1;
+  for (uint64_t a = 0; a < opt.accelerators; ++a) {
+    for (uint64_t e = 1; e <= epochs_to_scan; ++e) {
+      s.sampler->EpochSamples(e, static_cast<uint64_t>(comm.rank()) * opt.accelerators + a, &ids);
+      for (uint64_t id : ids) needed[id / cfg.num_samples_per_file] = 1;
+      if (s.eval_sampler) {
+        s.eval_sampler->EpochSamples(e, static_cast<uint64_t>(comm.rank()) * opt.accelerators + a, &ids);
+        for (uint64_t id : ids) needed[(id + s.eval_id_offset) / cfg.num_samples_per_file] = 1;
+      }
+    }
+  }
+  for (size_t i = 0; i < s.files.size(); ++i) {
+    if (needed[i]) {
+      f.to_index.push_back(s.files[i]);
+      (i < s.train_files ? f.which : f.which_eval).push_back(i);
+    }
+  }
+  return f;
+}
+
+// The sample table of the rank's files, the per-sample check their format needs, the dataset size estimate.
+Status IndexRankFiles(const WorkloadConfig& cfg, const RankFiles& f, Setup* s) {
+  IndexOptions io;
+  io.format = cfg.format;
+  io.samples_per_file = cfg.num_samples_per_file;
+  io.data_folder = s->s3 ? cfg.S3DataPrefix() : cfg.data_folder;  // (S3: index keys under the normalised prefix)
+  std::unique_ptr<S3SourceOpener> opener;
+  if (s->s3) {
+    opener = std::make_unique<S3SourceOpener>(s->s3->store, s->s3->sizes);
+    io.opener = opener.get();
+  }
+  s->table = SampleTable(s->files.size(), cfg.num_samples_per_file);
+  FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which, io, std::min<size_t>(s->io_threads, 16), &s->table));
+  io.split = "valid";
+  FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which_eval, io, std::min<size_t>(s->io_threads, 16), &s->table));
+  if (cfg.format == "tfrecord") s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
+  if (!s->table.codecs().empty()) s->table.check = SampleCheck::kHdf5Decode;
+  const bool image = cfg.format == "jpeg" || cfg.format == "jpg" || cfg.format == "png";
+  if (cfg.decode_images && image) s->table.check = SampleCheck::kImageDecode;
+  if (cfg.decode_images && !image) {
+    s->warnings.push_back("feedrate.decode_images applies to jpeg and png datasets; '" + cfg.format + "' samples are not decoded");
+  }
+  double local_bytes = 0;
+  for (size_t i : f.which) local_bytes += static_cast<double>(s->table.FileDataBytes(static_cast<uint32_t>(i)));
+  // Dataset size estimate for the page-cache check: this rank's files scaled to the whole dataset.
+  s->dataset_bytes = f.which.empty() ? 0 : local_bytes / static_cast<double>(f.which.size()) * static_cast<double>(s->train_files);
+  return Status::Ok();
+}
+
+// run --verify: the content keys of every file (the dataset's seed from its .feedrate-content marker).
+Status PrepareVerify(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) {
+  if (opt.verify > 0) {
+    if (!ContentVerifiable(cfg.format)) {
+      return Status::InvalidArgument("--verify: content checks cover npz, npy, tfrecord and indexed_binary datasets, not '" +
+                                     cfg.format + "'");
+    }
+    Result<uint64_t> seed = Status::Ok();
+    if (s->s3) {
+      seed = ReadS3ContentMarker(*s->s3);
+    } else {
+      seed = ReadContentMarker(cfg.data_folder);
+    }
+    if (!seed.ok()) return seed.status();
+    s->content = std::make_unique<ContentCheck>();
+    s->content->format = cfg.format;
+    s->content->fraction = std::min(1.0, opt.verify);
+    for (const auto& f : s->files) {
+      const std::string rel = s->s3 ? f.substr(s->s3->store.Key("").size())
+                                    : std::filesystem::path(f).lexically_relative(cfg.data_folder).string();
+      s->content->keys.push_back(ContentKey(*seed, rel));
+    }
+  }
+  return Status::Ok();
+}
+
+// Whether batches are retained (checks of samples larger than a transfer) and whether the buffers fit memory.
+Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const ResolvedEngine& engine, Setup* s) {
+  const EngineOptions& eo = s->engine_options;
+  uint64_t max_extent = s->table.MaxLength();
+  // Checking a record needs all of it in one buffer: the engine hands over samples that fit one transfer in
+  // place; larger ones are checked in retained batch memory.
+  s->retain = opt.retain_batches ||
+              ((s->table.check != SampleCheck::kNone || s->content) && engine.MaxWindow(max_extent) > eo.transfer_size);
+  double engine_bytes = static_cast<double>(EngineBufferBytes(cfg.engine, eo));
+  double retain_bytes = s->retain ? static_cast<double>(opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) *
+                                                        cfg.batch_size) * static_cast<double>(engine.MaxWindow(max_extent))
+                                  : 0;
+  s->buffer_bytes = engine_bytes + retain_bytes;
+  HostInfo host = ReadHostInfo();
+  if (s->buffer_bytes > static_cast<double>(host.mem_available_bytes) / 2) {
+    return Status::InvalidArgument("read buffers would need " + Gib(s->buffer_bytes) + " per rank, more than half of " +
+                                   "MemAvailable (" + Gib(static_cast<double>(host.mem_available_bytes)) +
+                                   "): lower reader.transfer_size, --queue-depth, the I/O threads" +
+                                   (opt.retain_batches ? " or drop --retain-batches" : "") +
+                                   (s->table.check != SampleCheck::kNone ? " or lower reader.batch_size" : ""));
+  }
+  return Status::Ok();
+}
+
+// The file table, fault injection, I/O statistics and the engine (S3, or MakeEngine's choice).
+Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
+  EngineOptions& eo = s->engine_options;
+  // DLIO's PyTorch readers open every sample's file (on_demand); TensorFlow streams each file through.
+  const FileOpenMode mode = cfg.keep_files_open ? FileOpenMode::kOnce
+                            : cfg.data_loader == "tensorflow" ? FileOpenMode::kStream
+                                                              : FileOpenMode::kPerSample;
+  auto table = FileTable::Create(s->files, s->s3 ? FileOpenMode::kPerSample : mode, cfg.odirect ? O_DIRECT : 0);
+  if (!table.ok()) return table.status();
+  s->file_table = std::make_unique<FileTable>(std::move(*table));
+  if (!opt.inject.empty()) {
+    auto plan = ParseFaultPlan(opt.inject);
+    if (!plan.ok()) return plan.status();
+    s->faults = std::make_unique<FaultInjector>(std::move(*plan), cfg.odirect ? eo.direct_align : 1);
+    s->faults->BindFiles(*s->file_table);
+    eo.faults = s->faults.get();
+    s->warnings.push_back("faults injected into the training reads (--inject " + opt.inject +
+                          "): the results measure them, not the storage alone");
+  }
+  s->io_stats = std::make_unique<IoStats>(s->io_threads);
+  eo.stats = s->io_stats.get();
+  if (s->s3) {
+    if (cfg.engine != "auto") {
+      s->warnings.push_back("feedrate.engine " + cfg.engine + " does not apply to an S3 dataset: the s3 engine reads it");
+    }
+    auto engine = S3Engine::Create(*s->file_table, eo, s->s3->store);
+    if (!engine.ok()) return engine.status();
+    s->engine.description = (*engine)->description();
+    s->engine.engine = std::move(*engine);
+    return Status::Ok();
+  }
+  auto engine = MakeEngine(cfg.engine, *s->file_table, eo);
+  if (!engine.ok()) return engine.status();
+  s->engine = std::move(*engine);
+  if (!s->engine.fallback_reason.empty()) {
+    std::fprintf(stderr, "feedrate: warning: rank %d: io_uring unavailable (%s); using the posix engine\n", comm.rank(),
+                 s->engine.fallback_reason.c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
+  CacheMode mode = CacheMode::kKeep;
+  FEEDRATE_RETURN_IF_ERROR(CheckRequest(cfg, opt, &mode));
+  if (cfg.on_s3()) {
+    s->s3 = std::make_unique<S3RunSetup>();
+    FEEDRATE_RETURN_IF_ERROR(PrepareS3(cfg, comm, mode, opt.cache, s->s3.get()));
+  }
+  FEEDRATE_RETURN_IF_ERROR(BuildSamplers(cfg, opt, comm, s));
+  const RankFiles f = SelectRankFiles(cfg, opt, comm, *s);
+  s->host_leader = comm.host_leader();
+  s->cache = std::make_unique<CacheControl>(mode, s->s3 ? std::vector<std::string>() : f.to_index,
+                                            opt.drop_system_caches, s->host_leader);
+  if (!s->s3) s->storage = StorageCounter::For(cfg.data_folder);
+  uint64_t align = 4096;
+  if (cfg.odirect && !f.to_index.empty()) {
+    auto a = DirectIoAlignment(f.to_index.front());
+    if (!a.ok()) return a.status();
+    align = *a;
+  }
+  const ResolvedEngine engine = ResolveEngineOptions(EngineRequestFor(cfg, opt, s->s3 != nullptr, align));
+  s->io_threads = engine.io_threads;
+  if (engine.capped) {
+    s->warnings.push_back("I/O threads per rank: " + std::to_string(engine.io_threads) + " (reader.read_threads x accelerators = " +
+                          std::to_string(engine.dlio_threads) + ", capped at 4 per CPU; --io-threads sets it)");
+  }
+  FEEDRATE_RETURN_IF_ERROR(IndexRankFiles(cfg, f, s));
+  s->engine_options = engine.options;
+  FEEDRATE_RETURN_IF_ERROR(PrepareVerify(cfg, opt, s));
+  FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, engine, s));
+  return OpenEngine(cfg, opt, comm, s);
+}
+
+}  // namespace feedrate

@@ -1,0 +1,55 @@
+// A rank's setup before training (PrepareRank) and what it holds for the run (Setup). Internal to emulator/run.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emulator/host/cache_control.h"
+#include "emulator/host/comm.h"
+#include "emulator/host/storage_stats.h"
+#include "emulator/run/run.h"
+#include "emulator/run/run_s3.h"
+#include "loader/config/workload_config.h"
+#include "loader/format/sample_table.h"
+#include "loader/io/engine_factory.h"
+#include "loader/io/fault_injection.h"
+#include "loader/io/io_stats.h"
+#include "loader/pipeline/prefetcher.h"
+#include "loader/pipeline/sampler.h"
+#include "loader/status.h"
+
+namespace feedrate {
+
+// Owns everything a rank's run reads with. The engine refers to file_table, faults and io_stats: members are
+// declared so that it is destroyed first (or released, never destroyed, after a lost read: run.cpp).
+struct Setup {
+  std::vector<std::string> files;  // training files, then validation files
+  size_t train_files = 0;          // how many of `files` are training files
+  SampleTable table;
+  std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<Sampler> eval_sampler;  // workflow.evaluation
+  uint64_t eval_id_offset = 0;            // sample ids of the validation files start here
+  std::unique_ptr<FileTable> file_table;
+  std::unique_ptr<FaultInjector> faults;  // --inject; outlives the engine that applies it
+  std::unique_ptr<IoStats> io_stats;      // live read counts and latencies; outlives the engine that fills it
+  std::unique_ptr<CacheControl> cache;    // --cache over the files this rank reads
+  StorageCounter storage;                 // the data dir's device counters (read by the host leader only)
+  bool host_leader = false;               // the lowest rank on its host
+  std::unique_ptr<ContentCheck> content;  // --verify
+  EngineOptions engine_options;
+  EngineChoice engine;
+  uint64_t io_threads = 1;
+  bool retain = false;  // batches land in per-slot memory (asked for, or needed by the sample check)
+  double dataset_bytes = 0;
+  double buffer_bytes = 0;
+  std::vector<std::string> warnings;
+  std::unique_ptr<S3RunSetup> s3;  // S3 datasets (storage.storage_type s3): run_s3.h
+};
+
+
+// Everything a rank does before training; any failure is a Status naming the file/key and the cause. Call once;
+// `s` must be empty. On success s->engine is open and s->warnings holds what rank 0 should print.
+Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s);
+
+}  // namespace feedrate
