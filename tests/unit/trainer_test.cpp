@@ -1,0 +1,162 @@
+// Trainer against a fake engine, on every rank of the 3-rank MPI unit job (comm_test.cpp's main): each step reads
+// its batch and computes; a failed read on one rank stops every accelerator of every rank at the same step with
+// that rank's error; a read that never completes fails the run after the I/O timeout.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "emulator/host/comm.h"
+#include "emulator/training/trainer.h"
+#include "loader/config/workload_config.h"
+
+namespace feedrate {
+extern const Comm* g_comm;  // comm_test.cpp
+namespace {
+
+// Completes requests on its own thread: after `delay_us`, with the extent's length, or an error for `fail_file`
+// (on `fail_rank` only); requests for `hold_file` are kept until Release() (a read that never completes).
+class FakeEngine final : public IoEngine {
+ public:
+  FakeEngine() : worker_([this] { Serve(); }) {}
+  ~FakeEngine() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+  const char* name() const override { return "fake"; }
+  void Submit(const ReadRequest& r) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(r);
+    }
+    cv_.notify_one();
+  }
+  uint64_t buffer_bytes() const override { return 0; }
+  EngineCounters counters() const override { return {}; }
+  void Release() {  // completes the held requests
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const ReadRequest& r : held_) r.target->OnComplete(r.tag, r.extent.length, Status::Ok(), nullptr);
+    held_.clear();
+  }
+  int64_t fail_file = -1;
+  int64_t hold_file = -1;
+
+ private:
+  void Serve() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      ReadRequest r = queue_.front();
+      queue_.pop_front();
+      if (static_cast<int64_t>(r.extent.file) == hold_file) {
+        held_.push_back(r);
+        continue;
+      }
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      if (static_cast<int64_t>(r.extent.file) == fail_file) {
+        r.target->OnComplete(r.tag, 0, Status::IoError("img_" + std::to_string(r.extent.file) + ": injected"), nullptr);
+      } else {
+        r.target->OnComplete(r.tag, r.extent.length, Status::Ok(), nullptr);
+      }
+      lock.lock();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<ReadRequest> queue_;
+  std::vector<ReadRequest> held_;
+  bool stop_ = false;
+  std::thread worker_;
+};
+
+// 24 one-sample files of 1000 bytes, batch 2, 2 accelerators per rank x 3 ranks: 2 steps per epoch, 3 epochs.
+struct Job {
+  WorkloadConfig cfg = ParseWorkload("model:\n  name: fake\ndataset:\n  format: npz\n  num_files_train: 24\n"
+                                     "  record_length_bytes: 1000\nreader:\n  batch_size: 2\n  prefetch_size: 2\n"
+                                     "train:\n  epochs: 3\n  computation_time: 0.002\n",
+                                     "trainer_test", "fake", {});
+  SampleTable table{24, 1};
+  Sampler sampler;
+  Job() : sampler(*Sampler::Create(Config())) {
+    for (uint32_t f = 0; f < 24; ++f) table.SetFile(f, FileSamples{0, 0, 1000, -1});
+  }
+  static SamplerConfig Config() {
+    SamplerConfig s;
+    s.num_files = 24;
+    s.batch_size = 2;
+    s.world = 6;
+    return s;
+  }
+  TrainerOptions Options() const {
+    TrainerOptions o;
+    o.accelerators = 2;
+    return o;
+  }
+};
+
+TEST(Trainer, EveryStepReadsItsBatchAndComputes) {
+  Job job;
+  FakeEngine engine;
+  Trainer trainer(job.cfg, job.sampler, engine, job.table, *g_comm, job.Options());
+  TrainingResult r = trainer.Run();
+  ASSERT_TRUE(r.error.ok()) << r.error.ToString();
+  EXPECT_FALSE(r.stopped);
+  EXPECT_EQ(r.steps_per_epoch, 2u);
+  EXPECT_EQ(r.epochs_completed, 3u);
+  ASSERT_EQ(r.logs.size(), 2u);
+  for (const AcceleratorLog& log : r.logs) {
+    ASSERT_EQ(log.steps.size(), 6u);
+    for (const StepRecord& s : log.steps) {
+      EXPECT_EQ(s.bytes, 2000u);
+      EXPECT_GE(s.compute_ns, 2'000'000);  // the drawn computation time, slept to an absolute deadline
+    }
+  }
+}
+
+TEST(Trainer, AFailedReadOnOneRankStopsEveryRankAtTheSameStep) {
+  Job job;
+  FakeEngine engine;
+  // Rank 1's accelerators read files 8-15 (contiguous shards of 4 per accelerator); file 13 fails there.
+  if (g_comm->rank() == 1) engine.fail_file = 13;
+  Trainer trainer(job.cfg, job.sampler, engine, job.table, *g_comm, job.Options());
+  TrainingResult r = trainer.Run();
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.epochs_completed, 0u) << "the failure is in the first epoch";
+  if (g_comm->rank() == 1) {
+    EXPECT_NE(r.error.ToString().find("img_13: injected"), std::string::npos) << r.error.ToString();
+  } else {
+    EXPECT_TRUE(r.error.ok()) << r.error.ToString();
+  }
+  EXPECT_EQ(g_comm->MaxDouble(static_cast<double>(r.epochs_completed)), 0.0);
+}
+
+TEST(Trainer, AReadThatNeverCompletesFailsAfterTheIoTimeout) {
+  Job job;
+  FakeEngine engine;
+  if (g_comm->rank() == 2) engine.hold_file = 17;  // rank 2 reads files 16-23
+  TrainerOptions o = job.Options();
+  o.io_timeout_ns = 300'000'000;
+  TrainingResult r;
+  {
+    Trainer trainer(job.cfg, job.sampler, engine, job.table, *g_comm, std::move(o));
+    r = trainer.Run();
+  }
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.lost_completion, g_comm->rank() == 2);
+  if (g_comm->rank() == 2) {
+    EXPECT_NE(r.error.ToString().find("has not completed after 0.3 s (--io-timeout)"), std::string::npos)
+        << r.error.ToString();
+  }
+  engine.Release();  // the prefetcher it was lost into was kept (never freed), so this completion is safe
+}
+
+}  // namespace
+}  // namespace feedrate
