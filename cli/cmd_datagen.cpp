@@ -89,9 +89,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
       st = Status::InvalidArgument(e.what());
     }
     TempFile::SetFaultInjector(nullptr);
-    int bad = comm.LowestTrue(!st.ok());
-    if (bad >= 0) {
-      std::string msg = comm.Broadcast(st.ToString(), bad);
+    if (const std::string msg = comm.AgreeFirstError(st); !msg.empty()) {
       if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
       return 2;
     }

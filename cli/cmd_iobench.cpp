@@ -172,9 +172,8 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
       if (size.ok()) o.size = *size; else st = size.status();
     }
     auto fail = [&](const Status& local) {
-      int bad = comm.LowestTrue(!local.ok());
-      if (bad < 0) return false;
-      std::string msg = comm.Broadcast(local.ToString(), bad);
+      const std::string msg = comm.AgreeFirstError(local);
+      if (msg.empty()) return false;
       if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
       return true;
     };

@@ -135,13 +135,6 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
     }
     return code;
   };
-  // The first failing rank's message, on every rank, prefixed with its rank and host.
-  auto agree = [&](const Status& local) -> std::string {
-    const int bad = comm.LowestTrue(!local.ok());
-    if (bad < 0) return "";
-    const std::string msg = comm.Broadcast(comm.rank() == bad ? local.ToString() : "", bad);
-    return "rank " + std::to_string(bad) + " (" + comm.hostname(bad) + "): " + msg;
-  };
 
   // Setup: model, layout, options, results dir, space, I/O.
   Status st;
@@ -206,7 +199,7 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
       st = Status::Unsupported("--engine uring: " + io->description());
     }
   }
-  std::string err = agree(st);
+  std::string err = comm.AgreeFirstError(st);
   if (!err.empty()) return fail(err);
 
   const double total_bytes = comm.SumDouble(static_cast<double>(plan.bytes));
@@ -225,7 +218,7 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
       }
     }
   }
-  err = agree(st);
+  err = comm.AgreeFirstError(st);
   if (!err.empty()) return fail(err);
 
   // Write phase: idle, barrier, then this rank's files, timed per rank.
@@ -274,7 +267,7 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
     }
     write_s.push_back(static_cast<double>(NowNs() - t0) / 1e9);
     write_cpu += ProcessCpuSeconds() - cpu0;
-    err = agree(st);
+    err = comm.AgreeFirstError(st);
     // Every rank's files are whole: the mark goes, before the next collective, so no rank reads the checkpoint
     // while rank 0 still holds the mark.
     if (err.empty() && comm.root()) fs::remove(marker, ec);
@@ -323,7 +316,7 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
       if (!st.ok()) break;
     }
   }
-  err = agree(st);
+  err = comm.AgreeFirstError(st);
   if (!err.empty()) return fail(err);
   std::string read_cache = opt.odirect ? "direct (O_DIRECT)" : opt.read_cache;
   if (num_read > 0 && !opt.odirect && opt.read_cache == "drop") {
@@ -349,7 +342,7 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
                          "% of the checkpoints after the drop (tmpfs?): the reads measure memory");
     }
   }
-  err = agree(st);
+  err = comm.AgreeFirstError(st);
   if (!err.empty()) return fail(err);
   for (uint64_t k = 1; k <= num_read && st.ok(); ++k) {
     comm.Barrier();
@@ -362,7 +355,7 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
     }
     read_s.push_back(static_cast<double>(NowNs() - t0) / 1e9);
     read_cpu += ProcessCpuSeconds() - cpu0;
-    err = agree(st);
+    err = comm.AgreeFirstError(st);
     if (comm.AnyTrue(Interrupted())) {
       if (err.empty()) ++read;
       return fail("interrupted by a signal at checkpoint " + std::to_string(k) + " of the read phase", "interrupted", 130);

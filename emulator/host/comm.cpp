@@ -369,6 +369,13 @@ std::string Comm::Broadcast(const std::string& value, int root) const {
   return out;
 }
 
+std::string Comm::AgreeFirstError(const Status& local) const {
+  const int bad = LowestTrue(!local.ok());
+  if (bad < 0) return "";
+  const std::string msg = Broadcast(rank_ == bad ? local.ToString() : "", bad);
+  return size_ > 1 ? Who(bad) + ": " + msg : msg;
+}
+
 void Comm::FinalizeAndExit(int code) const {
   std::fflush(nullptr);
   if (owns_mpi_) MPI_Finalize();
@@ -376,6 +383,8 @@ void Comm::FinalizeAndExit(int code) const {
 }
 
 #else  // single process
+
+std::string Comm::AgreeFirstError(const Status& local) const { return local.ok() ? "" : local.ToString(); }
 
 void Comm::FinalizeAndExit(int code) const {
   std::fflush(nullptr);

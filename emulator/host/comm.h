@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "loader/status.h"
+
 namespace feedrate {
 
 // How the per-step agreement travels: flat (one MPI_Allreduce over every rank) or hierarchical (a reduce within
@@ -69,6 +71,9 @@ class Comm {
   std::vector<std::string> GatherStrings(const std::string& local) const;
   // `root`'s string on every rank.
   std::string Broadcast(const std::string& value, int root) const;
+  // Every rank calls this together with its own status: the first (lowest-ranked) failure's message on every rank,
+  // "rank N (host): message" with several ranks, or "" when no rank failed.
+  std::string AgreeFirstError(const Status& local) const;
 
  private:
   // Waits for a non-blocking collective, answering roll calls, within the timeout (see SetCollectiveTimeout).

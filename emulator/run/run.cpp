@@ -59,7 +59,6 @@ class TrainingRun {
   Status CreateResultsDir();
   void DescribeSetup();
   void WarnNarrowAffinity() const;
-  std::string AgreeError(const Status& local) const;
   std::vector<std::string> GatherFacts();
   int FinishFailed(const std::string& status, const std::string& error, int code);
   TrainerOptions MakeTrainerOptions(ProgressReporter& reporter, AcceleratorLive* live);
@@ -154,17 +153,6 @@ void TrainingRun::WarnNarrowAffinity() const {
                  "with mpirun use --bind-to none or --map-by slot:PE=N\n",
                  comm_.rank(), CpuListString(cpus).c_str(), cpus.size(), host.cpu_count, threads);
   }
-}
-
-// The ranks agree on the first (lowest-ranked) error: "rank N (host): message", or "" when none failed.
-std::string TrainingRun::AgreeError(const Status& local) const {
-  int bad = comm_.LowestTrue(!local.ok());
-  if (bad < 0) return "";
-  std::string msg = comm_.rank() == bad ? local.ToString() : "";
-  std::string host = comm_.rank() == bad ? ReadHostInfo().hostname : "";
-  msg = comm_.Broadcast(msg, bad);
-  host = comm_.Broadcast(host, bad);
-  return comm_.size() > 1 ? "rank " + std::to_string(bad) + " (" + host + "): " + msg : msg;
 }
 
 // Every rank's facts (and time series) at rank 0. Collective.
@@ -340,7 +328,7 @@ int TrainingRun::Execute() {
   Status st = CreateResultsDir();
   if (st.ok()) st = PrepareRank(cfg_, opt_, comm_, &setup_);
   DescribeSetup();
-  std::string setup_error = AgreeError(st);
+  std::string setup_error = comm_.AgreeFirstError(st);
   if (!setup_error.empty()) return FinishFailed("failed", setup_error, kExitError);
   if (comm_.root()) {
     for (const auto& w : rec_.warnings) std::fprintf(stderr, "feedrate: warning: %s\n", w.c_str());
@@ -362,7 +350,7 @@ int TrainingRun::Execute() {
   rec_.steps_per_epoch = result_.steps_per_epoch;
   CollectExtras(opt_.accelerators + setup_.io_threads);
 
-  std::string run_error = AgreeError(result_.error);
+  std::string run_error = comm_.AgreeFirstError(result_.error);
   if (!run_error.empty()) {
     const int code = FinishFailed("failed", run_error, kExitError);
     // A lost read may still complete into this run's buffers: record written, end without freeing them.

@@ -30,6 +30,12 @@ TEST(Comm, LowestFailingRankAndItsMessageReachEveryRank) {
   const std::string got = c.Broadcast(mine, bad);
   EXPECT_EQ(got, "rank 1" + std::string(100, 'x'));
   EXPECT_EQ(c.Broadcast(mine, 2).size(), 6u + 200);
+  // The same, as the run, checkpoint, datagen and iobench use it.
+  EXPECT_EQ(c.AgreeFirstError(Status::Ok()), "");
+  const Status local = c.rank() >= 1 ? Status::IoError("disk " + std::to_string(c.rank()) + " failed") : Status::Ok();
+  const std::string agreed = c.AgreeFirstError(local);
+  EXPECT_EQ(agreed.rfind("rank 1 (" + c.hostname(1) + "): ", 0), 0u) << agreed;
+  EXPECT_NE(agreed.find("disk 1 failed"), std::string::npos) << agreed;
 }
 
 TEST(Comm, GathersKeepEachRanksSizeAndOrder) {
