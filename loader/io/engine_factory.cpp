@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "loader/io/direct_io.h"
 #include "loader/io/posix_engine.h"
 #include "loader/io/uring_engine.h"
 
@@ -65,7 +66,7 @@ ResolvedEngine ResolveEngineOptions(const EngineRequest& r) {
   EngineOptions& o = e.options;
   o.odirect = r.odirect;
   o.direct_align = r.odirect ? std::max<uint64_t>(1, r.direct_align) : o.direct_align;
-  o.transfer_size = r.odirect ? (r.transfer_size + o.direct_align - 1) / o.direct_align * o.direct_align : r.transfer_size;
+  o.transfer_size = r.odirect ? AlignUp(r.transfer_size, o.direct_align) : r.transfer_size;
   // Cached (buffered) reads are CPU-bound copies: depth beyond 1 makes io_uring punt them to worker threads
   // (measured on tmpfs, 5 emulated H100s: qd 1 91.9% AU at 0.135 CPU s/GiB, qd 2 74% at 0.17). O_DIRECT needs
   // depth to keep a device busy; GETs wait on the network, not on a copy.

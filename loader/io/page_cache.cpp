@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 
 #include "loader/io/unique_fd.h"
 
@@ -37,7 +36,6 @@ struct CachestatRange {
 struct Cachestat {
   uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
 };
-std::atomic<bool> g_no_cachestat{false};  // set once the kernel answers ENOSYS
 
 // Residency by cachestat into *r; returns 0 or the errno (ENOSYS, or EOPNOTSUPP where the file system has no
 // page cache to ask). No allocation either way: a file system that refuses it costs no heap per probe.
@@ -95,12 +93,9 @@ ResidencyMethod DefaultResidencyMethod() {
 
 Result<Residency> SampleResidency(int fd, uint64_t offset, uint64_t length, ResidencyMethod m) {
   if (length == 0) return Residency{};
-  if (m == ResidencyMethod::kCachestat && !g_no_cachestat.load(std::memory_order_relaxed)) {
-    Residency r;
-    const int err = CachestatResidency(fd, offset, length, &r);
-    if (err == 0) return r;
-    if (err == ENOSYS) g_no_cachestat.store(true, std::memory_order_relaxed);
-  }
+  // kCachestat only where DefaultResidencyMethod found the syscall; a file system that refuses it (EOPNOTSUPP)
+  // gets the mincore window for that probe.
+  if (Residency r; m == ResidencyMethod::kCachestat && CachestatResidency(fd, offset, length, &r) == 0) return r;
   return MincoreWindowResidency(fd, offset, length);
 }
 
