@@ -43,6 +43,68 @@ nlohmann::json ToJson(const FileReport& r) {
   return {{"file", r.path}, {"format", r.kind}, {"size_bytes", r.size}, {"arrays", arrays}};
 }
 
+nlohmann::json ToJson(const ParquetReport& r) {
+  const PqFileMetaData& m = r.meta;
+  nlohmann::json schema = nlohmann::json::array();
+  for (const auto& e : m.schema) {
+    nlohmann::json j = {{"name", e.name}, {"type", PqTypeName(e.type)}, {"repetition", e.repetition},
+                        {"num_children", e.num_children}};
+    if (e.type_length > 0) j["type_length"] = e.type_length;
+    if (e.converted_type >= 0) j["converted_type"] = e.converted_type;
+    if (e.logical_type >= 0) j["logical_type"] = e.logical_type;
+    schema.push_back(j);
+  }
+  nlohmann::json fields = nlohmann::json::array();
+  for (const auto& f : m.TopFields()) fields.push_back({{"name", f.name}, {"first_leaf", f.first_leaf}, {"leaves", f.leaves}});
+  nlohmann::json groups = nlohmann::json::array();
+  uint64_t compressed = 0, uncompressed = 0, pages = 0;
+  for (size_t g = 0; g < m.row_groups.size(); ++g) {
+    nlohmann::json cols = nlohmann::json::array();
+    for (size_t c = 0; c < m.row_groups[g].columns.size(); ++c) {
+      const PqColumnChunk& k = m.row_groups[g].columns[c];
+      const ParquetChunkPages& p = r.pages[g][c];
+      nlohmann::json enc = nlohmann::json::array();
+      for (int32_t e : k.encodings) enc.push_back(PqEncodingName(e));
+      cols.push_back({{"path", k.path}, {"type", PqTypeName(k.type)}, {"codec", PqCodecName(k.codec)}, {"encodings", enc},
+                      {"num_values", k.num_values}, {"data_page_offset", k.data_page_offset},
+                      {"dictionary_page_offset", k.dictionary_page_offset}, {"start", k.start()},
+                      {"total_compressed_size", k.total_compressed_size}, {"total_uncompressed_size", k.total_uncompressed_size},
+                      {"data_pages", p.data_pages}, {"dictionary_pages", p.dictionary_pages}});
+      compressed += static_cast<uint64_t>(k.total_compressed_size);
+      uncompressed += static_cast<uint64_t>(k.total_uncompressed_size);
+      pages += p.data_pages + p.dictionary_pages + p.other_pages;
+    }
+    groups.push_back({{"num_rows", m.row_groups[g].num_rows}, {"total_byte_size", m.row_groups[g].total_byte_size},
+                      {"columns", cols}});
+  }
+  return {{"file", r.path}, {"format", "parquet"}, {"size_bytes", r.size}, {"version", m.version},
+          {"created_by", m.created_by}, {"num_rows", m.num_rows}, {"footer_bytes", m.footer_length}, {"schema", schema},
+          {"fields", fields}, {"row_groups", groups},
+          {"totals", {{"compressed_bytes", compressed}, {"uncompressed_bytes", uncompressed}, {"pages", pages}}}};
+}
+
+void PrintText(const ParquetReport& r, const std::string& name) {
+  const nlohmann::json j = ToJson(r);
+  std::printf("%s: parquet, %llu bytes, %lld rows, %zu row group(s), %zu column(s), created by %s\n", name.c_str(),
+              static_cast<unsigned long long>(r.size), static_cast<long long>(r.meta.num_rows), r.meta.row_groups.size(),
+              r.meta.TopFields().size(), r.meta.created_by.empty() ? "(unknown)" : r.meta.created_by.c_str());
+  for (size_t g = 0; g < r.meta.row_groups.size(); ++g) {
+    std::printf("  row group %zu: %lld rows\n", g, static_cast<long long>(r.meta.row_groups[g].num_rows));
+    for (const auto& c : j["row_groups"][g]["columns"]) {
+      std::printf("    %-32s %-20s %-12s offset=%-12lld compressed=%-11lld uncompressed=%-11lld pages=%llu\n",
+                  c["path"].get<std::string>().c_str(), c["type"].get<std::string>().c_str(),
+                  c["codec"].get<std::string>().c_str(), static_cast<long long>(c["start"].get<int64_t>()),
+                  static_cast<long long>(c["total_compressed_size"].get<int64_t>()),
+                  static_cast<long long>(c["total_uncompressed_size"].get<int64_t>()),
+                  static_cast<unsigned long long>(c["data_pages"].get<uint64_t>() + c["dictionary_pages"].get<uint64_t>()));
+    }
+  }
+  std::printf("  totals: %llu bytes compressed, %llu uncompressed, %llu pages\n",
+              static_cast<unsigned long long>(j["totals"]["compressed_bytes"].get<uint64_t>()),
+              static_cast<unsigned long long>(j["totals"]["uncompressed_bytes"].get<uint64_t>()),
+              static_cast<unsigned long long>(j["totals"]["pages"].get<uint64_t>()));
+}
+
 nlohmann::json FeaturesJson(const std::vector<FeatureSummary>& fs) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& f : fs) j[f.key] = {{"kind", f.kind}, {"count", f.count}};
@@ -208,6 +270,18 @@ Runner AddInspect(CLI::App& app) {
         } else {
           r->path = arg;
           PrintText(*r);
+        }
+        continue;
+      }
+      if (format.ok() && *format == FileFormat::kParquet) {
+        auto r = InspectParquetFile(f);
+        if (!r.ok()) {
+          std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
+          rc = 2;
+        } else if (*json) {
+          out.push_back(named(ToJson(*r)));
+        } else {
+          PrintText(*r, arg);
         }
         continue;
       }

@@ -24,12 +24,14 @@
 #include "datagen/jpeg_writer.h"
 #include "datagen/npy_writer.h"
 #include "datagen/npz_writer.h"
+#include "datagen/parquet_writer.h"
 #include "datagen/png_writer.h"
 #include "datagen/s3_upload.h"
 #include "datagen/temp_file.h"
 #include "datagen/tfrecord_writer.h"
 #include "loader/dataset/dataset.h"
 #include "loader/format/hdf5.h"
+#include "loader/format/parquet_codec.h"
 #include "loader/format/tfrecord.h"
 #include "loader/io/unique_fd.h"
 #include "loader/util/numpy_random.h"
@@ -64,9 +66,14 @@ struct Job {
   std::string index_path;  // TFRecord: the .idx file written beside the dataset
   uint64_t d1, d2, samples;
   uint64_t index;
+  const WorkloadConfig* cfg;  // outlives the jobs (GenerateInto's)
 };
 
+// Parquet's layout comes from the workload's columns, not only (d1, d2).
+ParquetFileSpec ParquetSpecOf(const Job& j) { return DlioParquetSpec(*j.cfg, j.d1, j.d2); }
+
 uint64_t PlannedSize(const std::string& format, const Job& j) {
+  if (format == "parquet") return ParquetDataBytes(ParquetSpecOf(j));
   if (format == "tfrecord") return DlioTfRecordFileSize({j.d1, j.d2, j.samples});
   if (format == "npy") return DlioNpyFileSize({j.d1, j.d2, j.samples});
   if (format == "hdf5") return DlioHdf5DataBytes({j.d1, j.d2, j.samples}) + 16384;  // + metadata, 4 KiB-aligned
@@ -98,6 +105,7 @@ bool AlreadyComplete(const std::string& format, const Job& j) {
   if (!j.index_path.empty() && ::stat(j.index_path.c_str(), &st) != 0) return false;
   if (format == "png") return PngHasSize(j.path, j.d1, j.d2);
   if (format == "jpeg" || format == "jpg") return JpegHasSize(j.path, j.d1, j.d2);
+  if (format == "parquet") return ParquetFileMatches(j.path, ParquetSpecOf(j));
   if (format == "indexed_binary" &&
       (::stat((j.path + ".off.idx").c_str(), &st) != 0 || ::stat((j.path + ".sz.idx").c_str(), &st) != 0)) {
     return false;
@@ -120,6 +128,7 @@ Status WriteOne(const std::string& format, const Job& j, const ContentSpec& cont
   if (format == "npy") return WriteDlioNpy(j.path, {j.d1, j.d2, j.samples}, content, scratch);
   if (format == "hdf5") return WriteDlioHdf5(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
   if (format == "indexed_binary") return WriteIndexedBinary(j.path, {j.d1, j.d2, j.samples}, content, scratch);
+  if (format == "parquet") return WriteDlioParquet(j.path, ParquetSpecOf(j), seed);
   if (format == "png" || format == "jpeg" || format == "jpg") {
     if (j.samples != 1) return Status::InvalidArgument(j.path + ": image datasets hold one sample per file");
     return format == "png" ? WritePng(j.path, j.d1, j.d2, seed, scratch) : WriteJpeg(j.path, j.d1, j.d2, seed, scratch);
@@ -152,7 +161,7 @@ std::vector<std::string> JobOutputs(const std::string& format, const Job& j) {
 // and its index objects exist; formats without an exact planned size (hdf5, png, jpeg) are generated again.
 bool S3AlreadyComplete(const std::string& format, const Job& j, const std::string& staging, const S3Store& store,
                        const S3SizeMap& existing) {
-  if (format == "hdf5" || format == "png" || format == "jpeg" || format == "jpg") return false;
+  if (format == "hdf5" || format == "png" || format == "jpeg" || format == "jpg" || format == "parquet") return false;
   for (const auto& f : JobOutputs(format, j)) {
     auto it = existing.find(store.Key(fs::path(f).lexically_relative(staging).string()));
     if (it == existing.end()) return false;
@@ -163,14 +172,19 @@ bool S3AlreadyComplete(const std::string& format, const Job& j, const std::strin
 
 Result<DatagenStats> GenerateInto(const WorkloadConfig& cfg, const DatagenOptions& opt, const S3Store* store,
                                   const S3SizeMap& existing) {
-  static const std::set<std::string> kFormats = {"npz", "npy", "tfrecord", "hdf5", "indexed_binary", "png", "jpeg", "jpg"};
+  static const std::set<std::string> kFormats = {"npz", "npy", "tfrecord", "hdf5", "indexed_binary", "png", "jpeg", "jpg",
+                                                 "parquet"};
   if (kFormats.count(cfg.format) == 0) {
     throw ConfigError(cfg.source + ": key dataset.format: generating '" + cfg.format +
-                      "' datasets is not supported (npz, npy, tfrecord, hdf5, indexed_binary, png and jpeg are)");
+                      "' datasets is not supported (npz, npy, tfrecord, hdf5, indexed_binary, parquet, png and jpeg are)");
   }
-  if (cfg.compression != "none") {
-    throw ConfigError(cfg.source + ": key dataset.compression: only 'none' is supported for generation");
+  if (cfg.format == "parquet" && ParquetCodecFor(cfg.compression) < 0) {
+    throw ConfigError(cfg.source + ": key dataset.compression: Parquet pages take none, snappy, gzip, zstd or lz4");
   }
+  if (cfg.format != "parquet" && cfg.compression != "none") {
+    throw ConfigError(cfg.source + ": key dataset.compression: only 'none' is supported for generating " + cfg.format);
+  }
+
   if (opt.verifiable_content && !ContentVerifiable(cfg.format)) {
     throw ConfigError("--content verifiable: not available for '" + cfg.format +
                       "' datasets (npz, npy, tfrecord and indexed_binary): hdf5 chunks are placed by libhdf5 and "
@@ -188,7 +202,7 @@ Result<DatagenStats> GenerateInto(const WorkloadConfig& cfg, const DatagenOption
     const char* split = train ? "train" : "valid";
     std::string path = DlioFilePath(cfg.data_folder, split, cfg.file_prefix, k, n, nsub, cfg.format);
     std::string idx = cfg.format == "tfrecord" ? TfRecordIndexPath(cfg.data_folder, split, path) : std::string();
-    jobs.push_back({path, idx, dims[i].first, dims[i].second, cfg.num_samples_per_file, i});
+    jobs.push_back({path, idx, dims[i].first, dims[i].second, cfg.num_samples_per_file, i, &cfg});
   }
   // The content marker: written first, so a dataset interrupted half-way still says what its files should hold
   // (a random file kept by --skip-existing then fails --verify, naming it); a random dataset removes it.
@@ -208,6 +222,8 @@ Result<DatagenStats> GenerateInto(const WorkloadConfig& cfg, const DatagenOption
       fs::remove(ContentMarkerPath(cfg.data_folder), ec);
     }
   }
+  // DLIO lists valid/ whether or not there are eval files (FileNotFoundError without it): rank 0 creates it.
+  if (opt.rank == 0 && store == nullptr) FEEDRATE_RETURN_IF_ERROR(MakeDirs((fs::path(cfg.data_folder) / "valid").string()));
   // Every rank creates the directories it writes into (idempotent, so no barrier is needed).
   for (const auto& j : jobs) {
     FEEDRATE_RETURN_IF_ERROR(MakeDirs(fs::path(j.path).parent_path().string()));

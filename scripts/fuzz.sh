@@ -25,7 +25,7 @@ fuzz_one() {
     echo FAILED >"build/fuzz/$t.result"
   fi
 }
-targets=(npy npz tfrecord tf_example hdf5_chunk workload)
+targets=(npy npz tfrecord tf_example hdf5_chunk workload parquet)
 running=0
 for t in "${targets[@]}"; do
   fuzz_one "$t" &

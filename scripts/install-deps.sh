@@ -7,7 +7,7 @@ packages=(build-essential cmake ninja-build pkg-config git
           libopenmpi-dev openmpi-bin
           libgtest-dev libgmock-dev libbenchmark-dev
           libcurl4-openssl-dev libxml2-dev
-          libisal-dev libprotobuf-dev protobuf-compiler libhdf5-dev libjpeg62-turbo-dev libpng-dev
+          libisal-dev libsnappy-dev libzstd-dev liblz4-dev libprotobuf-dev protobuf-compiler libhdf5-dev libjpeg62-turbo-dev libpng-dev
           python3-numpy python3-h5py python3-protobuf python3-pil)
 if [ $# -gt 0 ]; then packages=("$@"); fi  # scripts/install-test-extras.sh passes its own list
 missing=()

@@ -164,6 +164,7 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RankFiles& f, Setup* s) {
   IndexOptions io;
   io.format = cfg.format;
   io.samples_per_file = cfg.num_samples_per_file;
+  io.parquet_columns = cfg.ParquetSelectedColumns();
   io.data_folder = s->s3 ? cfg.S3DataPrefix() : cfg.data_folder;  // (S3: index keys under the normalised prefix)
   std::unique_ptr<S3SourceOpener> opener;
   if (s->s3) {

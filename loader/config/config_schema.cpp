@@ -63,6 +63,11 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"dataset.hdf5.chunk_dims", K::kNotYet},
       {"dataset.hdf5.num_dset_per_record", K::kNotYet},
       {"dataset.hdf5.max_shape", K::kNotYet},
+      {"dataset.parquet.columns", K::kUsed},
+      {"dataset.parquet.row_group_size", K::kUsed},
+      {"dataset.parquet.read_mode", K::kUsed},
+      {"dataset.parquet.partition_by", K::kNotYet},
+      {"dataset.parquet.generation_batch_size", K::kNoEffect},  // DLIO's generator memory bound; files are the same
       {"reader.dont_use_mmap", K::kNoEffect},
       {"reader.reader_classname", K::kNoEffect},
       {"reader.multiprocessing_context", K::kNoEffect},

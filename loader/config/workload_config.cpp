@@ -188,6 +188,46 @@ class Extractor {
   const std::string& source_;
 };
 
+// dataset.parquet and storage.storage_options.columns (MLPerf Storage v3.0's Parquet workloads).
+void ExtractParquet(const YAML::Node& root, Extractor& x, WorkloadConfig* c) {
+  x.ReadU64("dataset.parquet.row_group_size", &c->parquet_row_group_size, 1);
+  x.ReadChoice("dataset.parquet.read_mode", &c->parquet_read_mode, {"row_group"});
+  static const std::set<std::string> kDtypes = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                                                "uint64", "float16", "float32", "float64", "bool"};
+  YAML::Node cols = x.Get("dataset.parquet.columns");
+  if (cols.IsDefined() && !cols.IsNull()) {
+    if (!cols.IsSequence()) x.Fail("dataset.parquet.columns", "expected a list of {name, dtype, size, read}", cols);
+    std::set<std::string> seen;
+    for (size_t i = 0; i < cols.size(); ++i) {
+      const std::string key = "dataset.parquet.columns[" + std::to_string(i) + "]";
+      const YAML::Node n = cols[i];
+      if (!n.IsMap() || !n["name"] || !n["name"].IsScalar()) x.Fail(key, "expected a map with a name", n);
+      ParquetColumn col;
+      col.name = n["name"].Scalar();
+      try {
+        if (n["dtype"]) col.dtype = n["dtype"].as<std::string>();
+        if (n["size"]) col.size = n["size"].as<uint64_t>();
+        if (n["read"]) col.read = n["read"].as<bool>();
+      } catch (const YAML::Exception&) {
+        x.Fail(key, "dtype must be a string, size a positive integer, read true or false", n);
+      }
+      if (!kDtypes.contains(col.dtype)) x.Fail(key + ".dtype", "expected a numeric dtype (int8..uint64, float16..float64, bool)", n["dtype"]);
+      if (col.size == 0) x.Fail(key + ".size", "must be >= 1", n["size"]);
+      if (!seen.insert(col.name).second) x.Fail(key + ".name", "names a column twice", n["name"]);
+      c->parquet_columns.push_back(col);
+    }
+  }
+  YAML::Node sc = x.Get("storage.storage_options.columns");
+  if (sc.IsDefined() && !sc.IsNull()) {
+    if (!sc.IsSequence()) x.Fail("storage.storage_options.columns", "expected a list of column names", sc);
+    for (const auto& v : sc) {
+      if (!v.IsScalar()) x.Fail("storage.storage_options.columns", "expected a list of column names", v);
+      c->storage_columns.push_back(v.Scalar());
+    }
+  }
+  (void)root;
+}
+
 void Extract(const YAML::Node& root, WorkloadConfig* c) {
   Extractor x(root, c->source);
   // (A const yaml-cpp node yields an invalid node for a missing key: test before use.)
@@ -229,7 +269,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadU64("dataset.num_subfolders_eval", &c->num_subfolders_eval, 0);
   x.ReadDouble("dataset.record_length_bytes", &c->record_length, 1, 1e15);
   x.ReadDouble("dataset.record_length_bytes_stdev", &c->record_length_stdev, 0, 1e15);
-  x.ReadChoice("dataset.compression", &c->compression, {"none", "gzip", "lzf", "bz2", "zip", "xz"});
+  x.ReadChoice("dataset.compression", &c->compression, {"none", "gzip", "lzf", "bz2", "zip", "xz", "snappy", "lz4", "zstd"});
 
   x.ReadChoice("reader.data_loader", &c->data_loader, {"pytorch", "tensorflow", "dali", "native_dali", "custom", "synthetic"});
   x.ReadU64("reader.batch_size", &c->batch_size, 1);
@@ -301,6 +341,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("feedrate.verify_crc", &c->verify_crc);
   x.Read("feedrate.coalesce_reads", &c->coalesce_reads);
   x.Read("feedrate.decode_images", &c->decode_images);
+  ExtractParquet(root, x, c);
 }
 
 std::string S3Prefix(const std::string& data_folder) {
@@ -437,6 +478,18 @@ std::string TrainingCheckpointNote(const WorkloadConfig& c) {
          "none during training (the AU leaves checkpoint time out, as DLIO's does, but the storage does not see "
          "their writes): measure checkpoint writes and reads with `feedrate checkpoint`" +
          (keys.empty() ? "" : " (keys without effect here: " + keys + ")");
+}
+
+std::vector<std::string> WorkloadConfig::ParquetSelectedColumns() const {
+  std::vector<std::string> out;
+  if (!storage_columns.empty()) return storage_columns;
+  bool any_unread = false;
+  for (const auto& col : parquet_columns) any_unread = any_unread || !col.read;
+  if (!any_unread) return out;
+  for (const auto& col : parquet_columns) {
+    if (col.read) out.push_back(col.name);
+  }
+  return out;
 }
 
 }  // namespace feedrate

@@ -30,6 +30,15 @@ struct ComputeTime {
   double lam = 0.0;                 // poisson
 };
 
+// dataset.parquet.columns[]: one column of a Parquet dataset (MLPerf Storage v3.0's schema: name, dtype, size >1
+// for a fixed-size list of `size` values, read: whether training reads it).
+struct ParquetColumn {
+  std::string name;
+  std::string dtype = "float32";  // int8..int64, uint8..uint64, float16, float32, float64, bool
+  uint64_t size = 1;
+  bool read = true;
+};
+
 struct WorkloadConfig {
   std::string source;      // the file it came from ("built-in workload <name>" for built-ins)
   bool builtin = false;    // one of Feedrate's built-in (MLPerf) workloads
@@ -72,6 +81,15 @@ struct WorkloadConfig {
   double record_length = 65536;        // bytes (may be fractional, e.g. resnet50)
   double record_length_stdev = 0;
   std::string compression = "none";
+  // dataset.parquet (format: parquet): the columns (empty: DLIO's legacy single `data` column of record_length
+  // uint8 values), rows per row group, and the read mode (row_group: each row group's selected-column span).
+  std::vector<ParquetColumn> parquet_columns;
+  uint64_t parquet_row_group_size = 1024;
+  std::string parquet_read_mode = "row_group";
+  std::vector<std::string> storage_columns;  // storage.storage_options.columns
+  // The columns training reads: those marked read (all when none is marked false), or
+  // storage.storage_options.columns when set (DLIO_local_changes' reader option). Empty: all.
+  std::vector<std::string> ParquetSelectedColumns() const;
 
   // reader
   std::string data_loader = "pytorch";

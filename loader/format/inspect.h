@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loader/format/npz.h"
+#include "loader/format/parquet.h"
 #include "loader/format/tf_example.h"
 #include "loader/format/tfrecord.h"
 #include "loader/status.h"
@@ -47,7 +48,7 @@ struct TfRecordReport {
 // Walks every record and checks both CRCs of each; a framing or CRC error is Corruption naming the record.
 Result<TfRecordReport> InspectTfRecordFile(const std::string& path);
 
-enum class FileFormat { kNpy, kNpz, kTfRecord, kHdf5, kJpeg, kPng, kUnknown };
+enum class FileFormat { kNpy, kNpz, kTfRecord, kHdf5, kJpeg, kPng, kParquet, kUnknown };
 // By content: npy magic, zip signature, HDF5 superblock signature, JPEG SOI / PNG signature, or a first TFRecord
 // header whose length CRC verifies. An empty file is kUnknown.
 Result<FileFormat> DetectFileFormat(const std::string& path);
@@ -63,5 +64,22 @@ struct ImageReport {
 
 // Decodes the whole image (libjpeg-turbo / libpng); a truncated or corrupt image is Corruption naming the file.
 Result<ImageReport> InspectImageFile(const std::string& path);
+
+struct ParquetChunkPages {
+  uint64_t data_pages = 0, dictionary_pages = 0, other_pages = 0;
+  uint64_t values = 0;  // summed over data pages
+};
+
+struct ParquetReport {
+  std::string path;
+  uint64_t size = 0;
+  PqFileMetaData meta;
+  std::vector<std::vector<ParquetChunkPages>> pages;  // [row group][column]
+};
+
+// Reads the footer and walks every page header of every column chunk: each header must parse, the pages must
+// tile the chunk exactly and the data pages' values add up to the chunk's; errors name the file, row group,
+// column and offset.
+Result<ParquetReport> InspectParquetFile(const std::string& path);
 
 }  // namespace feedrate

@@ -53,6 +53,7 @@ Result<FileFormat> DetectFileFormat(const std::string& path) {
   if (n >= 8 && std::memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0) return FileFormat::kHdf5;
   if (n >= 8 && std::memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0) return FileFormat::kPng;
   if (n >= 3 && std::memcmp(head, "\xFF\xD8\xFF", 3) == 0) return FileFormat::kJpeg;
+  if (n >= 4 && std::memcmp(head, "PAR1", 4) == 0) return FileFormat::kParquet;
   if (n == 12) {
     uint32_t stored;
     std::memcpy(&stored, head + 8, 4);

@@ -10,6 +10,7 @@
 
 #include "loader/format/hdf5.h"
 #include "loader/format/npz.h"
+#include "loader/format/parquet.h"
 #include "loader/format/tfrecord.h"
 #include "loader/io/unique_fd.h"
 
@@ -208,11 +209,40 @@ Result<FileSamples> IndexImage(const ByteSource& src, const std::string& format,
   return FileSamples{0, 0, size, -1};
 }
 
+// Parquet: row k's extent is its share of its row group's span (extents of a row group tile the span exactly; in a
+// span shorter than its rows some rows read nothing, which the engines complete at once).
+Result<FileSamples> IndexParquet(const ByteSource& src, const IndexOptions& o, std::vector<SampleExtent>* listed) {
+  auto m = ReadParquetFooter(src);
+  if (!m.ok()) return m.status();
+  if (m->num_rows < 0 || static_cast<uint64_t>(m->num_rows) < o.samples_per_file) {
+    return Status::Corruption(src.name() + ": " + std::to_string(m->num_rows) + " rows, fewer than dataset.num_samples_per_file=" +
+                              std::to_string(o.samples_per_file));
+  }
+  auto spans = ParquetReadSpans(*m, o.parquet_columns, src.name());
+  if (!spans.ok()) return spans.status();
+  listed->clear();
+  for (size_t g = 0; g < spans->size() && listed->size() < o.samples_per_file; ++g) {
+    const PqSpan& sp = (*spans)[g];
+    const auto rows = static_cast<uint64_t>(m->row_groups[g].num_rows);
+    if (rows > 0 && sp.length == 0) {
+      return Status::Corruption(src.name() + ": row group " + std::to_string(g) + " has no bytes in the selected columns");
+    }
+    for (uint64_t j = 0; j < rows && listed->size() < o.samples_per_file; ++j) {
+      const uint64_t lo = sp.offset + sp.length * j / rows;
+      const uint64_t hi = sp.offset + sp.length * (j + 1) / rows;
+      listed->push_back({0, lo, hi - lo});
+    }
+  }
+  FileSamples fs;
+  fs.listed_begin = 0;
+  return fs;
+}
+
 }  // namespace
 
 bool TrainingFormatSupported(const std::string& format) {
   return format == "npz" || format == "npy" || format == "tfrecord" || format == "hdf5" || format == "indexed_binary" ||
-         format == "jpeg" || format == "jpg" || format == "png";
+         format == "jpeg" || format == "jpg" || format == "png" || format == "parquet";
 }
 
 Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
@@ -225,6 +255,7 @@ Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOption
   if (o.format == "hdf5") return IndexHdf5(path, o, listed, decode, &src);
   if (o.format == "tfrecord") return IndexTfRecord(src, o, listed);
   if (o.format == "indexed_binary") return IndexIndexedBinary(src, path, o, listed);
+  if (o.format == "parquet") return IndexParquet(src, o, listed);
   if (o.format == "jpeg" || o.format == "jpg" || o.format == "png") return IndexImage(src, o.format, o);
   const std::string& format = o.format;
   const uint64_t samples_per_file = o.samples_per_file;

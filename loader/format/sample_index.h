@@ -30,6 +30,7 @@ struct IndexOptions {
   std::string data_folder;        // for TFRecord .idx files: <data_folder>/index/<split>/<file>.idx
   std::string split = "train";
   const SourceOpener* opener = nullptr;  // nullptr: local files
+  std::vector<std::string> parquet_columns;  // Parquet: the top-level columns training reads (empty: all)
 };
 
 // What reading a file's samples needs beyond extents: HDF5 filtered chunks' codec and per-extent filter masks.
@@ -44,7 +45,9 @@ struct FileDecode {
 // hold at least samples_per_file records, the first ones are used. HDF5: row k of `records`, where the library
 // says it lies; for a filtered dataset sample k reads the whole stored chunk that holds row k (as libhdf5 does
 // when its chunk cache cannot hold the chunk) and *decode says how to decode it (nullptr: filtered datasets are
-// refused).
+// refused). Parquet: rows are samples; row group g's read is the span of its selected columns' chunks (MLPerf
+// Storage v3.0's byte-range reader), split among its rows in order, so the rows of a row group read it once,
+// and back-to-back rows coalesce into large reads (docs/dlio-compatibility.md).
 Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
                                       FileDecode* decode = nullptr);
 
