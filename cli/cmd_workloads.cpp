@@ -16,6 +16,17 @@ std::string Source(std::string_view yaml) {
   return std::string(yaml.substr(2, yaml.find('\n') - 2));
 }
 
+// "mlcommons/storage@0b42eb5" from the source line: the repository it names and the commit, when given.
+std::string ShortSource(const std::string& source) {
+  std::string repo;
+  for (const char* r : {"mlcommons/storage", "argonne-lcf/dlio_benchmark", "mlcommons/DLIO_local_changes"}) {
+    if (source.find(r) != std::string::npos) repo = r;
+  }
+  if (repo.empty()) return "-";
+  const size_t at = source.find(" @");
+  return at == std::string::npos ? repo : repo + "@" + source.substr(at + 2, 7);
+}
+
 }  // namespace
 
 Runner AddWorkloads(CLI::App& app) {
@@ -25,8 +36,8 @@ Runner AddWorkloads(CLI::App& app) {
   return [=] {
     nlohmann::json out = nlohmann::json::array();
     if (!*json) {
-      std::printf("%-16s %-14s %-10s %12s %6s %10s %5s %12s %10s\n", "workload", "format", "loader", "record B", "batch",
-                  "compute s", "AU %", "samples/s", "MiB/s");
+      std::printf("%-18s %-14s %-10s %12s %6s %10s %5s %12s %10s  %s\n", "workload", "format", "loader", "record B", "batch",
+                  "compute s", "AU %", "samples/s", "MiB/s", "source");
     }
     std::vector<std::pair<std::string, LlmModel>> checkpoint_workloads;
     for (const auto& [name, text] : BuiltinWorkloads()) {
@@ -54,9 +65,9 @@ Runner AddWorkloads(CLI::App& app) {
                        {"mib_per_s_per_accelerator", mib_per_s}});
         continue;
       }
-      std::printf("%-16s %-14s %-10s %12.0f %6llu %10.5g %5.0f %12.1f %10.1f\n", name.c_str(), c.format.c_str(),
+      std::printf("%-18s %-14s %-10s %12.0f %6llu %10.5g %5.0f %12.1f %10.1f  %s\n", name.c_str(), c.format.c_str(),
                   c.data_loader.c_str(), c.record_length, static_cast<unsigned long long>(c.batch_size),
-                  c.computation_time.mean, 100 * c.au, samples_per_s, mib_per_s);
+                  c.computation_time.mean, 100 * c.au, samples_per_s, mib_per_s, ShortSource(Source(text)).c_str());
     }
     if (!*json) {
       std::printf("samples/s and MiB/s: what one emulated accelerator consumes at 100%% AU (batch / compute time)\n\n");

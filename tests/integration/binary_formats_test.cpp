@@ -29,7 +29,7 @@ TEST(BinaryFormats, IndexedBinaryDatagenRunAndBrokenIndex) {
   const std::string p = " --param dataset.num_files_train=4 --param dataset.num_samples_per_file=8"
                         " --param dataset.record_length_bytes=16384 --param reader.batch_size=2"
                         " --param train.epochs=2 --param train.computation_time=0";
-  auto gen = Sh(MpiFeedrate(2, "datagen -w dlrm --fsync --data-dir " + data + p));  // durable commits too
+  auto gen = Sh(MpiFeedrate(2, "datagen -w dlrm_dlio_upstream --fsync --data-dir " + data + p));  // durable commits too
   ASSERT_EQ(gen.code, 0) << gen.output;
   const std::string f0 = data + "/train/img_0_of_4.indexed_binary";
   EXPECT_EQ(fs::file_size(f0), 8u * 16384);
@@ -38,7 +38,7 @@ TEST(BinaryFormats, IndexedBinaryDatagenRunAndBrokenIndex) {
   int64_t first = 0;
   std::memcpy(&first, sz.data(), 8);
   EXPECT_EQ(first, 16384);
-  auto run = Sh(MpiFeedrate(2, "run -w dlrm --data-dir " + data + p + " --results-dir " + (dir / "r")));
+  auto run = Sh(MpiFeedrate(2, "run -w dlrm_dlio_upstream --data-dir " + data + p + " --results-dir " + (dir / "r")));
   ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
   EXPECT_EQ(ReadJson(dir / "r/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 2u * 4 * 8 * 16384);
   // An offset past the end of the data file names the index and the sample.
@@ -46,11 +46,11 @@ TEST(BinaryFormats, IndexedBinaryDatagenRunAndBrokenIndex) {
   int64_t bad = 1 << 30;
   std::memcpy(off.data() + 3 * 8, &bad, 8);
   test::WriteFile(f0 + ".off.idx", off);
-  auto broken = Sh(Feedrate("run -w dlrm --data-dir " + data + p + " --results-dir " + (dir / "b")));
+  auto broken = Sh(Feedrate("run -w dlrm_dlio_upstream --data-dir " + data + p + " --results-dir " + (dir / "b")));
   EXPECT_EQ(broken.code, 2) << broken.output;
   EXPECT_NE(broken.output.find("img_0_of_4.indexed_binary.off.idx/.sz.idx: sample 3"), std::string::npos) << broken.output;
   fs::remove(f0 + ".sz.idx");
-  auto missing = Sh(Feedrate("run -w dlrm --data-dir " + data + p + " --results-dir " + (dir / "m")));
+  auto missing = Sh(Feedrate("run -w dlrm_dlio_upstream --data-dir " + data + p + " --results-dir " + (dir / "m")));
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.output.find("img_0_of_4.indexed_binary.sz.idx"), std::string::npos) << missing.output;
 }

@@ -93,9 +93,21 @@ TEST(Workloads, ListsEveryBuiltinWithItsDemand) {
   auto r = Sh(Feedrate("workloads --json"));
   ASSERT_EQ(r.code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
-  ASSERT_EQ(j.size(), 19u);  // 15 training workloads and the 4 llama3 checkpoint workloads
+  ASSERT_EQ(j.size(), 30u);  // 26 training workloads and the 4 llama3 checkpoint workloads
   std::map<std::string, nlohmann::json> by;
   for (const auto& w : j) by[w["name"]] = w;
+  // Every MLPerf Storage v3.0 training config, each naming the mlcommons/storage commit it follows.
+  for (const char* v3 : {"flux_a100", "flux_h100", "flux_b200", "flux_mi355", "dlrm_a100", "dlrm_h100", "dlrm_b200",
+                         "dlrm_mi355", "dlrm_parquet_a100", "dlrm_parquet_h100", "retinanet_a100", "retinanet_h100",
+                         "retinanet_b200", "retinanet_mi355", "unet3d_b200"}) {
+    ASSERT_TRUE(by.contains(v3)) << v3;
+    const std::string source = by[v3]["source"];
+    EXPECT_NE(source.find("mlcommons/storage"), std::string::npos) << v3 << ": " << source;
+    EXPECT_NE(source.find(" @"), std::string::npos) << v3 << ": " << source;
+  }
+  EXPECT_EQ(by["flux_b200"]["format"], "parquet");
+  EXPECT_EQ(by["dlrm_b200"]["record_length_bytes"], 761);
+  EXPECT_NE(by["dlrm_dlio_upstream"]["source"].get<std::string>().find("argonne-lcf"), std::string::npos);
   EXPECT_NEAR(by["unet3d_h100"]["samples_per_s_per_accelerator"].get<double>(), 21.67, 0.01);
   EXPECT_NEAR(by["unet3d_h100"]["mib_per_s_per_accelerator"].get<double>(), 3030, 1);
   EXPECT_NEAR(by["resnet50_h100"]["samples_per_s_per_accelerator"].get<double>(), 1785.7, 0.1);

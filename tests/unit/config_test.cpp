@@ -33,7 +33,7 @@ TEST(Config, BuiltinUnet3dH100) {
   EXPECT_DOUBLE_EQ(c.au, 0.90);
   EXPECT_EQ(c.data_loader, "pytorch");
   EXPECT_EQ(c.sample_shuffle, "seed");
-  EXPECT_EQ(BuiltinWorkloads().size(), 19u);  // 15 training workloads, 4 llama3 checkpoint workloads
+  EXPECT_EQ(BuiltinWorkloads().size(), 30u);  // 26 training workloads, 4 llama3 checkpoint workloads
   EXPECT_EQ(LoadWorkload("unet3d_b200", {}).num_files_train, 7200u);
   EXPECT_DOUBLE_EQ(LoadWorkload("unet3d_v100", {}).computation_time.mean, 1.3604);
   EXPECT_EQ(LoadWorkload("unet3d_a100", {}).batch_size, 7u);
@@ -212,6 +212,46 @@ TEST(Config, WorkloadFileNamesItsDataOnlyWhenItSetsDataFolder) {
   EXPECT_FALSE(WorkloadFileNamesItsData(bare));
   EXPECT_FALSE(WorkloadFileNamesItsData("unet3d_h100"));  // built-ins name a default folder, not the user's
   EXPECT_EQ(LoadWorkload(wrapped, {}).data_folder, "/mnt/d");
+}
+
+}  // namespace
+}  // namespace feedrate
+
+namespace feedrate {
+namespace {
+
+TEST(Config, ParquetColumnsReadFlagsAndStorageOptionColumns) {
+  WorkloadConfig d = LoadWorkload("dlrm_b200", {});
+  ASSERT_EQ(d.parquet_columns.size(), 200u);
+  EXPECT_EQ(d.parquet_row_group_size, 6144u);
+  EXPECT_EQ(d.parquet_columns[11].name, "feature_011");
+  EXPECT_TRUE(d.parquet_columns[11].read);
+  EXPECT_EQ(d.parquet_columns[7].dtype, "int8");
+  EXPECT_EQ(d.ParquetSelectedColumns().size(), 40u);
+  uint64_t bytes = 0;
+  for (const auto& c : d.parquet_columns) bytes += c.dtype == "int8" ? 1 : c.dtype == "float16" ? 2 : c.dtype == "float32" ? 4 : 8;
+  EXPECT_EQ(bytes, 761u);  // the config's record_length_bytes: the 200 columns as transcribed add up to it
+  WorkloadConfig f = LoadWorkload("flux_b200", {});
+  EXPECT_TRUE(f.ParquetSelectedColumns().empty());  // none marked read: false: every column
+  EXPECT_EQ(f.parquet_columns[0].size, 524328u);
+  WorkloadConfig s = LoadWorkload("flux_b200", {"storage.storage_options.columns=[mean,logvar]"});
+  EXPECT_EQ(s.ParquetSelectedColumns(), (std::vector<std::string>{"mean", "logvar"}));
+  auto bad = [](const std::string& column) {
+    return "dataset: {format: parquet, parquet: {columns: [" + column + "]}}\n";
+  };
+  for (const auto& [yaml, cause] : std::vector<std::pair<std::string, std::string>>{
+           {bad("{name: a, dtype: complex64}"), "dataset.parquet.columns[0].dtype"},
+           {bad("{name: a}, {name: a}"), "names a column twice"},
+           {bad("{dtype: float32}"), "expected a map with a name"},
+           {bad("{name: a, size: 0}"), "must be >= 1"}}) {
+    try {
+      ParseWorkload(yaml, "w.yaml", "w", {});
+      ADD_FAILURE() << yaml;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(cause), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("w.yaml"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
