@@ -136,6 +136,8 @@ void TrainingRun::DescribeSetup() {
                            "I/O threads (" + setup_.table.codecs().front().description + ")"
                      : setup_.table.check == SampleCheck::kImageDecode
                          ? "image: every sample decoded to pixels on the I/O threads (libjpeg-turbo / libpng), as DLIO's PIL reader does"
+                     : setup_.table.check == SampleCheck::kJpegSignature || setup_.table.check == SampleCheck::kPngSignature
+                         ? "image: whole files, not opened at setup; each file's signature checked once read"
                          : "none";
   rec_.dataset_bytes = setup_.dataset_bytes;
   rec_.buffer_bytes_per_rank = setup_.buffer_bytes;

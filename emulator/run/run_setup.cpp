@@ -160,11 +160,15 @@ RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, cons
 }
 
 // The sample table of the rank's files, the per-sample check their format needs, the dataset size estimate.
-Status IndexRankFiles(const WorkloadConfig& cfg, const RankFiles& f, Setup* s) {
+Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const RankFiles& f, Setup* s) {
   IndexOptions io;
   io.format = cfg.format;
   io.samples_per_file = cfg.num_samples_per_file;
   io.parquet_columns = cfg.ParquetSelectedColumns();
+  // Images are read whole without opening a file at setup unless something needs their sizes first: decoding or
+  // checks in retained memory, content verification, O_DIRECT windows (and S3, whose listing has the sizes).
+  const bool image = cfg.format == "jpeg" || cfg.format == "jpg" || cfg.format == "png";
+  io.whole_files_unopened = image && !cfg.decode && !opt.retain_batches && opt.verify <= 0 && !cfg.odirect && !s->s3;
   io.data_folder = s->s3 ? cfg.S3DataPrefix() : cfg.data_folder;  // (S3: index keys under the normalised prefix)
   std::unique_ptr<S3SourceOpener> opener;
   if (s->s3) {
@@ -177,13 +181,14 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RankFiles& f, Setup* s) {
   FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which_eval, io, std::min<size_t>(s->io_threads, 16), &s->table));
   if (cfg.format == "tfrecord") s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
   if (!s->table.codecs().empty()) s->table.check = SampleCheck::kHdf5Decode;
-  const bool image = cfg.format == "jpeg" || cfg.format == "jpg" || cfg.format == "png";
-  if (cfg.decode_images && image) s->table.check = SampleCheck::kImageDecode;
-  if (cfg.decode_images && !image) {
-    s->warnings.push_back("feedrate.decode_images applies to jpeg and png datasets; '" + cfg.format + "' samples are not decoded");
+  if (cfg.decode && image) s->table.check = SampleCheck::kImageDecode;
+  if (io.whole_files_unopened) s->table.check = cfg.format == "png" ? SampleCheck::kPngSignature : SampleCheck::kJpegSignature;
+  if (cfg.decode && !image) {
+    s->warnings.push_back("feedrate.decode applies to jpeg and png datasets so far; '" + cfg.format + "' samples are not decoded");
   }
   double local_bytes = 0;
   for (size_t i : f.which) local_bytes += static_cast<double>(s->table.FileDataBytes(static_cast<uint32_t>(i)));
+  if (io.whole_files_unopened) local_bytes = cfg.record_length * static_cast<double>(f.which.size());  // sizes unread
   // Dataset size estimate for the page-cache check: this rank's files scaled to the whole dataset.
   s->dataset_bytes = f.which.empty() ? 0 : local_bytes / static_cast<double>(f.which.size()) * static_cast<double>(s->train_files);
   return Status::Ok();
@@ -307,7 +312,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     s->warnings.push_back("I/O threads per rank: " + std::to_string(engine.io_threads) + " (reader.read_threads x accelerators = " +
                           std::to_string(engine.dlio_threads) + ", capped at 4 per CPU; --io-threads sets it)");
   }
-  FEEDRATE_RETURN_IF_ERROR(IndexRankFiles(cfg, f, s));
+  FEEDRATE_RETURN_IF_ERROR(IndexRankFiles(cfg, opt, f, s));
   s->engine_options = engine.options;
   FEEDRATE_RETURN_IF_ERROR(PrepareVerify(cfg, opt, s));
   FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, engine, s));

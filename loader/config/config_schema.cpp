@@ -141,7 +141,7 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"feedrate.queue_depth", K::kUsed},
       {"feedrate.verify_crc", K::kUsed},
       {"feedrate.coalesce_reads", K::kUsed},
-      {"feedrate.decode_images", K::kUsed},
+      {"feedrate.decode", K::kUsed},
   };
   return kSchema;
 }

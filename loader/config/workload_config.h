@@ -129,7 +129,8 @@ struct WorkloadConfig {
   uint64_t queue_depth = 0;            // reads in flight per I/O thread (uring); 0 = 1 buffered, 16 O_DIRECT
   bool verify_crc = true;              // TFRecord: check each record's payload CRC-32C (TensorFlow's reader does)
   bool coalesce_reads = true;          // read back-to-back samples (TFRecord records) in reader.transfer_size reads
-  bool decode_images = false;          // JPEG/PNG: decode every sample on the I/O threads, as DLIO's PIL reader does
+  bool decode = false;                 // feedrate.decode (alias decode_images): JPEG/PNG decoded on the I/O threads,
+                                       // as DLIO's PIL reader does (Parquet pages: not yet)
 
   YAML::Node tree;                     // resolved tree after aliases and overrides (written to config.yaml)
   std::vector<std::string> warnings;   // keys present that Feedrate accepts but does not implement yet, except...

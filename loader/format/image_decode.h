@@ -1,5 +1,5 @@
 // JPEG (libjpeg-turbo) and PNG (libpng) samples decoded in memory, the work DLIO's PIL reader does per sample
-// (np.asarray(Image.open(f))); used when a run asks for decode timing (feedrate.decode_images).
+// (np.asarray(Image.open(f))); used when a run asks for decode timing (feedrate.decode).
 #pragma once
 
 #include <cstdint>

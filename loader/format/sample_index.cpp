@@ -247,6 +247,14 @@ bool TrainingFormatSupported(const std::string& format) {
 
 Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
                                       FileDecode* decode) {
+  const bool image = o.format == "jpeg" || o.format == "jpg" || o.format == "png";
+  if (image && o.whole_files_unopened && o.opener == nullptr) {
+    if (o.samples_per_file != 1) {
+      return Status::InvalidArgument(path + ": image datasets hold one sample per file (dataset.num_samples_per_file=" +
+                                     std::to_string(o.samples_per_file) + ")");
+    }
+    return FileSamples{0, 0, kWholeFile, -1};
+  }
   if (o.format == "hdf5" && o.opener == nullptr) return IndexHdf5(path, o, listed, decode, nullptr);
   auto opened = OpenSource(path, o);
   if (!opened.ok()) return opened.status();

@@ -18,7 +18,9 @@ enum class SampleCheck : uint8_t {
   kTfRecordFrame,  // the record's length field and its CRC
   kTfRecordCrc,    // and the payload CRC
   kHdf5Decode,     // HDF5 filtered chunks: Fletcher-32, inflate, unshuffle (files without filters: nothing)
-  kImageDecode,    // JPEG/PNG: the whole image decoded to pixels (feedrate.decode_images)
+  kImageDecode,    // JPEG/PNG: the whole image decoded to pixels (feedrate.decode)
+  kJpegSignature,  // JPEG/PNG files not opened at setup: the format's signature, checked once read (when the file
+  kPngSignature,   // fit one transfer)
 };
 
 struct FileSamples {
@@ -71,9 +73,11 @@ class SampleTable {
     if (fs.listed_begin >= 0) return listed_[static_cast<uint64_t>(fs.listed_begin) + k];
     return {static_cast<uint32_t>(f), fs.first_offset + k * fs.stride, fs.length};
   }
-  // Bytes one pass over file f's samples reads from distinct places (the shared extent once).
+  // Bytes one pass over file f's samples reads from distinct places (the shared extent once); 0 for a whole file
+  // whose size is not known before it is read (kWholeFile).
   uint64_t FileDataBytes(uint32_t f) const {
     const FileSamples& fs = files_[f];
+    if (fs.length == kWholeFile) return 0;
     if (fs.listed_begin >= 0) {
       uint64_t sum = 0;
       for (uint64_t k = 0; k < spf_; ++k) sum += listed_[static_cast<uint64_t>(fs.listed_begin) + k].length;
@@ -81,9 +85,10 @@ class SampleTable {
     }
     return fs.stride == 0 ? fs.length : fs.length * spf_;
   }
+  // The longest known extent (whole files of unknown size are never retained or coalesced).
   uint64_t MaxLength() const {
     uint64_t m = 0;
-    for (const auto& fs : files_) m = std::max(m, fs.length);
+    for (const auto& fs : files_) m = std::max(m, fs.length == kWholeFile ? 0 : fs.length);
     for (const auto& e : listed_) m = std::max(m, e.length);
     return m;
   }

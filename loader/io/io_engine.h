@@ -22,8 +22,13 @@ namespace feedrate {
 struct SampleExtent {
   uint32_t file = 0;    // index into the FileTable
   uint64_t offset = 0;
-  uint64_t length = 0;
+  uint64_t length = 0;  // kWholeFile: from offset 0 to the end of the file, its size learnt by reading it
 };
+
+// A whole file whose size was not looked up at setup (a million-file image dataset is indexed without opening a
+// file): the engines read it to end of file, and the completion's `bytes` is what the file held. Buffered reads
+// only; never coalesced, retained or checked in place beyond what one transfer holds.
+inline constexpr uint64_t kWholeFile = UINT64_MAX;
 
 struct ReadRequest;
 

@@ -91,17 +91,24 @@ Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjecto
     ~Giveback() { fds->Release(file, fd); }
   } giveback{fds, r.extent.file, fd};
   if (r.probe_residency) r.target->BeforeRead(r, fd);
-  const uint64_t end = r.extent.offset + r.extent.length;
+  const bool whole = r.extent.length == kWholeFile;  // read to end of file (buffered only)
+  const uint64_t end = whole ? UINT64_MAX : r.extent.offset + r.extent.length;
   // Buffered: exactly the extent. O_DIRECT: its aligned window (the extra bytes are read amplification).
-  const DirectWindow w = options_.odirect ? WindowFor(r.extent.offset, r.extent.length, options_.direct_align)
-                                          : DirectWindow{r.extent.offset, end};
+  const DirectWindow w = options_.odirect && !whole ? WindowFor(r.extent.offset, r.extent.length, options_.direct_align)
+                                                    : DirectWindow{r.extent.offset, end};
   uint64_t off = w.begin, device = 0;
   // A window that fits the scratch buffer is read into it in place (short reads continue after what came), so
-  // the sample ends up whole there; larger ones without a destination cycle through it.
+  // the sample ends up whole there; larger ones without a destination cycle through it. A whole file stays in
+  // place while it fits one transfer.
   const bool fits = w.end - w.begin <= options_.transfer_size;
-  char* base = r.dest != nullptr ? r.dest : (fits ? scratch : nullptr);
+  char* base = r.dest != nullptr ? r.dest : (fits || whole ? scratch : nullptr);
   while (off < end) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(options_.transfer_size, w.end - off));
+    if (whole && base != nullptr) want = static_cast<size_t>(options_.transfer_size - (off - w.begin));
+    if (whole && want == 0) {  // larger than one transfer: cycle through the scratch buffer from here on
+      base = nullptr;
+      want = static_cast<size_t>(options_.transfer_size);
+    }
     char* dst = base != nullptr ? base + (off - w.begin) : scratch;
     ssize_t got = ::pread(fd, dst, want, static_cast<off_t>(off));
     int64_t n = got < 0 ? -errno : got;
@@ -113,8 +120,10 @@ Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjecto
       }
       return Status::Errno(path + ": read failed at offset " + std::to_string(off), static_cast<int>(-n));
     }
-    if (n > 0 && static_cast<size_t>(n) < want && off + static_cast<uint64_t>(n) < end) {
-      requeued_.fetch_add(1, std::memory_order_relaxed);  // short read: the loop reads the remainder
+    if (n == 0 && whole) break;  // end of the file: the sample is all of it
+    if (n > 0 && static_cast<size_t>(n) < want && off + static_cast<uint64_t>(n) < end && !whole) {
+      requeued_.fetch_add(1, std::memory_order_relaxed);  // short read: the loop reads the remainder (a whole
+                                                          // file's: its end, which the next read confirms)
     }
     off += static_cast<uint64_t>(n);
     device += static_cast<uint64_t>(n);
@@ -125,7 +134,7 @@ Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjecto
     }
   }
   device_bytes_.fetch_add(device, std::memory_order_relaxed);
-  *bytes = r.extent.length;
+  *bytes = whole ? off - w.begin : r.extent.length;
   // The sample is whole in the destination, or in the scratch buffer when one transfer covered its window.
   if (base != nullptr) *data = base + (r.extent.offset - w.begin);
   return Status::Ok();

@@ -26,6 +26,7 @@ struct SampleState {
   uint64_t eof_at = UINT64_MAX;  // lowest end of data seen (transfers run concurrently, so take the minimum)
   int64_t held_buffer = -1;      // the one transfer buffer holding the whole sample, kept until it is retired
   int64_t start_ns = 0;          // when the worker took the sample (for the latency statistics)
+  bool whole = false;            // kWholeFile: read to end of file, one transfer at a time
   Status error;
 };
 
@@ -126,9 +127,10 @@ struct UringEngine::Worker {
     st = SampleState{};
     st.req = r;
     if (o.stats != nullptr) st.start_ns = NowNs();
-    st.end = r.extent.offset + r.extent.length;
+    st.whole = r.extent.length == kWholeFile;
+    st.end = st.whole ? UINT64_MAX : r.extent.offset + r.extent.length;
     st.next = Window(s);
-    st.wend = o.odirect ? AlignUp(st.end, o.direct_align) : st.end;
+    st.wend = o.odirect && !st.whole ? AlignUp(st.end, o.direct_align) : st.end;
     if (!ring_error.ok()) {  // nothing can be read any more: the request fails at once
       st.error = ring_error;
       st.next = st.wend;
@@ -150,7 +152,8 @@ struct UringEngine::Worker {
     const uint64_t ts = engine->options_.transfer_size;
     for (uint32_t s : order) {
       SampleState& st = samples[s];
-      while (st.next < st.wend && !free_buffers.empty()) {
+      // A whole file's size is learnt by reading it: one transfer at a time, until one meets its end.
+      while (st.next < st.wend && !free_buffers.empty() && !(st.whole && st.inflight > 0)) {
         uint32_t b = free_buffers.back();
         free_buffers.pop_back();
         transfers[b] = {s, st.next, static_cast<uint32_t>(std::min<uint64_t>(ts, st.wend - st.next)), 0};
@@ -169,11 +172,12 @@ struct UringEngine::Worker {
       SampleState& st = samples[order[i]];
       if (st.inflight == 0 && st.next >= st.wend) {
         fds->Release(st.req.extent.file, st.fd);
-        if (st.eof_at != UINT64_MAX && st.error.ok()) {
+        if (st.eof_at != UINT64_MAX && st.error.ok() && !st.whole) {
           st.error = Status::Corruption(engine->files_.path(st.req.extent.file) + ": file is truncated: sample extent ends at offset " +
                                         std::to_string(st.end) + " but data ends at offset " + std::to_string(st.eof_at));
         }
-        uint64_t bytes = st.error.ok() ? st.req.extent.length : 0;  // a sample counts once all of it was read
+        // A sample counts once all of it was read (a whole file: up to its end).
+        uint64_t bytes = !st.error.ok() ? 0 : st.whole ? st.eof_at - st.req.extent.offset : st.req.extent.length;
         ReadRequest req = st.req;
         Status err = std::move(st.error);
         const uint64_t shift = req.extent.offset - Window(order[i]);
@@ -221,7 +225,8 @@ struct UringEngine::Worker {
           st.eof_at = std::min(st.eof_at, pos);
           st.next = st.wend;  // stop issuing; the message is built at retirement from the lowest EOF seen
         } else {
-          requeued.fetch_add(1, std::memory_order_relaxed);  // short read: the remainder goes again
+          // A short read: the remainder goes again (a whole file's: its end, which the next read confirms).
+          if (!st.whole) requeued.fetch_add(1, std::memory_order_relaxed);
           Prep(b);
           finished = false;
         }
@@ -230,7 +235,8 @@ struct UringEngine::Worker {
     if (!finished) return;
     if (!st.error.ok()) st.next = st.wend;  // stop issuing more of a failed sample
     // A sample read by this one transfer stays in its buffer until retired, so the target can check it in place.
-    if (st.error.ok() && st.req.dest == nullptr && t.off == Window(t.sample) && t.off + t.len >= st.wend) {
+    const bool all_here = st.whole ? st.eof_at != UINT64_MAX : t.off + t.len >= st.wend;
+    if (st.error.ok() && st.req.dest == nullptr && t.off == Window(t.sample) && all_here) {
       st.held_buffer = b;
     } else {
       free_buffers.push_back(b);

@@ -1,8 +1,11 @@
 // Prefetcher implementation.
 #include "loader/pipeline/prefetcher.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "loader/format/image_decode.h"
 #include "loader/format/tfrecord.h"
@@ -58,9 +61,9 @@ void Prefetcher::SubmitBatch(uint64_t step) {
     ReadRequest r;
     r.extent = table_.At(ids[i]);
     uint64_t n = 1;
-    for (; i + n < batch_ && coalesce_bytes_ > 0; ++n) {
+    for (; i + n < batch_ && coalesce_bytes_ > 0 && r.extent.length != kWholeFile; ++n) {
       const SampleExtent next = table_.At(ids[i + n]);
-      if (next.file != r.extent.file || next.offset != r.extent.offset + r.extent.length ||
+      if (next.length == kWholeFile || next.file != r.extent.file || next.offset != r.extent.offset + r.extent.length ||
           r.extent.length + next.length + 2 * direct_align_ > coalesce_bytes_) {  // the window fits one transfer
         break;
       }
@@ -82,7 +85,12 @@ void Prefetcher::SubmitBatch(uint64_t step) {
 // set_residency_sampling). Runs on the I/O thread, on the fd the read is about to use.
 void Prefetcher::BeforeRead(const ReadRequest& request, int fd) {
   if (probe_ == nullptr) return;
-  Result<Residency> r = probe_(fd, request.extent.offset, request.extent.length, probe_method_);
+  uint64_t length = request.extent.length;
+  if (length == kWholeFile) {  // a sampled probe may stat the file: it runs outside the accelerator's wait
+    struct stat st {};
+    length = ::fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  }
+  Result<Residency> r = probe_(fd, request.extent.offset, length, probe_method_);
   if (r.ok()) {
     probed_bytes_.fetch_add(r->bytes, std::memory_order_relaxed);
     resident_bytes_.fetch_add(r->resident_bytes, std::memory_order_relaxed);
@@ -113,6 +121,20 @@ Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* d
       if (!st.ok()) {
         return Status::Corruption(path + ": HDF5 chunk at offset " + std::to_string(e.offset) + " (sample " +
                                   std::to_string(id % table_.samples_per_file()) + "): " + st.message());
+      }
+      break;
+    }
+    case SampleCheck::kJpegSignature:
+    case SampleCheck::kPngSignature: {
+      if (data == nullptr) break;  // larger than one transfer: read, not checked (docs/formats.md)
+      static const unsigned char kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+      const auto* b = reinterpret_cast<const unsigned char*>(data);
+      const bool jpeg = e.length >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF;
+      const bool png = e.length >= 8 && std::memcmp(b, kPng, 8) == 0;
+      const bool want_png = table_.check == SampleCheck::kPngSignature;
+      if (want_png ? !png : !jpeg) {  // the indexer's words, for a file it did not open
+        return Status::Corruption(path + ": not a " + (want_png ? "png" : "jpeg") + " file (" +
+                                  (png ? "PNG" : jpeg ? "JPEG" : "unknown") + " signature)");
       }
       break;
     }
@@ -181,7 +203,8 @@ void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status, 
     const uint64_t* ids = samples_->data() + slot.step * batch_ + first;
     const uint64_t base = table_.At(ids[0]).offset;
     for (uint32_t k = 0; k < n; ++k) {
-      const SampleExtent e = table_.At(ids[k]);
+      SampleExtent e = table_.At(ids[k]);
+      if (e.length == kWholeFile) e.length = bytes;  // never coalesced: the completion's bytes are the file's
       const char* sample = data == nullptr ? nullptr : data + (e.offset - base);
       Status st = table_.check != SampleCheck::kNone ? CheckSample(e, ids[k], sample) : Status::Ok();
       if (st.ok() && content_ != nullptr) st = VerifyContent(e, ids[k], sample);
@@ -226,8 +249,9 @@ Status Prefetcher::Outstanding(const Slot& slot) const {
     char timeout[32];
     std::snprintf(timeout, sizeof timeout, "%.3g", static_cast<double>(completion_timeout_ns_) / 1e9);
     return Status::IoError("a read of " + (files_ != nullptr ? files_->path(e.file) : std::string("(file)")) +
-                           " at offset " + std::to_string(e.offset) + " (" + std::to_string(length) +
-                           " bytes, batch " + std::to_string(slot.step) + ") has not completed after " + timeout +
+                           " at offset " + std::to_string(e.offset) + " (" +
+                           (e.length == kWholeFile ? std::string("the whole file") : std::to_string(length) + " bytes") +
+                           ", batch " + std::to_string(slot.step) + ") has not completed after " + timeout +
                            " s (--io-timeout) with no other read of its batch completing: the storage stopped "
                            "answering, or an I/O thread is stuck");
   }

@@ -131,10 +131,10 @@ TEST(BinaryFormats, JpegDatagenPilReadableDecodeTimingAndCorruptImages) {
   ASSERT_TRUE(plain.code == 0 || plain.code == 3) << plain.output;
   auto f = ReadJson(dir / "r/summary.json")["feedrate"];
   EXPECT_EQ(f["bytes_read"].get<uint64_t>(), total);
-  EXPECT_EQ(f["sample_check"], "none");
-  EXPECT_EQ(f["sample_check_seconds"].get<double>(), 0.0);
+  // Not opened at setup (a million-file dataset indexes in the time of its listing): signatures checked once read.
+  EXPECT_EQ(f["sample_check"], "image: whole files, not opened at setup; each file's signature checked once read");
 
-  const std::string decode = " --param feedrate.decode_images=true";
+  const std::string decode = " --param feedrate.decode=true";
   auto dec = Sh(Feedrate("run -w retinanet_h100 --data-dir " + data + p + decode + " --results-dir " + (dir / "d")));
   ASSERT_TRUE(dec.code == 0 || dec.code == 3) << dec.output;
   f = ReadJson(dir / "d/summary.json")["feedrate"];

@@ -165,6 +165,53 @@ INSTANTIATE_TEST_SUITE_P(Engines, EngineBytes,
                                   (*p.param.inject ? "_faults" : "");
                          });
 
+// kWholeFile: files of unknown size read to their end, with and without short reads and EAGAIN: the completion's
+// bytes are the file's size; a file that fits one transfer is handed over in place, a larger one is not.
+TEST(Engines, WholeFilesOfUnknownSizeAreReadToTheirEnd) {
+  const std::vector<size_t> sizes = {0, 1, 100, 16383, 16384, 16385, 40000, 3 * 16384};
+  for (const char* inject : {"", "short:every=2;eagain:every=3"}) {
+    for (const char* kind : {"posix", "uring"}) {
+      test::TempDir dir;
+      std::vector<std::string> paths, contents;
+      std::mt19937_64 rng(7);
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        std::string c(sizes[i], '\0');
+        for (auto& ch : c) ch = static_cast<char>(rng());
+        paths.push_back(dir / ("f" + std::to_string(i)));
+        test::WriteFile(paths.back(), c);
+        contents.push_back(c);
+      }
+      auto table = FileTable::Create(paths, false);
+      ASSERT_TRUE(table.ok());
+      EngineOptions o;
+      o.threads = 2;
+      o.transfer_size = 16384;
+      o.queue_depth = 4;
+      FaultInjector faults(*ParseFaultPlan(inject), 1);
+      faults.BindFiles(*table);
+      if (faults.any()) o.faults = &faults;
+      auto engine = MakeEngine(kind, *table, o);
+      ASSERT_TRUE(engine.ok());
+      const size_t rounds = 3;
+      Collector done(sizes.size() * rounds);
+      for (size_t k = 0; k < sizes.size() * rounds; ++k) {
+        engine->engine->Submit({{static_cast<uint32_t>(k % sizes.size()), 0, kWholeFile}, nullptr, &done, k});
+      }
+      done.Wait();
+      for (size_t k = 0; k < sizes.size() * rounds; ++k) {
+        const size_t i = k % sizes.size();
+        const std::string where = std::string(kind) + " " + inject + " file of " + std::to_string(sizes[i]) + " bytes";
+        ASSERT_TRUE(done.status_[k].ok()) << where << ": " << done.status_[k].ToString();
+        EXPECT_EQ(done.bytes_[k], sizes[i]) << where;
+        EXPECT_EQ(done.had_data_[k] != 0, sizes[i] < 16384) << where;  // a full transfer may not be the end
+        if (done.had_data_[k]) {
+          EXPECT_EQ(done.handed_[k], contents[i]) << where;
+        }
+      }
+    }
+  }
+}
+
 TEST(Engines, TruncatedFileNamesPathAndOffset) {
   for (const char* kind : {"posix", "uring"}) {
     test::TempDir dir;
