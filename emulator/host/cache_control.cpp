@@ -25,8 +25,9 @@ const char* CacheModeName(CacheMode m) {
   return "?";
 }
 
-CacheControl::CacheControl(CacheMode mode, std::vector<std::string> files, bool system_drop, bool host_leader)
-    : mode_(mode), files_(std::move(files)), system_drop_(system_drop), host_leader_(host_leader) {
+CacheControl::CacheControl(CacheMode mode, std::vector<std::string> files, size_t rank_files, bool system_drop,
+                           bool host_leader)
+    : mode_(mode), rank_files_(rank_files), files_(std::move(files)), system_drop_(system_drop), host_leader_(host_leader) {
   if (system_drop_) system_drop_result_ = host_leader_ ? "not yet" : "done by another rank of this host";
 }
 
@@ -81,7 +82,7 @@ Status CacheControl::BeforeEpoch(uint64_t epoch) {
 }
 
 nlohmann::json CacheControl::ToJson() const {
-  nlohmann::json j = {{"drops", drops_}, {"drop_seconds", drop_seconds_}, {"files", files_.size()},
+  nlohmann::json j = {{"drops", drops_}, {"drop_seconds", drop_seconds_}, {"files", rank_files_},
                       {"system_drop", system_drop_result_}, {"warnings", warnings_}};
   if (checked_) {
     j["checked_bytes"] = before_.bytes;

@@ -21,9 +21,10 @@ const char* CacheModeName(CacheMode m);
 // ranks agree to start, so every node's drop is over before any accelerator reads.
 class CacheControl {
  public:
-  // `files`: the files this rank reads. `system_drop`: also drop the host's whole page cache
-  // (/proc/sys/vm/drop_caches), done by `host_leader` only.
-  CacheControl(CacheMode mode, std::vector<std::string> files, bool system_drop, bool host_leader);
+  // `files`: the files this rank reads (may be empty in keep mode, which evicts nothing; `rank_files` counts
+  // them for the summary). `system_drop`: also drop the host's whole page cache (/proc/sys/vm/drop_caches), done
+  // by `host_leader` only.
+  CacheControl(CacheMode mode, std::vector<std::string> files, size_t rank_files, bool system_drop, bool host_leader);
 
   CacheMode mode() const { return mode_; }
   bool DropsBefore(uint64_t epoch) const {
@@ -43,6 +44,7 @@ class CacheControl {
   Residency Probe(const std::vector<size_t>& which) const;
 
   CacheMode mode_;
+  size_t rank_files_ = 0;
   std::vector<std::string> files_;
   bool system_drop_;
   bool host_leader_;

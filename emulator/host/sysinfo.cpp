@@ -8,8 +8,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <string>
 
 namespace feedrate {
 
@@ -90,6 +93,32 @@ std::string FileSystemType(const std::string& path) {
   char b[40];
   std::snprintf(b, sizeof b, "unknown (0x%lx)", magic);
   return b;
+}
+
+}  // namespace feedrate
+
+namespace feedrate {
+
+double ProcessAgeSeconds() {
+  std::ifstream in("/proc/self/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  // Field 22 (starttime, clock ticks after boot) follows the command name, which may hold spaces: count from ')'.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string f;
+  for (int i = 3; i <= 22 && fields >> f; ++i) {
+  }
+  if (f.empty()) return -1;
+  struct timespec now {};
+  if (::clock_gettime(CLOCK_BOOTTIME, &now) != 0) return -1;
+  const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9 - std::stod(f) / ticks;
+}
+
+double PeakRssMib() {
+  struct rusage u {};
+  return ::getrusage(RUSAGE_SELF, &u) == 0 ? static_cast<double>(u.ru_maxrss) / 1024.0 : 0;
 }
 
 }  // namespace feedrate

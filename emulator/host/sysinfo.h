@@ -23,6 +23,11 @@ std::string CpuListString(const std::vector<int>& cpus);
 
 // User + system CPU seconds used by this process so far.
 double ProcessCpuSeconds();
+// Seconds since this process started (/proc/self/stat's start time against CLOCK_BOOTTIME; 10 ms resolution),
+// so set-up time counts the loader, MPI_Init and everything before main's first line; -1 when unreadable.
+double ProcessAgeSeconds();
+// This process's peak resident set (getrusage ru_maxrss), MiB.
+double PeakRssMib();
 
 // uname's release, e.g. "6.1.0-18-amd64".
 std::string KernelRelease();

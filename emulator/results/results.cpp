@@ -275,6 +275,8 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   f["buffer_bytes_per_rank"] = r.buffer_bytes_per_rank;
   f["dataset_bytes"] = r.dataset_bytes;
   f["wall_seconds"] = r.wall_seconds;
+  f["setup_seconds"] = r.setup_seconds;
+  f["setup_peak_rss_mib"] = r.setup_peak_rss_mib;
   if (completed) {
     uint64_t bytes = TotalBytes(m);
     double secs = TotalSeconds(m);

@@ -66,6 +66,8 @@ struct RunRecord {
   std::vector<double> stall_seconds;    // every step of every accelerator
   std::vector<double> barrier_seconds;  // every step of every accelerator
   double wall_seconds = 0;              // training loop, all epochs
+  double setup_seconds = -1;            // rank 0: process start to the first step (listing, indexing, engine)
+  double setup_peak_rss_mib = 0;        // rank 0: peak resident set when training started
   std::vector<std::string> warnings;
   std::string inject;  // --inject rules ("" = none)
   std::string cache_mode = "keep";  // --cache

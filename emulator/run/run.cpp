@@ -261,6 +261,14 @@ void TrainingRun::Train() {
     recorder_->Start();
   }
   Trainer trainer(cfg_, *setup_.sampler, engine, setup_.table, comm_, std::move(to));
+  // Set-up ends here: process start (loader, MPI_Init, listing, indexing, engine) to the first step.
+  rec_.setup_seconds = ProcessAgeSeconds();
+  rec_.setup_peak_rss_mib = PeakRssMib();
+  if (opt_.json_events && comm_.root()) {
+    std::printf("%s\n", nlohmann::json{{"event", "training_start"}, {"setup_seconds", rec_.setup_seconds},
+                                       {"peak_rss_mib", rec_.setup_peak_rss_mib}}.dump().c_str());
+    std::fflush(stdout);
+  }
   result_ = trainer.Run();
   if (recorder_) recorder_->Stop();  // before `live` goes
   counters_ = engine.counters();

@@ -128,8 +128,9 @@ Status BuildSamplers(const WorkloadConfig& cfg, const RunOptions& opt, const Com
 
 // The files this rank's accelerators read (and, of them, training and validation files by table index).
 struct RankFiles {
-  std::vector<std::string> to_index;
-  std::vector<size_t> which, which_eval;
+  std::vector<size_t> which, which_eval;  // indices into Setup::files (no copies of a million paths)
+  size_t size() const { return which.size() + which_eval.size(); }
+  size_t first() const { return which.empty() ? which_eval.front() : which.front(); }
 };
 
 RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const Setup& s) {
@@ -151,10 +152,7 @@ RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, cons
     }
   }
   for (size_t i = 0; i < s.files.size(); ++i) {
-    if (needed[i]) {
-      f.to_index.push_back(s.files[i]);
-      (i < s.train_files ? f.which : f.which_eval).push_back(i);
-    }
+    if (needed[i]) (i < s.train_files ? f.which : f.which_eval).push_back(i);
   }
   return f;
 }
@@ -251,7 +249,8 @@ Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& 
   const FileOpenMode mode = cfg.keep_files_open ? FileOpenMode::kOnce
                             : cfg.data_loader == "tensorflow" ? FileOpenMode::kStream
                                                               : FileOpenMode::kPerSample;
-  auto table = FileTable::Create(s->files, s->s3 ? FileOpenMode::kPerSample : mode, cfg.odirect ? O_DIRECT : 0);
+  // The table takes the paths over: one copy of a million-file listing, not two.
+  auto table = FileTable::Create(std::move(s->files), s->s3 ? FileOpenMode::kPerSample : mode, cfg.odirect ? O_DIRECT : 0);
   if (!table.ok()) return table.status();
   s->file_table = std::make_unique<FileTable>(std::move(*table));
   if (!opt.inject.empty()) {
@@ -297,12 +296,18 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   FEEDRATE_RETURN_IF_ERROR(BuildSamplers(cfg, opt, comm, s));
   const RankFiles f = SelectRankFiles(cfg, opt, comm, *s);
   s->host_leader = comm.host_leader();
-  s->cache = std::make_unique<CacheControl>(mode, s->s3 ? std::vector<std::string>() : f.to_index,
-                                            opt.drop_system_caches, s->host_leader);
+  // The paths of the files this rank reads, for the modes that evict them (keep mode needs none).
+  std::vector<std::string> evict;
+  if (!s->s3 && mode != CacheMode::kKeep) {
+    for (size_t i : f.which) evict.push_back(s->files[i]);
+    for (size_t i : f.which_eval) evict.push_back(s->files[i]);
+  }
+  s->cache = std::make_unique<CacheControl>(mode, std::move(evict), s->s3 ? 0 : f.size(), opt.drop_system_caches,
+                                            s->host_leader);
   if (!s->s3) s->storage = StorageCounter::For(cfg.data_folder);
   uint64_t align = 4096;
-  if (cfg.odirect && !f.to_index.empty()) {
-    auto a = DirectIoAlignment(f.to_index.front());
+  if (cfg.odirect && f.size() > 0) {
+    auto a = DirectIoAlignment(s->files[f.first()]);
     if (!a.ok()) return a.status();
     align = *a;
   }

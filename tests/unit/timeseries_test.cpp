@@ -84,8 +84,8 @@ TEST(TimeSeries, MergeAddsTotalsPerInterval) {
 TEST(CacheControl, ModesAndSchedule) {
   EXPECT_EQ(CacheModeName(*ParseCacheMode("drop-once")), std::string("drop-once"));
   EXPECT_FALSE(ParseCacheMode("flush").ok());
-  CacheControl keep(CacheMode::kKeep, {}, false, true), drop(CacheMode::kDrop, {}, false, true),
-      once(CacheMode::kDropOnce, {}, false, true);
+  CacheControl keep(CacheMode::kKeep, {}, 0, false, true), drop(CacheMode::kDrop, {}, 0, false, true),
+      once(CacheMode::kDropOnce, {}, 0, false, true);
   EXPECT_FALSE(keep.DropsBefore(1));
   EXPECT_TRUE(drop.DropsBefore(1));
   EXPECT_TRUE(drop.DropsBefore(5));
@@ -102,7 +102,7 @@ TEST(CacheControl, DropEmptiesTheCacheOnADisk) {
     files.push_back(dir / ("f" + std::to_string(i)));
     test::WriteFile(files.back(), std::string(1 << 20, 'c'));  // dirty, resident
   }
-  CacheControl c(CacheMode::kDrop, files, false, true);
+  CacheControl c(CacheMode::kDrop, files, files.size(), false, true);
   ASSERT_TRUE(c.BeforeEpoch(1).ok());
   ASSERT_TRUE(c.BeforeEpoch(2).ok());
   auto j = c.ToJson();
@@ -117,12 +117,12 @@ TEST(CacheControl, DropOnTmpfsWarnsThatNothingLeft) {
   test::TempDir dir("/dev/shm");
   if (FileSystemType(dir.path()) != "tmpfs") GTEST_SKIP() << "/dev/shm is not tmpfs";
   test::WriteFile(dir / "f", std::string(1 << 20, 't'));
-  CacheControl c(CacheMode::kDropOnce, {dir / "f"}, false, true);
+  CacheControl c(CacheMode::kDropOnce, {dir / "f"}, 1, false, true);
   ASSERT_TRUE(c.BeforeEpoch(1).ok());
   ASSERT_EQ(c.warnings().size(), 1u);
   EXPECT_NE(c.warnings()[0].find("100% of the sampled files stayed resident"), std::string::npos);
   // A file that vanished is an error naming it.
-  CacheControl gone(CacheMode::kDrop, {dir / "missing"}, false, true);
+  CacheControl gone(CacheMode::kDrop, {dir / "missing"}, 1, false, true);
   Status st = gone.BeforeEpoch(1);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find(dir / "missing"), std::string::npos);
