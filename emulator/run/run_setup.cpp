@@ -173,10 +173,18 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
     opener = std::make_unique<S3SourceOpener>(s->s3->store, s->s3->sizes);
     io.opener = opener.get();
   }
-  s->table = SampleTable(s->files.size(), cfg.num_samples_per_file);
-  FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which, io, std::min<size_t>(s->io_threads, 16), &s->table));
-  io.split = "valid";
-  FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which_eval, io, std::min<size_t>(s->io_threads, 16), &s->table));
+  if (io.whole_files_unopened) {  // nothing to look up: every sample is its whole file
+    if (cfg.num_samples_per_file != 1) {
+      return Status::InvalidArgument(cfg.source + ": image datasets hold one sample per file (dataset.num_samples_per_file=" +
+                                     std::to_string(cfg.num_samples_per_file) + ")");
+    }
+    s->table = SampleTable::Uniform(s->files.size(), 1, FileSamples{0, 0, kWholeFile, -1});
+  } else {
+    s->table = SampleTable(s->files.size(), cfg.num_samples_per_file);
+    FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which, io, std::min<size_t>(s->io_threads, 16), &s->table));
+    io.split = "valid";
+    FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which_eval, io, std::min<size_t>(s->io_threads, 16), &s->table));
+  }
   if (cfg.format == "tfrecord") s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
   if (!s->table.codecs().empty()) s->table.check = SampleCheck::kHdf5Decode;
   if (cfg.decode && image) s->table.check = SampleCheck::kImageDecode;

@@ -33,7 +33,17 @@ struct FileSamples {
 class SampleTable {
  public:
   SampleTable() = default;
-  SampleTable(size_t num_files, uint64_t samples_per_file) : files_(num_files), spf_(samples_per_file) {}
+  SampleTable(size_t num_files, uint64_t samples_per_file)
+      : files_(num_files), num_files_(num_files), spf_(samples_per_file) {}
+  // Every file alike (whole JPEG/PNG files not opened at setup): no per-file entry, so a million-file table costs
+  // nothing. SetFile and SetListed must not be called on it.
+  static SampleTable Uniform(size_t num_files, uint64_t samples_per_file, const FileSamples& every) {
+    SampleTable t;
+    t.num_files_ = num_files;
+    t.spf_ = samples_per_file;
+    t.uniform_ = every;
+    return t;
+  }
 
   void SetFile(uint32_t file, const FileSamples& fs) { files_[file] = fs; }
   // `extents` holds the file's samples_per_file extents (their .file is set here).
@@ -60,6 +70,7 @@ class SampleTable {
     return &codecs_[static_cast<size_t>(file_codec_[file])];
   }
   uint32_t FilterMaskAt(uint64_t sample) const {
+    if (files_.empty()) return 0;  // a uniform table has no filtered chunks
     const FileSamples& fs = files_[sample / spf_];
     if (fs.listed_begin < 0) return 0;
     const uint64_t i = static_cast<uint64_t>(fs.listed_begin) + sample % spf_;
@@ -69,14 +80,14 @@ class SampleTable {
 
   SampleExtent At(uint64_t sample) const {
     const uint64_t f = sample / spf_, k = sample % spf_;
-    const FileSamples& fs = files_[f];
+    const FileSamples& fs = files_.empty() ? uniform_ : files_[f];
     if (fs.listed_begin >= 0) return listed_[static_cast<uint64_t>(fs.listed_begin) + k];
     return {static_cast<uint32_t>(f), fs.first_offset + k * fs.stride, fs.length};
   }
   // Bytes one pass over file f's samples reads from distinct places (the shared extent once); 0 for a whole file
   // whose size is not known before it is read (kWholeFile).
   uint64_t FileDataBytes(uint32_t f) const {
-    const FileSamples& fs = files_[f];
+    const FileSamples& fs = files_.empty() ? uniform_ : files_[f];
     if (fs.length == kWholeFile) return 0;
     if (fs.listed_begin >= 0) {
       uint64_t sum = 0;
@@ -89,16 +100,19 @@ class SampleTable {
   uint64_t MaxLength() const {
     uint64_t m = 0;
     for (const auto& fs : files_) m = std::max(m, fs.length == kWholeFile ? 0 : fs.length);
+    if (files_.empty() && uniform_.length != kWholeFile) m = std::max(m, uniform_.length);
     for (const auto& e : listed_) m = std::max(m, e.length);
     return m;
   }
   uint64_t samples_per_file() const { return spf_; }
-  size_t num_files() const { return files_.size(); }
+  size_t num_files() const { return num_files_; }
 
   SampleCheck check = SampleCheck::kNone;
 
  private:
-  std::vector<FileSamples> files_;
+  std::vector<FileSamples> files_;  // empty: every file is uniform_
+  size_t num_files_ = 0;
+  FileSamples uniform_;
   std::vector<SampleExtent> listed_;
   uint64_t spf_ = 1;
   std::vector<int32_t> file_codec_;     // per file: index into codecs_, or -1
