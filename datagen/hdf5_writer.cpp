@@ -25,7 +25,7 @@ uint64_t DlioHdf5DataBytes(const Hdf5FileSpec& s) { return s.d1 * s.d2 * s.sampl
 
 Status WriteDlioHdf5(const std::string& path, const Hdf5FileSpec& s, uint64_t content_seed, AlignedBuffer* scratch) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  auto tmp = TempFile::Create(path);  // reserves the temporary name; libhdf5 writes it through its own descriptor
+  auto tmp = TempFile::CreateNamed(path);  // reserves the temporary name; libhdf5 writes it through its own descriptor
   if (!tmp.ok()) return tmp.status();
   const std::string name = tmp->temp_path();
   auto fail = [&](const std::string& what) { return Status::IoError(path + ": HDF5 " + what + " failed (disk full?)"); };

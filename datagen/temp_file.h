@@ -96,8 +96,11 @@ class ContentSource {
 
 class TempFile {
  public:
-  // Creates `.<name>.tmp-<pid>-<n>` beside `path`.
+  // Creates an unnamed file (O_TMPFILE) in `path`'s folder, or where the file system has none, `.<name>.tmp-<pid>-<n>`
+  // beside `path`. Either way nothing appears at `path` until Commit.
   static Result<TempFile> Create(const std::string& path);
+  // Always the hidden name (for writers that reopen the file by name: libhdf5).
+  static Result<TempFile> CreateNamed(const std::string& path);
   TempFile(TempFile&& o) noexcept;
   TempFile& operator=(TempFile&& o) noexcept;
   ~TempFile();  // unlinks the temporary file unless committed
@@ -119,9 +122,10 @@ class TempFile {
   // Process-wide: write fault rules (`feedrate datagen --inject`, e.g. ENOSPC) applied before each write of
   // WriteAt; nullptr: none. Files libhdf5 writes itself (HDF5) are not covered.
   static void SetFaultInjector(FaultInjector* faults);
-  const std::string& temp_path() const { return tmp_; }
+  const std::string& temp_path() const { return tmp_; }  // "" for an unnamed (O_TMPFILE) file
 
  private:
+  Status LinkUnnamed();
   TempFile(std::string path, std::string tmp, UniqueFd fd) : path_(std::move(path)), tmp_(std::move(tmp)), fd_(std::move(fd)) {}
   std::string path_, tmp_;
   UniqueFd fd_;

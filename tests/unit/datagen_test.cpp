@@ -230,3 +230,37 @@ TEST(Datagen, EvalFilesContinueTheDraws) {
 
 }  // namespace
 }  // namespace feedrate
+
+namespace feedrate {
+namespace {
+
+// Unnamed (O_TMPFILE) and hidden-name temporary files: nothing at the path before Commit, an existing file
+// replaced whole, nothing left behind by a file dropped without Commit.
+TEST(TempFile, NothingAppearsBeforeCommitAndAnExistingFileIsReplacedWhole) {
+  test::TempDir dir;
+  const std::string path = dir / "f.bin";
+  for (bool named : {false, true}) {
+    SCOPED_TRACE(named ? "hidden name" : "unnamed");
+    test::WriteFile(path, "old contents");
+    {
+      auto t = named ? TempFile::CreateNamed(path) : TempFile::Create(path);
+      ASSERT_TRUE(t.ok()) << t.status().ToString();
+      ASSERT_TRUE(t->WriteAt("new", 3, 0).ok());
+      EXPECT_EQ(test::ReadFile(path), "old contents");
+      ASSERT_TRUE(t->Commit().ok());
+    }
+    EXPECT_EQ(test::ReadFile(path), "new");
+    {
+      auto dropped = named ? TempFile::CreateNamed(dir / "g.bin") : TempFile::Create(dir / "g.bin");
+      ASSERT_TRUE(dropped.ok());
+      ASSERT_TRUE(dropped->WriteAt("x", 1, 0).ok());
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "g.bin"));
+    size_t entries = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) entries += e.is_regular_file() ? 1 : 0;
+    EXPECT_EQ(entries, 1u);  // f.bin only: no hidden temporary left
+  }
+}
+
+}  // namespace
+}  // namespace feedrate
