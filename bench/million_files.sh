@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Benchmark (issue 20, goal 1): a RetinaNet-shaped dataset of 1,170,301 small JPEG files on the local disk.
-#   datagen: files per second, against fio creating and writing the same number of files of the same size with the
-#            same parallelism (2 jobs) in the same run: the file system's create rate;
+#   datagen: files per second writing the dataset, and for REF files (200,000) against fio creating and writing as
+#            many files of the same size with the same parallelism (2 jobs) in a fresh folder of the same file system,
+#            one after the other: the file system's create rate (fio cannot hold a million files' state; and ext4's
+#            rate depends on its recent deletions, so only the same-run pair compares);
 #   run:     process start to the first step (summary setup_seconds, the --json-events training_start event),
 #            caches dropped first, against `ls -f` listing the same folder with caches dropped (goal: <= 3x), with
 #            1 rank and with 4 ranks; every rank's peak RSS (/usr/bin/time; goal: <= 150 MiB).
 # Needs root (drop_caches), fio, /usr/bin/time. Usage: bench/million_files.sh [OUT]   env: DIR=/var/tmp/feedrate-1m
-#   FILES=1170301 RANKS="1 4" KEEP=1 (keep the dataset afterwards)
+#   FILES=1170301 REF=200000 RANKS="1 4" KEEP=1 (keep the dataset afterwards) REUSE=1 (a dataset left by KEEP=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-results/$(date -u +%Y-%m-%d)_million_files}
@@ -22,19 +24,28 @@ now() { date +%s.%N; }
 log="${out}.log"
 : > "$log"
 
-rm -rf "$dir" "$dir-fio"
-t0=$(now)
-"$feedrate" datagen -w retinanet_b200 --data-dir "$dir" "${params[@]}" --threads 2 | tee -a "$log"
-t1=$(now)
+ref=${REF:-200000}
+if [ "${REUSE:-0}" != 1 ] || [ ! -d "$dir/train" ]; then
+  rm -rf "$dir"
+  t0=$(now)
+  "$feedrate" datagen -w retinanet_b200 --data-dir "$dir" "${params[@]}" --threads 2 | tee -a "$log"
+  t1=$(now)
+  echo "datagen, the whole dataset: $(python3 -c "print(f'{$files / ($t1 - $t0):.0f}')") files/s" | tee -a "$log"
+fi
 size=$(stat -c %s "$dir/train/$(ls -f "$dir/train" | grep -m1 jpeg)")
+rm -rf "$dir-fio" "$dir-ref"
 mkdir -p "$dir-fio"
 t2=$(now)
-"${FIO:-fio}" --name=create --directory="$dir-fio" --numjobs=2 --nrfiles=$((files / 2)) --filesize="$size" --bs="$size" \
+"${FIO:-fio}" --name=create --directory="$dir-fio" --numjobs=2 --nrfiles=$((ref / 2)) --filesize="$size" --bs="$size" \
   --rw=write --ioengine=psync --openfiles=1 --file_service_type=sequential --create_on_open=1 --group_reporting \
   > "$out.fio_create.txt"
 t3=$(now)
-rm -rf "$dir-fio"
-echo "datagen $(python3 -c "print(f'{$files / ($t1 - $t0):.0f}')") files/s; fio create+write $(python3 -c "print(f'{$files / ($t3 - $t2):.0f}')") files/s ($size-byte files)" | tee -a "$log"
+"$feedrate" datagen -w retinanet_b200 --data-dir "$dir-ref" --param "dataset.num_files_train=$ref" \
+  --param dataset.record_length_bytes=64 --threads 2 > /dev/null
+t4=$(now)
+rm -rf "$dir-fio" "$dir-ref"
+echo "$ref files: fio create+write $(python3 -c "print(f'{$ref / ($t3 - $t2):.0f}')") files/s ($size-byte files)," \
+     "datagen $(python3 -c "print(f'{$ref / ($t4 - $t3):.0f}')") files/s: $(python3 -c "print(f'{($t3 - $t2) / ($t4 - $t3):.2f}')") x fio" | tee -a "$log"
 
 for ranks in ${RANKS:-1 4}; do
   drop
