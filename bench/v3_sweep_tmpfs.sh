@@ -9,6 +9,8 @@
 #             run x batch / computation_time: selected Parquet spans only, not the config's record size)
 # and reports answer / limit (goal: >= 0.8). num_files_train is scaled to fit in memory: REAL real files per
 # workload, and hard links to them as the dataset (tmpfs holds each file once).
+# Each sweep point runs max(STEPS, 5 s of computation) steps: RetinaNet's 48 ms steps need ~100 for the start of
+# a run not to decide its AU (8 steps answered 21 accelerators where 100 pass 40).
 # Usage: bench/v3_sweep_tmpfs.sh [OUT_PREFIX]   env: WORKLOADS="flux_b200 retinanet_b200 dlrm_b200" STEPS=8 FIO=fio
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,8 +33,13 @@ declare -A fio_bs=([flux_b200]=1m [retinanet_b200]=64k [dlrm_b200]=1m)
 
 link_dataset() {  # $1 real folder, $2 link folder, $3 links, $4 real count, $5 extension
   rm -rf "$2"; mkdir -p "$2/train"
-  local names=("$1"/train/*."$5") k
-  for ((k = 0; k < $3; k++)); do ln "${names[k % $4]}" "$2/train/$(printf "img_%07d_of_%d.%s" "$k" "$3" "$5")"; done
+  python3 - "$@" <<'PY'
+import os, sys
+real, links, n, _, ext = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+names = sorted(f for f in os.listdir(f"{real}/train") if f.endswith(ext))
+for k in range(n):
+    os.link(f"{real}/train/{names[k % len(names)]}", f"{links}/train/img_{k:07d}_of_{n}.{ext}")
+PY
 }
 
 for w in $workloads; do
@@ -44,19 +51,18 @@ for w in $workloads; do
   # One accelerator, a few steps: the bytes a sample really reads.
   "$feedrate" run -w "$w" --data-dir "$shm/real" --param "dataset.num_files_train=$r" ${extra[$w]} \
     --param train.total_training_steps=3 --results-dir "$work/one_$w" > /dev/null || true
-  links=$(python3 - "$work/one_$w/summary.json" "$w" "$steps" <<'PY'
-import json, sys, math
+  read -r wsteps links < <(python3 - "$work/one_$w/summary.json" "$w" "$steps" <<'PY'
+import json, math, sys
 j = json.load(open(sys.argv[1]))
-f = j["feedrate"]
+batch, ct = {"flux_b200": (48, 1.35), "retinanet_b200": (24, 0.04755), "dlrm_b200": (16384, 0.000375)}[sys.argv[2]]
+steps = max(int(sys.argv[3]), math.ceil(5 / ct)) if sys.argv[2] != "dlrm_b200" else int(sys.argv[3])
 # Names enough for the largest count the sweep may try (128 accelerators x steps batches), at least the real files.
-batch = {"flux_b200": 48, "retinanet_b200": 24, "dlrm_b200": 16384}[sys.argv[2]]
-spf = j["num_samples_per_file"]
-print(max(int(sys.argv[3]) * 128 * batch // spf + 1, 1))
+print(steps, max(steps * 128 * batch // j["num_samples_per_file"] + 1, 1))
 PY
 )
   link_dataset "$shm/real" "$shm/links" "$links" "$r" "${ext[$w]}"
   "$feedrate" sweep -w "$w" --data-dir "$shm/links" --param "dataset.num_files_train=$links" ${extra[$w]} \
-    --param train.epochs=1 --param "train.total_training_steps=$steps" --max 128 \
+    --param train.epochs=1 --param "train.total_training_steps=$wsteps" --max 128 \
     --results-dir "$work/sweep_$w" | tee "${out}_$w.txt" || [ "${PIPESTATUS[0]}" -eq 3 ]
   cp "$work/sweep_$w/sweep.json" "${out}_$w.json"
   cp "$work/fio_$w.json" "${out}_${w}_fio.json"
