@@ -260,29 +260,26 @@ Runner AddInspect(CLI::App& app) {
         return j;
       };
       auto format = DetectFileFormat(f);
-      if (format.ok() && *format == FileFormat::kTfRecord) {
-        auto r = InspectTfRecordFile(f);
+      // One report: an error exits 2; JSON collects it; text prints it under the name the user gave.
+      auto report = [&](auto r, auto print) {
         if (!r.ok()) {
           std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
           rc = 2;
         } else if (*json) {
           out.push_back(named(ToJson(*r)));
         } else {
-          r->path = arg;
-          PrintText(*r);
+          print(*r);
         }
+      };
+      if (format.ok() && *format == FileFormat::kTfRecord) {
+        report(InspectTfRecordFile(f), [&](TfRecordReport& r) {
+          r.path = arg;
+          PrintText(r);
+        });
         continue;
       }
       if (format.ok() && *format == FileFormat::kParquet) {
-        auto r = InspectParquetFile(f);
-        if (!r.ok()) {
-          std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
-          rc = 2;
-        } else if (*json) {
-          out.push_back(named(ToJson(*r)));
-        } else {
-          PrintText(*r, arg);
-        }
+        report(InspectParquetFile(f), [&](const ParquetReport& r) { PrintText(r, arg); });
         continue;
       }
       if (format.ok() && *format == FileFormat::kHdf5) {

@@ -13,164 +13,105 @@ namespace {
 constexpr uint64_t kMaxFooter = uint64_t{256} << 20;  // a larger footer is corrupt, not a dataset
 
 void ReadLogicalType(CompactReader& r, PqSchemaElement* e) {
-  r.BeginStruct();
-  int16_t id;
-  TType t;
-  while (r.NextField(&id, &t)) {
-    e->logical_type = id;
-    if (id == 10 && t == TType::kStruct) {  // IntType {1: i8 bitWidth, 2: bool isSigned}
-      r.BeginStruct();
-      int16_t f;
-      TType ft;
-      while (r.NextField(&f, &ft)) {
-        if (f == 1 && ft == TType::kByte) {
-          e->int_bit_width = r.ReadI8();
-        } else if (f == 2 && (ft == TType::kTrue || ft == TType::kFalse)) {
-          e->int_signed = r.ReadBool(ft);
-        } else {
-          r.Skip(ft);
-        }
-      }
-      r.EndStruct();
-    } else {
-      r.Skip(t);
-    }
-  }
-  r.EndStruct();
+  ReadStruct(r, [&](int16_t id, TType t) {
+    e->logical_type = id;  // the union's member
+    if (id != 10 || t != TType::kStruct) return false;
+    ReadStruct(r, [&](int16_t f, TType ft) {  // IntType {1: i8 bitWidth, 2: bool isSigned}
+      if (f == 1 && ft == TType::kByte) e->int_bit_width = r.ReadI8();
+      else if (f == 2 && (ft == TType::kTrue || ft == TType::kFalse)) e->int_signed = r.ReadBool(ft);
+      else return false;
+      return true;
+    });
+    return true;
+  });
 }
 
 PqSchemaElement ReadSchemaElement(CompactReader& r) {
   PqSchemaElement e;
   bool named = false;
-  r.BeginStruct();
-  int16_t id;
-  TType t;
-  while (r.NextField(&id, &t)) {
+  ReadStruct(r, [&](int16_t id, TType t) {
     switch (id) {
-      case 1: e.type = r.ReadI32(); break;
-      case 2: e.type_length = r.ReadI32(); break;
-      case 3: e.repetition = r.ReadI32(); break;
-      case 4: e.name = std::string(r.ReadBinary()); named = true; break;
-      case 5: e.num_children = r.ReadI32(); break;
-      case 6: e.converted_type = r.ReadI32(); break;
+      case 1: e.type = r.ReadI32(); return true;
+      case 2: e.type_length = r.ReadI32(); return true;
+      case 3: e.repetition = r.ReadI32(); return true;
+      case 4: e.name = std::string(r.ReadBinary()); named = true; return true;
+      case 5: e.num_children = r.ReadI32(); return true;
+      case 6: e.converted_type = r.ReadI32(); return true;
       case 10:
-        if (t == TType::kStruct) {
-          ReadLogicalType(r, &e);
-        } else {
-          r.Skip(t);
-        }
-        break;
-      default: r.Skip(t);
+        if (t != TType::kStruct) return false;
+        ReadLogicalType(r, &e);
+        return true;
+      default: return false;
     }
-  }
-  r.EndStruct();
+  });
   if (!named) r.Fail("schema element without a name");
   return e;
 }
 
 PqColumnChunk ReadColumnMeta(CompactReader& r) {
   PqColumnChunk c;
-  r.BeginStruct();
-  int16_t id;
-  TType t;
-  TType et;
-  while (r.NextField(&id, &t)) {
+  ReadStruct(r, [&](int16_t id, TType) {
     switch (id) {
-      case 1: c.type = r.ReadI32(); break;
-      case 2: {
-        const uint32_t n = r.ReadListHeader(&et);
-        for (uint32_t i = 0; i < n && r.ok(); ++i) c.encodings.push_back(r.ReadI32());
-        break;
-      }
-      case 3: {
-        const uint32_t n = r.ReadListHeader(&et);
-        for (uint32_t i = 0; i < n && r.ok(); ++i) {
-          if (i > 0) c.path += '.';
+      case 1: c.type = r.ReadI32(); return true;
+      case 2: ReadList(r, [&] { c.encodings.push_back(r.ReadI32()); }); return true;
+      case 3:
+        ReadList(r, [&] {
+          if (!c.path.empty()) c.path += '.';
           c.path += r.ReadBinary();
-        }
-        break;
-      }
-      case 4: c.codec = r.ReadI32(); break;
-      case 5: c.num_values = r.ReadI64(); break;
-      case 6: c.total_uncompressed_size = r.ReadI64(); break;
-      case 7: c.total_compressed_size = r.ReadI64(); break;
-      case 9: c.data_page_offset = r.ReadI64(); break;
-      case 11: c.dictionary_page_offset = r.ReadI64(); break;
-      default: r.Skip(t);
+        });
+        return true;
+      case 4: c.codec = r.ReadI32(); return true;
+      case 5: c.num_values = r.ReadI64(); return true;
+      case 6: c.total_uncompressed_size = r.ReadI64(); return true;
+      case 7: c.total_compressed_size = r.ReadI64(); return true;
+      case 9: c.data_page_offset = r.ReadI64(); return true;
+      case 11: c.dictionary_page_offset = r.ReadI64(); return true;
+      default: return false;
     }
-  }
-  r.EndStruct();
+  });
   return c;
 }
 
 PqColumnChunk ReadColumnChunk(CompactReader& r) {
   PqColumnChunk c;
   bool has_meta = false;
-  r.BeginStruct();
-  int16_t id;
-  TType t;
-  while (r.NextField(&id, &t)) {
+  ReadStruct(r, [&](int16_t id, TType t) {
     if (id == 3 && t == TType::kStruct) {
       c = ReadColumnMeta(r);
       has_meta = true;
-    } else if (id == 1) {
-      r.ReadBinary();
-      r.Fail("column chunk in another file (file_path): external column chunks are not read");
-    } else {
-      r.Skip(t);
+      return true;
     }
-  }
-  r.EndStruct();
+    if (id == 1) r.Fail("column chunk in another file (file_path): external column chunks are not read");
+    return false;
+  });
   if (!has_meta && r.ok()) r.Fail("column chunk without metadata (encrypted columns are not read)");
   return c;
 }
 
 PqRowGroup ReadRowGroup(CompactReader& r) {
   PqRowGroup g;
-  r.BeginStruct();
-  int16_t id;
-  TType t;
-  TType et;
-  while (r.NextField(&id, &t)) {
+  ReadStruct(r, [&](int16_t id, TType) {
     switch (id) {
-      case 1: {
-        const uint32_t n = r.ReadListHeader(&et);
-        for (uint32_t i = 0; i < n && r.ok(); ++i) g.columns.push_back(ReadColumnChunk(r));
-        break;
-      }
-      case 2: g.total_byte_size = r.ReadI64(); break;
-      case 3: g.num_rows = r.ReadI64(); break;
-      default: r.Skip(t);
+      case 1: ReadList(r, [&] { g.columns.push_back(ReadColumnChunk(r)); }); return true;
+      case 2: g.total_byte_size = r.ReadI64(); return true;
+      case 3: g.num_rows = r.ReadI64(); return true;
+      default: return false;
     }
-  }
-  r.EndStruct();
+  });
   return g;
 }
 
 void ReadFileMeta(CompactReader& r, PqFileMetaData* m) {
-  r.BeginStruct();
-  int16_t id;
-  TType t;
-  TType et;
-  while (r.NextField(&id, &t)) {
+  ReadStruct(r, [&](int16_t id, TType) {
     switch (id) {
-      case 1: m->version = r.ReadI32(); break;
-      case 2: {
-        const uint32_t n = r.ReadListHeader(&et);
-        for (uint32_t i = 0; i < n && r.ok(); ++i) m->schema.push_back(ReadSchemaElement(r));
-        break;
-      }
-      case 3: m->num_rows = r.ReadI64(); break;
-      case 4: {
-        const uint32_t n = r.ReadListHeader(&et);
-        for (uint32_t i = 0; i < n && r.ok(); ++i) m->row_groups.push_back(ReadRowGroup(r));
-        break;
-      }
-      case 6: m->created_by = std::string(r.ReadBinary()); break;
-      default: r.Skip(t);
+      case 1: m->version = r.ReadI32(); return true;
+      case 2: ReadList(r, [&] { m->schema.push_back(ReadSchemaElement(r)); }); return true;
+      case 3: m->num_rows = r.ReadI64(); return true;
+      case 4: ReadList(r, [&] { m->row_groups.push_back(ReadRowGroup(r)); }); return true;
+      case 6: m->created_by = std::string(r.ReadBinary()); return true;
+      default: return false;
     }
-  }
-  r.EndStruct();
+  });
 }
 
 size_t CountLeaves(const std::vector<PqSchemaElement>& s) {
@@ -300,14 +241,28 @@ Result<PqFileMetaData> ReadParquetFooter(const ByteSource& src) {
   return ParseParquetFooter(reinterpret_cast<const uint8_t*>(footer.data()), len, size, name);
 }
 
+// The data page (v1, field 5), dictionary page (7) or data page v2 (8) header inside a page header.
+static bool ReadPageKind(CompactReader& r, int16_t kind, int16_t f, TType ft, PqPageHeader* h) {
+  const bool v1 = kind == 5, v2 = kind == 8;
+  if (f == 1) h->num_values = r.ReadI32();
+  else if (f == 2 && !v2) h->encoding = r.ReadI32();
+  else if (f == 3 && v1) h->def_level_encoding = r.ReadI32();
+  else if (f == 4 && v1) h->rep_level_encoding = r.ReadI32();
+  else if (f == 2 && v2) h->num_nulls = r.ReadI32();
+  else if (f == 3 && v2) h->num_rows = r.ReadI32();
+  else if (f == 4 && v2) h->encoding = r.ReadI32();
+  else if (f == 5 && v2) h->def_levels_bytes = r.ReadI32();
+  else if (f == 6 && v2) h->rep_levels_bytes = r.ReadI32();
+  else if (f == 7 && v2 && (ft == TType::kTrue || ft == TType::kFalse)) h->v2_compressed = r.ReadBool(ft);
+  else return false;
+  return true;
+}
+
 Result<PqPageHeader> ParsePageHeader(const uint8_t* data, size_t size) {
   PqPageHeader h;
   CompactReader r(data, size);
   bool have_type = false, have_sizes = false;
-  r.BeginStruct();
-  int16_t id;
-  TType t;
-  while (r.NextField(&id, &t)) {
+  ReadStruct(r, [&](int16_t id, TType t) {
     if (id == 1) {
       h.type = r.ReadI32();
       have_type = true;
@@ -317,29 +272,12 @@ Result<PqPageHeader> ParsePageHeader(const uint8_t* data, size_t size) {
       h.compressed_page_size = r.ReadI32();
       have_sizes = true;
     } else if ((id == 5 || id == 7 || id == 8) && t == TType::kStruct) {
-      r.BeginStruct();
-      int16_t f;
-      TType ft;
-      while (r.NextField(&f, &ft)) {
-        const bool v2 = id == 8;
-        if (f == 1) h.num_values = r.ReadI32();
-        else if (f == 2 && !v2) h.encoding = r.ReadI32();
-        else if (f == 3 && id == 5) h.def_level_encoding = r.ReadI32();
-        else if (f == 4 && id == 5) h.rep_level_encoding = r.ReadI32();
-        else if (f == 2 && v2) h.num_nulls = r.ReadI32();
-        else if (f == 3 && v2) h.num_rows = r.ReadI32();
-        else if (f == 4 && v2) h.encoding = r.ReadI32();
-        else if (f == 5 && v2) h.def_levels_bytes = r.ReadI32();
-        else if (f == 6 && v2) h.rep_levels_bytes = r.ReadI32();
-        else if (f == 7 && v2) h.v2_compressed = r.ReadBool(ft);
-        else r.Skip(ft);
-      }
-      r.EndStruct();
+      ReadStruct(r, [&](int16_t f, TType ft) { return ReadPageKind(r, id, f, ft, &h); });
     } else {
-      r.Skip(t);
+      return false;
     }
-  }
-  r.EndStruct();
+    return true;
+  });
   if (!r.ok()) return r.status().WithContext("Parquet page header");
   if (!have_type || !have_sizes || h.compressed_page_size < 0 || h.uncompressed_page_size < 0 || h.num_values < 0 ||
       h.def_levels_bytes < 0 || h.rep_levels_bytes < 0) {

@@ -57,6 +57,27 @@ class CompactReader {
   int depth_ = 0;
 };
 
+// Walks one struct: `on_field(id, type)` reads a field it wants and returns true; the fields it returns false for
+// are skipped.
+template <typename OnField>
+void ReadStruct(CompactReader& r, OnField on_field) {
+  r.BeginStruct();
+  int16_t id;
+  TType t;
+  while (r.NextField(&id, &t)) {
+    if (!on_field(id, t)) r.Skip(t);
+  }
+  r.EndStruct();
+}
+
+// Reads a list field's elements, one `on_element()` call each.
+template <typename OnElement>
+void ReadList(CompactReader& r, OnElement on_element) {
+  TType element;
+  const uint32_t n = r.ReadListHeader(&element);
+  for (uint32_t i = 0; i < n && r.ok(); ++i) on_element();
+}
+
 // Appends to a string. Fields must be written in increasing id order within a struct.
 class CompactWriter {
  public:
