@@ -66,7 +66,7 @@ struct Job {
   std::string index_path;  // TFRecord: the .idx file written beside the dataset
   uint64_t d1, d2, samples;
   uint64_t index;
-  const WorkloadConfig* cfg;  // outlives the jobs (GenerateInto's)
+  const WorkloadConfig* cfg;  // outlives the jobs (GenerationRun's)
 };
 
 // Parquet's layout comes from the workload's columns, not only (d1, d2).
@@ -170,174 +170,217 @@ bool S3AlreadyComplete(const std::string& format, const Job& j, const std::strin
   return true;
 }
 
-Result<DatagenStats> GenerateInto(const WorkloadConfig& cfg, const DatagenOptions& opt, const S3Store* store,
-                                  const S3SizeMap& existing) {
-  static const std::set<std::string> kFormats = {"npz", "npy", "tfrecord", "hdf5", "indexed_binary", "png", "jpeg", "jpg",
-                                                 "parquet"};
-  if (kFormats.count(cfg.format) == 0) {
-    throw ConfigError(cfg.source + ": key dataset.format: generating '" + cfg.format +
-                      "' datasets is not supported (npz, npy, tfrecord, hdf5, indexed_binary, parquet, png and jpeg are)");
-  }
-  if (cfg.format == "parquet" && ParquetCodecFor(cfg.compression) < 0) {
-    throw ConfigError(cfg.source + ": key dataset.compression: Parquet pages take none, snappy, gzip, zstd or lz4");
-  }
-  if (cfg.format != "parquet" && cfg.compression != "none") {
-    throw ConfigError(cfg.source + ": key dataset.compression: only 'none' is supported for generating " + cfg.format);
+// One rank's share of a dataset, in phases: the request checked, the jobs planned, folders and the content marker,
+// the free-space check, writer threads over the jobs (each file written, and on S3 uploaded), the figures.
+class GenerationRun {
+ public:
+  GenerationRun(const WorkloadConfig& cfg, const DatagenOptions& opt, const S3Store* store, const S3SizeMap& existing)
+      : cfg_(cfg), opt_(opt), store_(store), existing_(existing) {}
+
+  Result<DatagenStats> Run() {
+    CheckRequest();
+    PlanJobs();
+    FEEDRATE_RETURN_IF_ERROR(PrepareFolders());
+    FEEDRATE_RETURN_IF_ERROR(CheckFreeSpace());
+    FEEDRATE_RETURN_IF_ERROR(WriteAll());
+    return Collect();
   }
 
-  if (opt.verifiable_content && !ContentVerifiable(cfg.format)) {
-    throw ConfigError("--content verifiable: not available for '" + cfg.format +
-                      "' datasets (npz, npy, tfrecord and indexed_binary): hdf5 chunks are placed by libhdf5 and "
-                      "jpeg/png bytes are compressed, so their stored bytes are not a function of the offset");
+ private:
+  // Throws ConfigError for what cannot be generated.
+  void CheckRequest() const {
+    static const std::set<std::string> kFormats = {"npz",  "npy", "tfrecord", "hdf5",   "indexed_binary",
+                                                   "png",  "jpeg", "jpg",     "parquet"};
+    if (kFormats.count(cfg_.format) == 0) {
+      throw ConfigError(cfg_.source + ": key dataset.format: generating '" + cfg_.format +
+                        "' datasets is not supported (npz, npy, tfrecord, hdf5, indexed_binary, parquet, png and jpeg are)");
+    }
+    if (cfg_.format == "parquet" && ParquetCodecFor(cfg_.compression) < 0) {
+      throw ConfigError(cfg_.source + ": key dataset.compression: Parquet pages take none, snappy, gzip, zstd or lz4");
+    }
+    if (cfg_.format != "parquet" && cfg_.compression != "none") {
+      throw ConfigError(cfg_.source + ": key dataset.compression: only 'none' is supported for generating " + cfg_.format);
+    }
+    if (opt_.verifiable_content && !ContentVerifiable(cfg_.format)) {
+      throw ConfigError("--content verifiable: not available for '" + cfg_.format +
+                        "' datasets (npz, npy, tfrecord and indexed_binary): hdf5 chunks are placed by libhdf5 and "
+                        "jpeg/png bytes are compressed, so their stored bytes are not a function of the offset");
+    }
   }
-  const uint64_t total = cfg.num_files_train + cfg.num_files_eval;
-  const auto dims = DlioDimensions(cfg.record_length, cfg.record_length_stdev, total);
 
-  std::vector<Job> jobs;
-  for (uint64_t i = static_cast<uint64_t>(opt.rank); i < total; i += static_cast<uint64_t>(opt.ranks)) {
-    bool train = i < cfg.num_files_train;
-    uint64_t k = train ? i : i - cfg.num_files_train;
-    uint64_t n = train ? cfg.num_files_train : cfg.num_files_eval;
-    uint64_t nsub = train ? cfg.num_subfolders_train : cfg.num_subfolders_eval;
-    const char* split = train ? "train" : "valid";
-    std::string path = DlioFilePath(cfg.data_folder, split, cfg.file_prefix, k, n, nsub, cfg.format);
-    std::string idx = cfg.format == "tfrecord" ? TfRecordIndexPath(cfg.data_folder, split, path) : std::string();
-    jobs.push_back({path, idx, dims[i].first, dims[i].second, cfg.num_samples_per_file, i, &cfg});
+  // File i (train, then valid) goes to rank i mod ranks, with DLIO's shape draws.
+  void PlanJobs() {
+    const uint64_t total = cfg_.num_files_train + cfg_.num_files_eval;
+    const auto dims = DlioDimensions(cfg_.record_length, cfg_.record_length_stdev, total);
+    for (uint64_t i = static_cast<uint64_t>(opt_.rank); i < total; i += static_cast<uint64_t>(opt_.ranks)) {
+      const bool train = i < cfg_.num_files_train;
+      const uint64_t k = train ? i : i - cfg_.num_files_train;
+      const uint64_t n = train ? cfg_.num_files_train : cfg_.num_files_eval;
+      const uint64_t nsub = train ? cfg_.num_subfolders_train : cfg_.num_subfolders_eval;
+      const char* split = train ? "train" : "valid";
+      std::string path = DlioFilePath(cfg_.data_folder, split, cfg_.file_prefix, k, n, nsub, cfg_.format);
+      std::string idx = cfg_.format == "tfrecord" ? TfRecordIndexPath(cfg_.data_folder, split, path) : std::string();
+      jobs_.push_back({path, idx, dims[i].first, dims[i].second, cfg_.num_samples_per_file, i, &cfg_});
+    }
   }
-  // The content marker: written first, so a dataset interrupted half-way still says what its files should hold
-  // (a random file kept by --skip-existing then fails --verify, naming it); a random dataset removes it.
-  if (opt.rank == 0) {
-    FEEDRATE_RETURN_IF_ERROR(MakeDirs(cfg.data_folder));
-    if (store != nullptr) {
-      auto client = store->Connect(1);
+
+  // The content marker (rank 0), valid/ (rank 0; DLIO lists it whether or not there are eval files), and every
+  // folder this rank writes into (idempotent, so no barrier is needed).
+  Status PrepareFolders() const {
+    if (opt_.rank == 0) {
+      FEEDRATE_RETURN_IF_ERROR(MakeDirs(cfg_.data_folder));
+      FEEDRATE_RETURN_IF_ERROR(WriteContentMarker());
+      if (store_ == nullptr) FEEDRATE_RETURN_IF_ERROR(MakeDirs((fs::path(cfg_.data_folder) / "valid").string()));
+    }
+    for (const auto& j : jobs_) {
+      FEEDRATE_RETURN_IF_ERROR(MakeDirs(fs::path(j.path).parent_path().string()));
+      if (!j.index_path.empty()) FEEDRATE_RETURN_IF_ERROR(MakeDirs(fs::path(j.index_path).parent_path().string()));
+    }
+    return Status::Ok();
+  }
+
+  // Written first, so a dataset interrupted half-way still says what its files should hold (a random file kept by
+  // --skip-existing then fails --verify, naming it); a random dataset removes it.
+  Status WriteContentMarker() const {
+    if (store_ != nullptr) {
+      auto client = store_->Connect(1);
       if (!client.ok()) return client.status();
-      const std::string key = store->Key(".feedrate-content");
-      const std::string text = ContentMarkerText(opt.content_seed);
-      Status marker = opt.verifiable_content ? (*client)->Put(key, text.data(), text.size()) : (*client)->Delete(key);
-      if (!marker.ok() && marker.code() != Status::Code::kNotFound) return marker;
-    } else if (opt.verifiable_content) {
-      FEEDRATE_RETURN_IF_ERROR(WriteFileAtomically(ContentMarkerPath(cfg.data_folder), ContentMarkerText(opt.content_seed)));
-    } else {
-      std::error_code ec;
-      fs::remove(ContentMarkerPath(cfg.data_folder), ec);
+      const std::string key = store_->Key(".feedrate-content");
+      const std::string text = ContentMarkerText(opt_.content_seed);
+      Status marker = opt_.verifiable_content ? (*client)->Put(key, text.data(), text.size()) : (*client)->Delete(key);
+      return marker.ok() || marker.code() == Status::Code::kNotFound ? Status::Ok() : marker;
     }
-  }
-  // DLIO lists valid/ whether or not there are eval files (FileNotFoundError without it): rank 0 creates it.
-  if (opt.rank == 0 && store == nullptr) FEEDRATE_RETURN_IF_ERROR(MakeDirs((fs::path(cfg.data_folder) / "valid").string()));
-  // Every rank creates the directories it writes into (idempotent, so no barrier is needed).
-  for (const auto& j : jobs) {
-    FEEDRATE_RETURN_IF_ERROR(MakeDirs(fs::path(j.path).parent_path().string()));
-    if (!j.index_path.empty()) FEEDRATE_RETURN_IF_ERROR(MakeDirs(fs::path(j.index_path).parent_path().string()));
-  }
-
-  // Refuse up front when this rank's share cannot fit, rather than filling the file system.
-  auto complete = [&](const Job& j) {
-    return store != nullptr ? S3AlreadyComplete(cfg.format, j, cfg.data_folder, *store, existing) : AlreadyComplete(cfg.format, j);
-  };
-  uint64_t need = 0, largest = 0;
-  for (const auto& j : jobs) {
-    if (opt.skip_existing && complete(j)) continue;
-    need += PlannedSize(cfg.format, j);
-    largest = std::max(largest, PlannedSize(cfg.format, j));
-  }
-  // S3: the staging directory holds one file per writer thread at a time.
-  if (store != nullptr) need = std::min(need, largest * std::max<size_t>(1, opt.threads));
-  struct statvfs vfs {};
-  if (!jobs.empty() && ::statvfs(cfg.data_folder.c_str(), &vfs) == 0) {
-    uint64_t avail = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
-    if (need > avail) {
-      return Status::IoError(cfg.data_folder + ": not enough space: this rank would write " + std::to_string(need >> 20) +
-                             " MiB, the file system has " + std::to_string(avail >> 20) +
-                             " MiB free (check dataset.record_length_bytes and its _stdev)");
+    if (opt_.verifiable_content) {
+      return WriteFileAtomically(ContentMarkerPath(cfg_.data_folder), ContentMarkerText(opt_.content_seed));
     }
+    std::error_code ec;
+    fs::remove(ContentMarkerPath(cfg_.data_folder), ec);
+    return Status::Ok();
   }
 
-  // Durable runs commit (fsync, close, rename) on one background thread, so no writer idles while the device
-  // drains a finished file; a few files may wait, each writer's next file is already being generated.
-  std::unique_ptr<BackgroundCommitter> committer;
-  if (opt.fsync && store == nullptr) committer = std::make_unique<BackgroundCommitter>(2 * std::max<size_t>(opt.threads, 1) + 2);
-  struct CommitterInstall {
-    explicit CommitterInstall(BackgroundCommitter* c) { TempFile::SetBackgroundCommitter(c); }
-    ~CommitterInstall() { TempFile::SetBackgroundCommitter(nullptr); }
-  } install(committer.get());
+  bool Complete(const Job& j) const {
+    return store_ != nullptr ? S3AlreadyComplete(cfg_.format, j, cfg_.data_folder, *store_, existing_)
+                             : AlreadyComplete(cfg_.format, j);
+  }
 
-  DatagenStats stats;
-  std::vector<char> done(jobs.size(), 0);
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::atomic<uint64_t> skipped{0};
-  std::atomic<uint64_t> uploaded_bytes{0}, s3_requests{0};
-  std::mutex err_mu;  // guards first_error (error path only)
-  Status first_error;
-  auto fail = [&](const Status& s) {
-    std::lock_guard<std::mutex> lock(err_mu);
-    if (first_error.ok()) first_error = s;
-    failed.store(true);
-  };
-  auto worker = [&] {
-    AlignedBuffer scratch(static_cast<size_t>(std::clamp<uint64_t>(opt.write_size, 4096, uint64_t{64} << 20)));
+  // Refuses up front when this rank's share cannot fit, rather than filling the file system.
+  Status CheckFreeSpace() const {
+    uint64_t need = 0, largest = 0;
+    for (const auto& j : jobs_) {
+      if (opt_.skip_existing && Complete(j)) continue;
+      need += PlannedSize(cfg_.format, j);
+      largest = std::max(largest, PlannedSize(cfg_.format, j));
+    }
+    // S3: the staging directory holds one file per writer thread at a time.
+    if (store_ != nullptr) need = std::min(need, largest * std::max<size_t>(1, opt_.threads));
+    struct statvfs vfs {};
+    if (jobs_.empty() || ::statvfs(cfg_.data_folder.c_str(), &vfs) != 0) return Status::Ok();
+    const uint64_t avail = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    if (need <= avail) return Status::Ok();
+    return Status::IoError(cfg_.data_folder + ": not enough space: this rank would write " + std::to_string(need >> 20) +
+                           " MiB, the file system has " + std::to_string(avail >> 20) +
+                           " MiB free (check dataset.record_length_bytes and its _stdev)");
+  }
+
+  // Writer threads over the jobs. Durable runs commit (fsync, close, link) on one background thread, so no writer
+  // idles while the device drains a finished file; a few files may wait, each writer's next file is already
+  // being generated.
+  Status WriteAll() {
+    std::unique_ptr<BackgroundCommitter> committer;
+    if (opt_.fsync && store_ == nullptr) committer = std::make_unique<BackgroundCommitter>(2 * std::max<size_t>(opt_.threads, 1) + 2);
+    struct CommitterInstall {
+      explicit CommitterInstall(BackgroundCommitter* c) { TempFile::SetBackgroundCommitter(c); }
+      ~CommitterInstall() { TempFile::SetBackgroundCommitter(nullptr); }
+    } install(committer.get());
+    done_.assign(jobs_.size(), 0);
+    std::vector<std::thread> pool;
+    const size_t n = std::max<size_t>(1, std::min(opt_.threads, jobs_.size()));
+    for (size_t t = 1; t < n; ++t) pool.emplace_back([this] { Worker(); });
+    Worker();
+    for (auto& t : pool) t.join();
+    if (committer) {
+      Status s = committer->Finish();
+      if (!s.ok()) Fail(s);
+    }
+    return failed_.load() ? first_error_ : Status::Ok();
+  }
+
+  void Fail(const Status& s) {
+    std::lock_guard<std::mutex> lock(err_mu_);
+    if (first_error_.ok()) first_error_ = s;
+    failed_.store(true);
+  }
+
+  void Worker() {
+    AlignedBuffer scratch(static_cast<size_t>(std::clamp<uint64_t>(opt_.write_size, 4096, uint64_t{64} << 20)));
     std::unique_ptr<S3Uploader> uploader;
-    if (store != nullptr) {
-      auto u = S3Uploader::Create(*store, opt.s3_part_size);
-      if (!u.ok()) return fail(u.status());
+    if (store_ != nullptr) {
+      auto u = S3Uploader::Create(*store_, opt_.s3_part_size);
+      if (!u.ok()) return Fail(u.status());
       uploader = std::move(*u);
     }
-    for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < jobs.size();) {
-      const Job& j = jobs[i];
-      if (opt.skip_existing && complete(j)) {
-        skipped.fetch_add(1);
+    for (size_t i; !failed_.load(std::memory_order_relaxed) && (i = next_.fetch_add(1)) < jobs_.size();) {
+      if (opt_.skip_existing && Complete(jobs_[i])) {
+        skipped_.fetch_add(1);
         continue;
       }
-      ContentSpec content(0x5eed0000ULL + j.index);  // random bytes, distinct per file
-      if (opt.verifiable_content) {
-        content = ContentSpec::Verifiable(ContentKey(opt.content_seed, fs::path(j.path).lexically_relative(cfg.data_folder).string()));
-      }
-      Status s = WriteOne(cfg.format, j, content, &scratch);
-      // S3: every file the job left becomes an object (data last, so a listed data object has its indexes).
-      std::vector<std::string> outputs = store != nullptr ? JobOutputs(cfg.format, j) : std::vector<std::string>();
-      std::reverse(outputs.begin(), outputs.end());
-      for (const auto& f : outputs) {
-        if (!s.ok()) break;
-        uint64_t bytes = 0;
-        s = uploader->Upload(f, store->Key(fs::path(f).lexically_relative(cfg.data_folder).string()), &bytes);
-        if (f == j.path) uploaded_bytes.fetch_add(bytes);
-        std::error_code ec;
-        fs::remove(f, ec);
-      }
+      Status s = WriteJob(jobs_[i], &scratch, uploader.get());
       if (!s.ok()) {
-        if (uploader) s3_requests.fetch_add(uploader->requests());
-        return fail(s);
+        Fail(s);
+        break;
       }
-      done[i] = 1;
+      done_[i] = 1;
     }
-    if (uploader) s3_requests.fetch_add(uploader->requests());
-  };
-  std::vector<std::thread> pool;
-  size_t n = std::max<size_t>(1, std::min(opt.threads, jobs.size()));
-  for (size_t t = 1; t < n; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (committer) {
-    Status s = committer->Finish();
-    if (first_error.ok()) first_error = s;
-    if (!s.ok()) failed.store(true);
+    if (uploader) s3_requests_.fetch_add(uploader->requests());
   }
-  if (failed.load()) return first_error;
-  stats.s3_requests = s3_requests.load();
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    if (done[i] == 0) continue;
-    if (store != nullptr) {
+
+  // Writes one file (random bytes distinct per file, or the verifiable pattern); on S3 every file the job left
+  // becomes an object (data last, so a listed data object has its indexes) and is removed from staging.
+  Status WriteJob(const Job& j, AlignedBuffer* scratch, S3Uploader* uploader) {
+    ContentSpec content(0x5eed0000ULL + j.index);
+    if (opt_.verifiable_content) {
+      content = ContentSpec::Verifiable(ContentKey(opt_.content_seed, fs::path(j.path).lexically_relative(cfg_.data_folder).string()));
+    }
+    Status s = WriteOne(cfg_.format, j, content, scratch);
+    std::vector<std::string> outputs = store_ != nullptr ? JobOutputs(cfg_.format, j) : std::vector<std::string>();
+    std::reverse(outputs.begin(), outputs.end());
+    for (const auto& f : outputs) {
+      if (!s.ok()) break;
+      uint64_t bytes = 0;
+      s = uploader->Upload(f, store_->Key(fs::path(f).lexically_relative(cfg_.data_folder).string()), &bytes);
+      if (f == j.path) uploaded_bytes_.fetch_add(bytes);
+      std::error_code ec;
+      fs::remove(f, ec);
+    }
+    return s;
+  }
+
+  DatagenStats Collect() const {
+    DatagenStats stats;
+    stats.s3_requests = s3_requests_.load();
+    stats.files_skipped = skipped_.load();
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      if (done_[i] == 0) continue;
       stats.files_written += 1;
-      continue;
+      struct stat st {};
+      if (store_ == nullptr && ::stat(jobs_[i].path.c_str(), &st) == 0) stats.bytes_written += static_cast<uint64_t>(st.st_size);
     }
-    struct stat st {};
-    stats.files_written += 1;
-    stats.bytes_written += ::stat(jobs[i].path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+    if (store_ != nullptr) stats.bytes_written = uploaded_bytes_.load();
+    return stats;
   }
-  if (store != nullptr) stats.bytes_written = uploaded_bytes.load();
-  stats.files_skipped = skipped.load();
-  return stats;
-}
+
+  const WorkloadConfig& cfg_;
+  const DatagenOptions& opt_;
+  const S3Store* store_;
+  const S3SizeMap& existing_;
+  std::vector<Job> jobs_;
+  std::vector<char> done_;  // per job, written by the one worker that took it
+  std::atomic<size_t> next_{0};
+  std::atomic<bool> failed_{false};
+  std::atomic<uint64_t> skipped_{0}, uploaded_bytes_{0}, s3_requests_{0};
+  std::mutex err_mu_;  // guards first_error_ (error path only)
+  Status first_error_;
+};
 
 }  // namespace
 
@@ -377,7 +420,7 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg_in, const Datagen
       if (!dir.empty()) fs::remove_all(dir, ec);
     }
   } cleanup{store ? cfg.data_folder : std::string()};
-  return GenerateInto(cfg, opt, store.get(), existing);
+  return GenerationRun(cfg, opt, store.get(), existing).Run();
 }
 
 }  // namespace feedrate

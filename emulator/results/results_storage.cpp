@@ -19,14 +19,10 @@ std::string Gib(double bytes) {
   return b;
 }
 
-}  // namespace
+using nlohmann::json;
 
-void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) {
-  using nlohmann::json;
-  json& f = *out;
-  f["cache_mode"] = r.cache_mode;
-  f["residency_probe"] = {{"method", r.residency}, {"every_nth_read", r.residency_every}};
-  // Cache control, over ranks: every rank evicts its own files; the first drop is checked on sampled files.
+// Cache control, over ranks: every rank evicts its own files; the first drop is checked on sampled files.
+json CacheFigures(const RunRecord& r) {
   uint64_t drops = 0, checked = 0, before = 0, after = 0;
   double drop_s = 0;
   json system_drop = json::array();
@@ -53,26 +49,26 @@ void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) 
                       {"how", "whole-file mincore() residency of up to 16 files per rank before and after the first drop"}};
   }
   if (!system_drop.empty()) cache["system_drop"] = system_drop;
-  f["cache"] = cache;
+  return cache;
+}
 
-  // Device counters: one rank per host reads them (they are host-wide); per epoch, from after the drop to the end
-  // of the training block.
+// Device counters: one rank per host reads them (they are host-wide); per epoch, from after the drop to the end
+// of the training block. Returns the hosts' devices; `dev_epoch` gets the bytes per epoch over hosts.
+json DeviceFigures(const RunRecord& r, std::vector<double>* dev_epoch, bool* any_counter) {
   json devices = json::array();
-  std::vector<double> dev_epoch;
-  bool any_counter = false;
   for (const auto& ri : r.rank_info) {
     const json& s = ri.storage;
     if (!s.is_object() || !s.value("host_leader", false)) continue;
     json d = {{"host", ri.hostname}, {"kind", s.value("kind", "none")}, {"device", s.value("device", "")},
               {"model", s.value("model", "")}};
     if (s.value("kind", "none") != "none" && s.contains("epoch_bytes")) {
-      any_counter = true;
+      *any_counter = true;
       double bytes = 0, requests = 0;
       const auto eb = s["epoch_bytes"].get<std::vector<double>>();
       const auto er = s["epoch_requests"].get<std::vector<double>>();
-      if (dev_epoch.size() < eb.size()) dev_epoch.resize(eb.size(), 0);
+      if (dev_epoch->size() < eb.size()) dev_epoch->resize(eb.size(), 0);
       for (size_t e = 0; e < eb.size(); ++e) {
-        dev_epoch[e] += eb[e];
+        (*dev_epoch)[e] += eb[e];
         bytes += eb[e];
       }
       for (double x : er) requests += x;
@@ -81,70 +77,70 @@ void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) 
     }
     devices.push_back(d);
   }
-  f["devices"] = devices;
-  if (r.cache_mode == "s3") {
-    double gets = 0, retries = 0;
-    for (const auto& ri : r.rank_info) {
-      if (!ri.storage.is_object() || !ri.storage.contains("s3")) continue;
-      gets += ri.storage["s3"].value("get_requests", 0.0);
-      retries += ri.storage["s3"].value("retries", 0.0);
-    }
-    f["s3"] = {{"location", r.cfg->DataLocation()}, {"endpoint", r.cfg->s3_endpoint}, {"get_requests", gets},
-               {"retries", retries},
-               {"note", "ranged GETs the S3 engine sent over all ranks during training (retries of 5xx/SlowDown/dropped "
-                        "connections included); the client has no page cache, so every byte came over HTTP"}};
-  }
-  double dev_total = 0;
-  for (double x : dev_epoch) dev_total += x;
-  f["device_bytes_read"] = any_counter ? json(dev_total) : json(nullptr);
-  f["device_bytes_note"] =
-      "bytes the kernel read from the data dir's block device (/proc/diskstats) or NFS server "
-      "(/proc/self/mountstats) on each host during the epochs' training blocks, every process's reads included; "
-      "null where no device is visible (tmpfs, overlay, FUSE)";
+  return devices;
+}
 
-  if (completed) {
-    const RunMetrics& m = r.metrics;
-    json epochs = json::array();
-    double loader_total = 0;
-    for (size_t e = 0; e < m.bytes.size(); ++e) {
-      const double secs = m.epoch_seconds[e];
-      const double mib = secs > 0 ? static_cast<double>(m.bytes[e]) / kMiB / secs : 0.0;
-      loader_total += static_cast<double>(m.bytes[e]);
-      json ep = {{"epoch", e + 1}, {"seconds", secs}, {"bytes_read", m.bytes[e]}, {"read_mib_per_s", mib}};
-      if (r.cache_mode == "direct") {
-        ep["resident_fraction"] = 0.0;  // O_DIRECT reads never come from the page cache
-      } else if (r.cache_mode == "s3") {
-        ep["resident_fraction"] = nullptr;  // no client page cache: GETs go to the store every time
-      } else if (e < m.probed_bytes.size() && m.probed_bytes[e] > 0) {
-        ep["resident_fraction"] = static_cast<double>(m.resident_bytes[e]) / static_cast<double>(m.probed_bytes[e]);
-        ep["probed_bytes"] = m.probed_bytes[e];
-      } else {
-        ep["resident_fraction"] = nullptr;
-      }
-      ep["device_bytes_read"] = any_counter && e < dev_epoch.size() ? json(dev_epoch[e]) : json(nullptr);
-      epochs.push_back(ep);
-    }
-    f["epochs"] = epochs;
-    f["resident_fraction_note"] =
-        "share of the bytes read that were in the client's page cache just before the read, looked up by the I/O "
-        "thread on a sample of the read requests (every request for small epochs, about 512 per accelerator and "
-        "epoch otherwise) with cachestat(2), or mincore() on a window of at most 32 pages where the kernel has no "
-        "cachestat (residency_probe.method)";
-    f["cold_read_mib_per_s"] = epochs.empty() ? json(nullptr) : epochs[0]["read_mib_per_s"];
-    double warm = 0;
-    for (size_t e = 1; e < epochs.size(); ++e) warm += epochs[e]["read_mib_per_s"].get<double>();
-    f["warm_read_mib_per_s"] = epochs.size() > 1 ? json(warm / static_cast<double>(epochs.size() - 1)) : json(nullptr);
-    f["cold_warm_note"] = r.cache_mode == "s3"
-                              ? "S3: cold = epoch 1 (first touch of every object), warm = the mean of the later epochs "
-                                "(repeat reads: whatever the store caches; the client keeps nothing between epochs)"
-                              : "cold = epoch 1, warm = the mean of the later epochs (steady state); with --cache drop every "
-                                "epoch starts cold, as resident_fraction shows";
-    if (any_counter) {
-      f["loader_vs_device"] = "loader read " + Gib(loader_total) + ", devices delivered " + Gib(dev_total);
-    }
+// The S3 engine's requests over ranks (S3 datasets only).
+json S3Figures(const RunRecord& r) {
+  double gets = 0, retries = 0;
+  for (const auto& ri : r.rank_info) {
+    if (!ri.storage.is_object() || !ri.storage.contains("s3")) continue;
+    gets += ri.storage["s3"].value("get_requests", 0.0);
+    retries += ri.storage["s3"].value("retries", 0.0);
   }
+  return {{"location", r.cfg->DataLocation()}, {"endpoint", r.cfg->s3_endpoint}, {"get_requests", gets},
+          {"retries", retries},
+          {"note", "ranged GETs the S3 engine sent over all ranks during training (retries of 5xx/SlowDown/dropped "
+                   "connections included); the client has no page cache, so every byte came over HTTP"}};
+}
 
-  // Read latency over the whole run: every rank's histogram merged (per sample read, io_stats.h buckets).
+// Per epoch: bytes, MiB/s, the sampled page-cache residency and the devices' bytes; cold against warm.
+void EpochFigures(const RunRecord& r, const std::vector<double>& dev_epoch, bool any_counter, double dev_total, json* out) {
+  json& f = *out;
+  const RunMetrics& m = r.metrics;
+  json epochs = json::array();
+  double loader_total = 0;
+  for (size_t e = 0; e < m.bytes.size(); ++e) {
+    const double secs = m.epoch_seconds[e];
+    const double mib = secs > 0 ? static_cast<double>(m.bytes[e]) / kMiB / secs : 0.0;
+    loader_total += static_cast<double>(m.bytes[e]);
+    json ep = {{"epoch", e + 1}, {"seconds", secs}, {"bytes_read", m.bytes[e]}, {"read_mib_per_s", mib}};
+    if (r.cache_mode == "direct") {
+      ep["resident_fraction"] = 0.0;  // O_DIRECT reads never come from the page cache
+    } else if (r.cache_mode == "s3") {
+      ep["resident_fraction"] = nullptr;  // no client page cache: GETs go to the store every time
+    } else if (e < m.probed_bytes.size() && m.probed_bytes[e] > 0) {
+      ep["resident_fraction"] = static_cast<double>(m.resident_bytes[e]) / static_cast<double>(m.probed_bytes[e]);
+      ep["probed_bytes"] = m.probed_bytes[e];
+    } else {
+      ep["resident_fraction"] = nullptr;
+    }
+    ep["device_bytes_read"] = any_counter && e < dev_epoch.size() ? json(dev_epoch[e]) : json(nullptr);
+    epochs.push_back(ep);
+  }
+  f["epochs"] = epochs;
+  f["resident_fraction_note"] =
+      "share of the bytes read that were in the client's page cache just before the read, looked up by the I/O "
+      "thread on a sample of the read requests (every request for small epochs, about 512 per accelerator and "
+      "epoch otherwise) with cachestat(2), or mincore() on a window of at most 32 pages where the kernel has no "
+      "cachestat (residency_probe.method)";
+  f["cold_read_mib_per_s"] = epochs.empty() ? json(nullptr) : epochs[0]["read_mib_per_s"];
+  double warm = 0;
+  for (size_t e = 1; e < epochs.size(); ++e) warm += epochs[e]["read_mib_per_s"].get<double>();
+  f["warm_read_mib_per_s"] = epochs.size() > 1 ? json(warm / static_cast<double>(epochs.size() - 1)) : json(nullptr);
+  f["cold_warm_note"] = r.cache_mode == "s3"
+                            ? "S3: cold = epoch 1 (first touch of every object), warm = the mean of the later epochs "
+                              "(repeat reads: whatever the store caches; the client keeps nothing between epochs)"
+                            : "cold = epoch 1, warm = the mean of the later epochs (steady state); with --cache drop every "
+                              "epoch starts cold, as resident_fraction shows";
+  if (any_counter) {
+    f["loader_vs_device"] = "loader read " + Gib(loader_total) + ", devices delivered " + Gib(dev_total);
+  }
+}
+
+// Read latency over the whole run: every rank's histogram merged (per sample read, io_stats.h buckets).
+void LatencyFigures(const RunRecord& r, json* out) {
+  json& f = *out;
   LatencyHistogram all;
   uint64_t reads = 0, max_ns = 0;
   for (const auto& ri : r.rank_info) {
@@ -162,6 +158,29 @@ void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) 
                             {"note", "one sample read (or coalesced run), from the I/O thread taking it to its last byte; "
                                      "bucket upper bounds, within 6%"}};
   }
+}
+
+}  // namespace
+
+void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) {
+  json& f = *out;
+  f["cache_mode"] = r.cache_mode;
+  f["residency_probe"] = {{"method", r.residency}, {"every_nth_read", r.residency_every}};
+  f["cache"] = CacheFigures(r);
+  std::vector<double> dev_epoch;
+  bool any_counter = false;
+  f["devices"] = DeviceFigures(r, &dev_epoch, &any_counter);
+  if (r.cache_mode == "s3") f["s3"] = S3Figures(r);
+  double dev_total = 0;
+  for (double x : dev_epoch) dev_total += x;
+  f["device_bytes_read"] = any_counter ? json(dev_total) : json(nullptr);
+  f["device_bytes_note"] =
+      "bytes the kernel read from the data dir's block device (/proc/diskstats) or NFS server "
+      "(/proc/self/mountstats) on each host during the epochs' training blocks, every process's reads included; "
+      "null where no device is visible (tmpfs, overlay, FUSE)";
+
+  if (completed) EpochFigures(r, dev_epoch, any_counter, dev_total, &f);
+  LatencyFigures(r, &f);
   uint64_t probe_failures = 0;
   for (const auto& ri : r.rank_info) probe_failures += ri.probe_failures;
   if (probe_failures > 0) f["residency_probe_failures"] = probe_failures;
