@@ -197,15 +197,14 @@ nlohmann::json StepBarrierFigures(const RunRecord& r) {
                    "waiting for the slowest accelerator"}};
 }
 
-}  // namespace
+using HostMap = decltype(ByHost(std::declval<const RunRecord&>()));
 
-nlohmann::json BuildSummary(const RunRecord& r) {
+// DLIO's top-level keys: the run, the dataset, the hosts, and (for a completed run) its metric block.
+nlohmann::json DlioTopLevel(const RunRecord& r, const HostMap& hosts, double per_host_gb, bool completed) {
   using nlohmann::json;
   const WorkloadConfig& c = *r.cfg;
   const RunMetrics& m = r.metrics;
-  auto hosts = ByHost(r);
   json host_cpu = json::array(), host_mem = json::array(), host_proc = json::array(), caching = json::array();
-  double per_host_gb = hosts.empty() ? 0 : r.dataset_bytes / static_cast<double>(hosts.size()) / kGiB;
   for (const auto& [name, ranks] : hosts) {
     host_cpu.push_back(ranks.front()->host_cpu_count);
     double mem_gb = static_cast<double>(ranks.front()->host_mem_bytes) / kGiB;
@@ -228,7 +227,6 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   s["potential_caching"] = caching;
   s["data_size_per_host_GB"] = per_host_gb;
   s["epochs"] = c.epochs;
-  const bool completed = r.status == "success" || r.status == "fail";
   if (completed) {
     s["metric"] = {
         {"train_au_percentage", m.au_pct},
@@ -252,6 +250,13 @@ nlohmann::json BuildSummary(const RunRecord& r) {
       s["metric"]["eval_io_stdev_MB_per_second"] = m.eval.io_stdev_mib;
     }
   }
+  return s;
+}
+
+// How the run was set up: engine, ranks, threads, order, checks, buffers.
+nlohmann::json RunSetupFigures(const RunRecord& r) {
+  using nlohmann::json;
+  const WorkloadConfig& c = *r.cfg;
   json f;
   f["status"] = r.status;
   if (!r.error.empty()) f["error"] = r.error;
@@ -277,47 +282,61 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   f["wall_seconds"] = r.wall_seconds;
   f["setup_seconds"] = r.setup_seconds;
   f["setup_peak_rss_mib"] = r.setup_peak_rss_mib;
-  if (completed) {
-    uint64_t bytes = TotalBytes(m);
-    double secs = TotalSeconds(m);
-    f["bytes_read"] = bytes;  // training reads; evaluation reads are eval_bytes_read
-    f["bytes_read_per_epoch"] = m.bytes;
-    if (!m.eval.epochs.empty()) {
-      uint64_t eval_bytes = 0;
-      for (uint64_t b : m.eval.bytes) eval_bytes += b;
-      f["eval_bytes_read"] = eval_bytes;
-      f["eval_after_epochs"] = m.eval.epochs;
-    }
-    f["epoch_seconds"] = m.epoch_seconds;
-    f["read_mib_per_s"] = secs > 0 ? static_cast<double>(bytes) / kMiB / secs : 0.0;
-    // Samples handed to accelerators over the epochs' wall time: no step excluded, robust to few steps.
-    double samples = static_cast<double>(r.steps_per_epoch * c.batch_size * r.accelerators_per_rank) * r.ranks *
-                     static_cast<double>(m.bytes.size());
-    f["delivered_samples_per_s"] = secs > 0 ? samples / secs : 0.0;
-    json per_epoch = json::array();
-    for (size_t e = 0; e < m.bytes.size(); ++e) {
-      per_epoch.push_back(m.epoch_seconds[e] > 0 ? static_cast<double>(m.bytes[e]) / kMiB / m.epoch_seconds[e] : 0.0);
-    }
-    f["read_mib_per_s_per_epoch"] = per_epoch;
-    f["train_throughput_samples_per_second_corrected"] = m.throughput_corrected;
-    f["throughput_note"] =
-        "DLIO v2.0 counts (n-2) steps over a window that excludes only the first step; the corrected "
-        "value counts the steps the window covers";
-    f["au_min"] = m.au_min_pct_overall;
-    f["au_max"] = m.au_max_pct_overall;
-    f["au_min_per_epoch"] = m.au_min_pct;
-    f["au_max_per_epoch"] = m.au_max_pct;
-    uint64_t device = 0, requeued = 0;
-    for (const auto& ri : r.rank_info) {
-      device += ri.engine_bytes;
-      requeued += ri.requeued;
-    }
-    f["engine_bytes_read"] = device;  // what the engine asked the kernel for (O_DIRECT windows included)
-    f["read_amplification"] = bytes > 0 ? static_cast<double>(device) / static_cast<double>(bytes) : 0.0;
-    f["requeued_reads"] = requeued;
-    f["stall_seconds"] = Percentiles(r.stall_seconds);
-    f["barrier_seconds"] = Percentiles(r.barrier_seconds);
+  return f;
+}
+
+// What the training read (completed runs): bytes, rates, AU spread, amplification, stalls.
+void ReadFigures(const RunRecord& r, nlohmann::json* out) {
+  using nlohmann::json;
+  const WorkloadConfig& c = *r.cfg;
+  const RunMetrics& m = r.metrics;
+  json& f = *out;
+  uint64_t bytes = TotalBytes(m);
+  double secs = TotalSeconds(m);
+  f["bytes_read"] = bytes;  // training reads; evaluation reads are eval_bytes_read
+  f["bytes_read_per_epoch"] = m.bytes;
+  if (!m.eval.epochs.empty()) {
+    uint64_t eval_bytes = 0;
+    for (uint64_t b : m.eval.bytes) eval_bytes += b;
+    f["eval_bytes_read"] = eval_bytes;
+    f["eval_after_epochs"] = m.eval.epochs;
   }
+  f["epoch_seconds"] = m.epoch_seconds;
+  f["read_mib_per_s"] = secs > 0 ? static_cast<double>(bytes) / kMiB / secs : 0.0;
+  // Samples handed to accelerators over the epochs' wall time: no step excluded, robust to few steps.
+  double samples = static_cast<double>(r.steps_per_epoch * c.batch_size * r.accelerators_per_rank) * r.ranks *
+                   static_cast<double>(m.bytes.size());
+  f["delivered_samples_per_s"] = secs > 0 ? samples / secs : 0.0;
+  json per_epoch = json::array();
+  for (size_t e = 0; e < m.bytes.size(); ++e) {
+    per_epoch.push_back(m.epoch_seconds[e] > 0 ? static_cast<double>(m.bytes[e]) / kMiB / m.epoch_seconds[e] : 0.0);
+  }
+  f["read_mib_per_s_per_epoch"] = per_epoch;
+  f["train_throughput_samples_per_second_corrected"] = m.throughput_corrected;
+  f["throughput_note"] =
+      "DLIO v2.0 counts (n-2) steps over a window that excludes only the first step; the corrected "
+      "value counts the steps the window covers";
+  f["au_min"] = m.au_min_pct_overall;
+  f["au_max"] = m.au_max_pct_overall;
+  f["au_min_per_epoch"] = m.au_min_pct;
+  f["au_max_per_epoch"] = m.au_max_pct;
+  uint64_t device = 0, requeued = 0;
+  for (const auto& ri : r.rank_info) {
+    device += ri.engine_bytes;
+    requeued += ri.requeued;
+  }
+  f["engine_bytes_read"] = device;  // what the engine asked the kernel for (O_DIRECT windows included)
+  f["read_amplification"] = bytes > 0 ? static_cast<double>(device) / static_cast<double>(bytes) : 0.0;
+  f["requeued_reads"] = requeued;
+  f["stall_seconds"] = Percentiles(r.stall_seconds);
+  f["barrier_seconds"] = Percentiles(r.barrier_seconds);
+  }
+
+// The client's CPU: per rank affinity, seconds in all, in training, checking samples.
+void CpuFigures(const RunRecord& r, bool completed, nlohmann::json* out) {
+  using nlohmann::json;
+  const RunMetrics& m = r.metrics;
+  json& f = *out;
   double cpu = 0, check = 0, train_cpu = 0;
   json affinity = json::array();
   for (const auto& ri : r.rank_info) {
@@ -333,7 +352,12 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   // Time the I/O threads spent checking or decoding samples once read (0 when sample_check is "none").
   f["sample_check_seconds"] = check;
   if (completed && TotalBytes(m) > 0) f["cpu_seconds_per_gib"] = cpu / (static_cast<double>(TotalBytes(m)) / kGiB);
-  // mlpstorage v2.0 rule checks, and how the dataset compares with the clients' memory (the rules ask >= 5x).
+}
+
+// mlpstorage v2.0 rule checks, and the injected faults per rule; returns the facts the checks used.
+RunFacts ValidityFigures(const RunRecord& r, const HostMap& hosts, nlohmann::json* out) {
+  const WorkloadConfig& c = *r.cfg;
+  nlohmann::json& f = *out;
   RunFacts facts;
   facts.accelerators = static_cast<uint64_t>(r.ranks) * r.accelerators_per_rank;
   for (const auto& [name, ranks] : hosts) {
@@ -356,6 +380,21 @@ nlohmann::json BuildSummary(const RunRecord& r) {
     }
     f["injected_faults"] = rules;
   }
+  return facts;
+}
+
+}  // namespace
+
+nlohmann::json BuildSummary(const RunRecord& r) {
+  using nlohmann::json;
+  auto hosts = ByHost(r);
+  const double per_host_gb = hosts.empty() ? 0 : r.dataset_bytes / static_cast<double>(hosts.size()) / kGiB;
+  const bool completed = r.status == "success" || r.status == "fail";
+  json s = DlioTopLevel(r, hosts, per_host_gb, completed);
+  json f = RunSetupFigures(r);
+  if (completed) ReadFigures(r, &f);
+  CpuFigures(r, completed, &f);
+  const RunFacts facts = ValidityFigures(r, hosts, &f);
   f["hosts"] = HostFigures(r, hosts);
   f["step_barrier"] = StepBarrierFigures(r);
   f["end_gather"] = {{"bytes", r.gather_bytes}, {"seconds", r.gather_seconds},
@@ -368,10 +407,10 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   f["page_cache"] = {
       {"dataset_to_memory_ratio", ratio},
       {"dataset_per_host_GB", per_host_gb},
-      {"warning", !caching.empty() && per_host_gb < 5 * host_mem[0].get<double>()},
+      {"warning", !hosts.empty() && per_host_gb < 5 * static_cast<double>(hosts.begin()->second.front()->host_mem_bytes) / kGiB},
       {"note", "the page cache may serve reads when the dataset per client is smaller than 5x its memory"}};
   f["warnings"] = r.warnings;
-  f["config"] = YamlToJson(c.tree);
+  f["config"] = YamlToJson(r.cfg->tree);
   s["feedrate"] = f;
   return s;
 }
