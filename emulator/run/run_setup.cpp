@@ -166,14 +166,14 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
   // Images are read whole without opening a file at setup unless something needs their sizes first: decoding or
   // checks in retained memory, content verification, O_DIRECT windows (and S3, whose listing has the sizes).
   const bool image = cfg.format == "jpeg" || cfg.format == "jpg" || cfg.format == "png";
-  io.whole_files_unopened = image && !cfg.decode && !opt.retain_batches && opt.verify <= 0 && !cfg.odirect && !s->s3;
+  const bool unopened = image && !cfg.decode && !opt.retain_batches && opt.verify <= 0 && !cfg.odirect && !s->s3;
   io.data_folder = s->s3 ? cfg.S3DataPrefix() : cfg.data_folder;  // (S3: index keys under the normalised prefix)
   std::unique_ptr<S3SourceOpener> opener;
   if (s->s3) {
     opener = std::make_unique<S3SourceOpener>(s->s3->store, s->s3->sizes);
     io.opener = opener.get();
   }
-  if (io.whole_files_unopened) {  // nothing to look up: every sample is its whole file
+  if (unopened) {  // nothing to look up: every sample is its whole file
     if (cfg.num_samples_per_file != 1) {
       return Status::InvalidArgument(cfg.source + ": image datasets hold one sample per file (dataset.num_samples_per_file=" +
                                      std::to_string(cfg.num_samples_per_file) + ")");
@@ -188,13 +188,13 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
   if (cfg.format == "tfrecord") s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
   if (!s->table.codecs().empty()) s->table.check = SampleCheck::kHdf5Decode;
   if (cfg.decode && image) s->table.check = SampleCheck::kImageDecode;
-  if (io.whole_files_unopened) s->table.check = cfg.format == "png" ? SampleCheck::kPngSignature : SampleCheck::kJpegSignature;
+  if (unopened) s->table.check = cfg.format == "png" ? SampleCheck::kPngSignature : SampleCheck::kJpegSignature;
   if (cfg.decode && !image) {
     s->warnings.push_back("feedrate.decode applies to jpeg and png datasets so far; '" + cfg.format + "' samples are not decoded");
   }
   double local_bytes = 0;
   for (size_t i : f.which) local_bytes += static_cast<double>(s->table.FileDataBytes(static_cast<uint32_t>(i)));
-  if (io.whole_files_unopened) local_bytes = cfg.record_length * static_cast<double>(f.which.size());  // sizes unread
+  if (unopened) local_bytes = cfg.record_length * static_cast<double>(f.which.size());  // sizes unread
   // Dataset size estimate for the page-cache check: this rank's files scaled to the whole dataset.
   s->dataset_bytes = f.which.empty() ? 0 : local_bytes / static_cast<double>(f.which.size()) * static_cast<double>(s->train_files);
   return Status::Ok();

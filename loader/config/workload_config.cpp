@@ -190,7 +190,7 @@ class Extractor {
 };
 
 // dataset.parquet and storage.storage_options.columns (MLPerf Storage v3.0's Parquet workloads).
-void ExtractParquet(const YAML::Node& root, Extractor& x, WorkloadConfig* c) {
+void ExtractParquet(const Extractor& x, WorkloadConfig* c) {
   x.ReadU64("dataset.parquet.row_group_size", &c->parquet_row_group_size, 1);
   x.ReadChoice("dataset.parquet.read_mode", &c->parquet_read_mode, {"row_group"});
   static const std::set<std::string> kDtypes = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -226,7 +226,6 @@ void ExtractParquet(const YAML::Node& root, Extractor& x, WorkloadConfig* c) {
       c->storage_columns.push_back(v.Scalar());
     }
   }
-  (void)root;
 }
 
 void Extract(const YAML::Node& root, WorkloadConfig* c) {
@@ -342,7 +341,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("feedrate.verify_crc", &c->verify_crc);
   x.Read("feedrate.coalesce_reads", &c->coalesce_reads);
   x.Read("feedrate.decode", &c->decode);
-  ExtractParquet(root, x, c);
+  ExtractParquet(x, c);
 }
 
 std::string S3Prefix(const std::string& data_folder) {

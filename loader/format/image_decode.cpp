@@ -2,6 +2,8 @@
 // libpng's simplified API does the same internally.
 #include "loader/format/image_decode.h"
 
+#include <string_view>
+
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
@@ -107,10 +109,24 @@ ImageDecoder::~ImageDecoder() {
   if (jpeg_) jpeg_destroy_decompress(&jpeg_->cinfo);
 }
 
+const char* ImageSignature(const char* data, size_t n) {
+  const auto* p = reinterpret_cast<const unsigned char*>(data);
+  if (n >= 8 && std::memcmp(p, kPngSignature, 8) == 0) return "PNG";
+  if (n >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF) return "JPEG";
+  return "unknown";
+}
+
+Status CheckImageSignature(const std::string& format, const char* data, size_t n, const std::string& path) {
+  const std::string has = ImageSignature(data, n);
+  const bool ok = format == "png" ? has == "PNG" : has == "JPEG";
+  return ok ? Status::Ok() : Status::Corruption(path + ": not a " + format + " file (" + has + " signature)");
+}
+
 Status ImageDecoder::Decode(const char* data, size_t n, uint64_t* pixel_bytes) {
   const auto* p = reinterpret_cast<const unsigned char*>(data);
-  if (n >= 8 && std::memcmp(p, kPngSignature, 8) == 0) return DecodePng(p, n, pixel_bytes);
-  if (n >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF) return DecodeJpeg(p, n, pixel_bytes);
+  const std::string_view has = ImageSignature(data, n);
+  if (has == "PNG") return DecodePng(p, n, pixel_bytes);
+  if (has == "JPEG") return DecodeJpeg(p, n, pixel_bytes);
   return Status::Corruption("neither a JPEG nor a PNG signature");
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "loader/io/aligned_buffer.h"
 #include "loader/status.h"
@@ -13,6 +14,12 @@ namespace feedrate {
 struct ImageSize {
   uint32_t width = 0, height = 0, channels = 0;
 };
+
+// "JPEG" or "PNG" by the file's first bytes (JPEG's SOI marker, PNG's 8-byte signature), else "unknown".
+const char* ImageSignature(const char* data, size_t n);
+// A file of `format` (jpeg, jpg or png) must carry its signature: Corruption "<path>: not a <format> file (<what it
+// has> signature)" otherwise. Used where the file is indexed and, for files not opened at setup, once read.
+Status CheckImageSignature(const std::string& format, const char* data, size_t n, const std::string& path);
 
 // Width, height and channels from a JPEG's frame header (SOFn) or a PNG's IHDR, without decoding.
 Result<ImageSize> ReadImageSize(const char* data, size_t n);

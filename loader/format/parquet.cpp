@@ -145,9 +145,13 @@ Status CheckFileMeta(const PqFileMetaData& m, uint64_t file_size, const std::str
     }
     if (rg.num_rows < 0) return Status::Corruption(where + ": negative row count");
     rows += rg.num_rows;
+    // The chunks lie between the leading magic and the footer (compared without adding first: the values are the
+    // file's, and a sum of two large ones would overflow).
+    const uint64_t data_end = file_size >= 8 + m.footer_length ? file_size - 8 - m.footer_length : 0;
     for (const auto& c : rg.columns) {
-      if (c.data_page_offset < 4 || c.total_compressed_size < 0 || c.dictionary_page_offset < 0 ||
-          static_cast<uint64_t>(c.start()) < 4 || static_cast<uint64_t>(c.end()) > file_size - 8 - m.footer_length) {
+      const auto start = static_cast<uint64_t>(c.start()), size = static_cast<uint64_t>(c.total_compressed_size);
+      if (c.data_page_offset < 4 || c.total_compressed_size < 0 || c.dictionary_page_offset < 0 || start < 4 ||
+          start > data_end || size > data_end - start) {
         return Status::Corruption(where + ", column " + c.path + ": chunk at " + std::to_string(c.start()) + " of " +
                                   std::to_string(c.total_compressed_size) + " bytes lies outside the data of the " +
                                   std::to_string(file_size) + "-byte file");

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "loader/format/hdf5.h"
+#include "loader/format/image_decode.h"
 #include "loader/format/npz.h"
 #include "loader/format/parquet.h"
 #include "loader/format/tfrecord.h"
@@ -193,15 +194,10 @@ Result<FileSamples> IndexIndexedBinary(const ByteSource& data, const std::string
 Result<FileSamples> IndexImage(const ByteSource& src, const std::string& format, const IndexOptions& o) {
   const std::string& path = src.name();
   const uint64_t size = src.size();
-  unsigned char head[8] = {};
+  char head[8] = {};
   if (size < sizeof head) return Status::Corruption(path + ": " + std::to_string(size) + " bytes: too short for a " + format);
   FEEDRATE_RETURN_IF_ERROR(src.ReadAt(head, sizeof head, 0));
-  static const unsigned char kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  const bool jpeg = head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF;
-  const bool png = std::memcmp(head, kPng, 8) == 0;
-  if ((format == "png" && !png) || ((format == "jpeg" || format == "jpg") && !jpeg)) {
-    return Status::Corruption(path + ": not a " + format + " file (" + (png ? "PNG" : jpeg ? "JPEG" : "unknown") + " signature)");
-  }
+  FEEDRATE_RETURN_IF_ERROR(CheckImageSignature(format, head, sizeof head, path));
   if (o.samples_per_file != 1) {
     return Status::InvalidArgument(path + ": image datasets hold one sample per file (dataset.num_samples_per_file=" +
                                    std::to_string(o.samples_per_file) + ")");
@@ -247,14 +243,6 @@ bool TrainingFormatSupported(const std::string& format) {
 
 Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
                                       FileDecode* decode) {
-  const bool image = o.format == "jpeg" || o.format == "jpg" || o.format == "png";
-  if (image && o.whole_files_unopened && o.opener == nullptr) {
-    if (o.samples_per_file != 1) {
-      return Status::InvalidArgument(path + ": image datasets hold one sample per file (dataset.num_samples_per_file=" +
-                                     std::to_string(o.samples_per_file) + ")");
-    }
-    return FileSamples{0, 0, kWholeFile, -1};
-  }
   if (o.format == "hdf5" && o.opener == nullptr) return IndexHdf5(path, o, listed, decode, nullptr);
   auto opened = OpenSource(path, o);
   if (!opened.ok()) return opened.status();

@@ -31,9 +31,6 @@ struct IndexOptions {
   std::string split = "train";
   const SourceOpener* opener = nullptr;  // nullptr: local files
   std::vector<std::string> parquet_columns;  // Parquet: the top-level columns training reads (empty: all)
-  // JPEG/PNG on local files: no file is opened at setup; each sample is its whole file (kWholeFile), its size and
-  // signature learnt when it is read. What a million-file dataset needs (setup in the time of a listing).
-  bool whole_files_unopened = false;
 };
 
 // What reading a file's samples needs beyond extents: HDF5 filtered chunks' codec and per-extent filter masks.

@@ -127,16 +127,8 @@ Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* d
     case SampleCheck::kJpegSignature:
     case SampleCheck::kPngSignature: {
       if (data == nullptr) break;  // larger than one transfer: read, not checked (docs/formats.md)
-      static const unsigned char kPng[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-      const auto* b = reinterpret_cast<const unsigned char*>(data);
-      const bool jpeg = e.length >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF;
-      const bool png = e.length >= 8 && std::memcmp(b, kPng, 8) == 0;
-      const bool want_png = table_.check == SampleCheck::kPngSignature;
-      if (want_png ? !png : !jpeg) {  // the indexer's words, for a file it did not open
-        return Status::Corruption(path + ": not a " + (want_png ? "png" : "jpeg") + " file (" +
-                                  (png ? "PNG" : jpeg ? "JPEG" : "unknown") + " signature)");
-      }
-      break;
+      // The indexer's check, for a file it did not open.
+      return CheckImageSignature(table_.check == SampleCheck::kPngSignature ? "png" : "jpeg", data, e.length, path);
     }
     case SampleCheck::kImageDecode: {
       thread_local ImageDecoder decoder;  // per I/O thread: keeps its decompressor and pixel buffer

@@ -217,6 +217,33 @@ TEST(Parquet, DamagedFilesAreRefusedNamingTheFileAndTheCause) {
   expect_error("PAR1", "too short");
 }
 
+// Offsets and sizes near INT64_MAX (their sum would overflow) are refused as lying outside the file.
+TEST(Parquet, ChunkOffsetsThatWouldOverflowAreRefused) {
+  PqFileMetaData m;
+  m.num_rows = 1;
+  m.schema = {PqSchemaElement{}, PqSchemaElement{}};
+  m.schema[0].name = "schema";
+  m.schema[0].num_children = 1;
+  m.schema[1].name = "a";
+  m.schema[1].type = static_cast<int32_t>(PqType::kInt32);
+  PqColumnChunk c;
+  c.path = "a";
+  c.data_page_offset = INT64_MAX - 10;
+  c.total_compressed_size = INT64_MAX - 10;
+  c.num_values = 1;
+  m.row_groups.push_back({1, 4, {c}});
+  const std::string footer = SerializeFileMetaData(m);
+  auto parsed = ParseParquetFooter(reinterpret_cast<const uint8_t*>(footer.data()), footer.size(), 4096, "x.parquet");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("lies outside the data"), std::string::npos) << parsed.status().message();
+  // A file too short to hold its own footer: nothing can lie inside it.
+  c.data_page_offset = 4;
+  c.total_compressed_size = 1;
+  m.row_groups[0].columns[0] = c;
+  const std::string small = SerializeFileMetaData(m);
+  EXPECT_FALSE(ParseParquetFooter(reinterpret_cast<const uint8_t*>(small.data()), small.size(), 16, "x.parquet").ok());
+}
+
 TEST(Parquet, PageHeadersRoundTripAndGarbageIsRefused) {
   PqPageHeader h;
   h.type = static_cast<int32_t>(PqPageType::kDataPage);
