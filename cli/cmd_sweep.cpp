@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/launch.h"
+#include "emulator/host/sysinfo.h"
 #include "emulator/results/results.h"
 #include "emulator/run/run.h"
 #include "emulator/sweep/sweep.h"
@@ -282,8 +283,8 @@ void PrintSweepRun(const SweepRun& r) {
 
 // Writes sweep.json and prints the answer, its limit and validity; the command's exit code.
 int ReportSweep(const SweepResult& result, const SweepArgs& args, bool ceiling_measured, const WorkloadConfig& cfg,
-                const WorkloadArgs& w) {
-  nlohmann::json doc = SweepJson(result, args.search, args.ceiling_mib_per_s);
+                const WorkloadArgs& w, const SweepCache& cache) {
+  nlohmann::json doc = SweepJson(result, args.search, args.ceiling_mib_per_s, cache);
   doc["workload"] = cfg.name;
   doc["workload_source"] = cfg.source;
   doc["mode"] = args.mode;
@@ -306,10 +307,33 @@ int ReportSweep(const SweepResult& result, const SweepArgs& args, bool ceiling_m
               static_cast<unsigned long long>(result.accelerators_supported), result.capped ? " or more" : "",
               cfg.name.c_str(), cfg.au * 100, args.search.repeats);
   std::printf("limit: %s: %s\n", b["limit"].get<std::string>().c_str(), b["explanation"].get<std::string>().c_str());
+  std::printf("cache: %s\n", doc["cache"]["explanation"].get<std::string>().c_str());
   std::printf("validity: %s\n", doc["validity"]["category"].get<std::string>().c_str());
   for (const auto& why : doc["validity"]["reasons"]) std::printf("  %s\n", why.get<std::string>().c_str());
   std::printf("results: %s/sweep.json\n", args.results_dir.c_str());
   return result.accelerators_supported > 0 ? kExitPass : kExitMissedAu;
+}
+
+// The page-cache state every point starts from. Unless --cache says otherwise each point starts cold
+// (drop-once: every rank evicts its files before the run), so one point's reads cannot serve the next; O_DIRECT
+// runs bypass the cache; a dataset on tmpfs/ramfs is memory by nature and is left as it is.
+SweepCache ChooseSweepCache(const WorkloadConfig& cfg, ForwardedRunOptions* f) {
+  SweepCache c;
+  c.fs_type = FileSystemType(cfg.data_folder);
+  c.in_memory = c.fs_type == "tmpfs" || c.fs_type == "ramfs";
+  const bool odirect = cfg.odirect || f->odirect || f->cache == "direct";
+  if (f->cache.empty()) f->cache = odirect ? "" : c.in_memory ? "keep" : "drop-once";
+  c.mode = odirect ? "direct" : f->cache;
+  if (c.in_memory) {
+    std::printf("sweep: the dataset is on %s: its bytes are served from memory by nature (no cache state to reset)\n",
+                c.fs_type.c_str());
+  } else {
+    std::printf("sweep: page cache: %s\n", c.mode == "drop-once" ? "every point starts cold (--cache drop-once)"
+                                          : c.mode == "direct"  ? "bypassed (O_DIRECT)"
+                                          : c.mode == "drop"    ? "dropped before every epoch (--cache drop)"
+                                                                : "kept between points (--cache keep): points may read what earlier ones left cached");
+  }
+  return c;
 }
 
 // The workload (validated once, not in every run), the hosts and the results directory; false after an error.
@@ -357,17 +381,19 @@ Runner AddSweep(CLI::App& app) {
     std::optional<WorkloadConfig> cfg;
     std::vector<std::string> host_names;
     if (!PrepareSweep(*w, args, &cfg, &host_names)) return kExitError;
+    ForwardedRunOptions forwarded = *f;
+    const SweepCache cache = ChooseSweepCache(*cfg, &forwarded);
     PointLauncher point{SelfExe(), args.mpirun, args.mode, w->workload, w->data_dir, args.results_dir, host_names,
-                        f->Argv(*w), args.search.hosts};
+                        forwarded.Argv(*w), args.search.hosts};
     const bool measure = args.measure_ceiling && args.ceiling_mib_per_s <= 0;
     if (measure) {
-      args.ceiling_mib_per_s = MeasureCeiling(point.exe, *cfg, cfg->odirect || f->odirect || f->cache == "direct",
+      args.ceiling_mib_per_s = MeasureCeiling(point.exe, *cfg, cache.mode == "direct",
                                               args.results_dir);
       if (args.ceiling_mib_per_s > 0) std::printf("sweep: storage ceiling %.1f MiB/s (feedrate iobench)\n", args.ceiling_mib_per_s);
     }
     args.search.on_run = PrintSweepRun;
     SweepResult result = RunSweep(args.search, [&](uint64_t total, int repeat) { return point.Run(total, repeat); });
-    return ReportSweep(result, args, measure, *cfg, *w);
+    return ReportSweep(result, args, measure, *cfg, *w, cache);
   };
 }
 

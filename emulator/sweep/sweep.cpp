@@ -31,6 +31,30 @@ SweepPoint Evaluate(uint64_t per_host, const SweepOptions& o, const SweepRunner&
   return p;
 }
 
+// The epochs' resident_fraction weighted by their bytes; -1 when no epoch has one (S3, residency off).
+double CacheServedShare(const nlohmann::json& epochs) {
+  double bytes = 0, resident = 0;
+  for (const auto& e : epochs) {
+    const auto it = e.find("resident_fraction");
+    if (it == e.end() || !it->is_number()) continue;
+    const double b = e.value("bytes_read", 0.0);
+    bytes += b;
+    resident += b * it->get<double>();
+  }
+  return bytes > 0 ? resident / bytes : -1;
+}
+
+// The largest share any run of the point read from the page cache (-1 when none was sampled).
+double PointCacheServed(const SweepPoint& p) {
+  double most = -1;
+  for (const auto& run : p.runs) most = std::max(most, run.cache_served);
+  return most;
+}
+
+std::string Percent(double share) { return std::to_string(static_cast<int>(100 * share + 0.5)) + "%"; }
+
+std::string Accelerators(uint64_t n) { return std::to_string(n) + (n == 1 ? " accelerator" : " accelerators"); }
+
 }  // namespace
 
 SweepResult RunSweep(const SweepOptions& o, const SweepRunner& runner) {
@@ -82,6 +106,7 @@ void FillSweepRun(const nlohmann::json& s, SweepRun* run) {
   run->validity = validity.value("category", std::string());
   run->validity_reasons = validity.value("reasons", std::vector<std::string>());
   run->hosts = f.value("hosts", nlohmann::json::array());
+  run->cache_served = CacheServedShare(f.value("epochs", nlohmann::json::array()));
   for (const auto& h : run->hosts) run->net_rx_mib_per_s += h.value("net_rx_mib_per_s", 0.0);
   // Usable CPUs: per host (summary lists hosts in name order), the lesser of its CPUs and its ranks' affinity.
   std::map<std::string, double> allowed;
@@ -102,7 +127,7 @@ void FillSweepRun(const nlohmann::json& s, SweepRun* run) {
   if (usable > 0 && wall > 0) run->cpu_utilisation = std::min(1.0, cpu / (wall * usable));
 }
 
-nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
+nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling, const SweepCache& cache) {
   using nlohmann::json;
   const SweepRun* fail = nullptr;  // the failing run of the smallest failing point
   const SweepRun* pass = nullptr;  // the last run of the largest passing point
@@ -128,7 +153,19 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
                                fail->accelerators > pass->accelerators &&
                                fail->read_mib_per_s / pass->read_mib_per_s <
                                    0.9 * static_cast<double>(fail->accelerators) / static_cast<double>(pass->accelerators);
-  if (fail == nullptr) {
+  const SweepRun* cached = nullptr;  // a deciding run the page cache served in part, on storage that is not memory
+  for (const SweepRun* run : {pass, fail}) {
+    if (!cache.in_memory && run != nullptr && run->cache_served > cache.limit &&
+        (cached == nullptr || run->cache_served > cached->cache_served)) {
+      cached = run;
+    }
+  }
+  if (cached != nullptr) {
+    limit = "page_cache";
+    why = Percent(cached->cache_served) + " of the bytes read at " + Accelerators(cached->accelerators) +
+          " came from the client's page cache, not the storage: the answer measures memory in part "
+          "(start every point cold: --cache drop-once, the default; or a dataset larger than the clients' memory)";
+  } else if (fail == nullptr) {
     limit = r.capped ? "none reached" : "unknown";
     why = r.capped ? "every count tried met the AU bar; raise --max" : "no failing point";
   } else if (fail->cpu_utilisation >= 0.85) {
@@ -178,6 +215,37 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling) {
   return b;
 }
 
+nlohmann::json SweepCacheVerdict(const SweepResult& r, const SweepCache& cache) {
+  nlohmann::json named = nlohmann::json::array();
+  std::string list;
+  for (const auto& p : r.points) {
+    const double share = PointCacheServed(p);
+    if (cache.in_memory || share <= cache.limit) continue;
+    named.push_back({{"accelerators", p.accelerators}, {"cache_served", share}});
+    list += (list.empty() ? "" : ", ") + Accelerators(p.accelerators) + " " + Percent(share);
+  }
+  std::string why;
+  if (cache.in_memory) {
+    why = "the dataset is on " + cache.fs_type + ": its files live in memory by nature, so every byte is served from "
+          "memory and no point's share is counted against the answer";
+  } else if (!named.empty()) {
+    why = std::to_string(named.size()) + " point(s) read more than " + Percent(cache.limit) +
+          " of their bytes from the client's page cache (" + list + "): not a storage answer";
+  } else if (cache.mode == "direct") {
+    why = "O_DIRECT reads: the page cache served nothing";
+  } else {
+    double most = -1;
+    for (const auto& p : r.points) most = std::max(most, PointCacheServed(p));
+    why = std::string(cache.mode == "keep" ? "the page cache was kept between points"
+                                           : "every point started cold (--cache " + cache.mode + ")") +
+          (most < 0 ? "; residency was not sampled (--residency off), so what the cache served is unknown"
+                    : "; the page cache served at most " + Percent(most) + " of a point's bytes");
+  }
+  return {{"mode", cache.mode}, {"fs_type", cache.fs_type}, {"storage_in_memory", cache.in_memory},
+          {"cache_served_limit", cache.limit}, {"cache_served_points", named},
+          {"storage_answer", cache.in_memory || named.empty()}, {"explanation", why}};
+}
+
 nlohmann::json SweepValidity(const SweepResult& r, int repeats) {
   static const std::vector<std::string> kOrder = {"CLOSED", "OPEN", "INVALID"};
   size_t worst = 0;
@@ -204,7 +272,7 @@ nlohmann::json SweepValidity(const SweepResult& r, int repeats) {
   return {{"category", kOrder[worst]}, {"reasons", reasons}};
 }
 
-nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double ceiling) {
+nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double ceiling, const SweepCache& cache) {
   using nlohmann::json;
   json points = json::array();
   for (const auto& p : r.points) {
@@ -219,6 +287,7 @@ nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double cei
                 {"stall_p50_seconds", x.stall_p50},
                 {"stall_p99_seconds", x.stall_p99},
                 {"results_dir", x.results_dir},
+                {"cache_served", x.cache_served < 0 ? nlohmann::json(nullptr) : nlohmann::json(x.cache_served)},
                 {"validity", x.validity},
                 {"hosts", x.hosts}};
       if (!x.error.empty()) j["error"] = x.error;
@@ -233,8 +302,13 @@ nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double cei
             {"min_per_host", o.min},
             {"max_per_host", o.max},
             {"points", points},
-            {"bottleneck", SweepBottleneck(r, ceiling)},
+            {"bottleneck", SweepBottleneck(r, ceiling, cache)},
+            {"cache", SweepCacheVerdict(r, cache)},
             {"validity", SweepValidity(r, o.repeats)}};
+  if (!j["cache"]["storage_answer"].get<bool>()) {
+    j["validity"]["category"] = "INVALID";
+    j["validity"]["reasons"].push_back("INVALID: " + j["cache"]["explanation"].get<std::string>());
+  }
   if (r.stop_code != 0) j["stopped"] = r.stop_reason;
   return j;
 }

@@ -27,8 +27,19 @@ struct SweepRun {
   std::string error;          // exit 2: the run's message
   std::string validity;       // the run's rule-check category (CLOSED, OPEN, INVALID), empty when unknown
   std::vector<std::string> validity_reasons;
+  // Share of the run's bytes that the client's page cache held just before they were read (the epochs'
+  // resident_fraction weighted by their bytes; 0 with O_DIRECT); -1 when the run did not sample it.
+  double cache_served = -1;
   nlohmann::json hosts = nlohmann::json::array();  // the run's per-host figures (summary feedrate.hosts)
   bool passed() const { return exit_code == 0; }
+};
+
+// The page-cache state the points start from, and what counts as a point served by it.
+struct SweepCache {
+  std::string mode = "keep";  // the --cache every run used (drop-once: each point starts cold)
+  std::string fs_type;        // the dataset's file system, as FileSystemType names it
+  bool in_memory = false;     // tmpfs/ramfs: the storage itself is memory, so no share is "the cache's"
+  double limit = 0.05;        // a point whose runs read a larger share from the page cache is named
 };
 
 using SweepRunner = std::function<SweepRun(uint64_t accelerators, int repeat)>;
@@ -67,13 +78,20 @@ void FillSweepRun(const nlohmann::json& summary, SweepRun* run);
 // What limited the answer, from the last passing and the first failing point: the client's CPU (>= 85% busy), the
 // storage (delivered MiB/s near `ceiling_mib_per_s` when known, or not growing with the accelerator count), or
 // neither saturated (latency-bound).
-nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling_mib_per_s);
+// A deciding point (last pass, first fail) that read more than `cache.limit` of its bytes from the page cache, on
+// storage that is not memory by nature, gives `page_cache`: the answer is partly the client's memory.
+nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling_mib_per_s, const SweepCache& cache = {});
+
+// What served the points: the cache mode, the points that read more than `cache.limit` from the page cache (with
+// their largest share over runs), and `storage_answer`: false when any did on storage that is not memory.
+nlohmann::json SweepCacheVerdict(const SweepResult& r, const SweepCache& cache);
 
 // The answer's validity: the worst category among the runs of the answer's point, and INVALID with fewer than 5
 // runs per point (the rules' result is the mean of 5 consecutive runs: --closed).
 nlohmann::json SweepValidity(const SweepResult& r, int repeats);
 
-// sweep.json: accelerators_supported, every point and run, the bottleneck evidence, the validity.
-nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double ceiling_mib_per_s);
+// sweep.json: accelerators_supported, every point and run, the bottleneck evidence, the cache verdict and the
+// validity (INVALID when the answer is not the storage's: SweepCacheVerdict).
+nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double ceiling_mib_per_s, const SweepCache& cache = {});
 
 }  // namespace feedrate

@@ -2,12 +2,14 @@
 // device bytes against loader bytes, the run manifest, and timeseries.csv under MPI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <sstream>
 
 #include "emulator/host/sysinfo.h"
 #include "harness.h"
+#include "loader/io/page_cache.h"
 
 namespace feedrate::it {
 namespace {
@@ -95,6 +97,76 @@ TEST(Cache, KeepOnTmpfsIsResidentAndDropWarns) {
   bool warned = false;
   for (const auto& w : f["warnings"]) warned |= w.get<std::string>().find("did not empty the page cache") != std::string::npos;
   EXPECT_TRUE(warned) << f["warnings"].dump();
+}
+
+// Issue 22 item 5: sweep points start from the same (cold) page cache unless told otherwise. With --cache keep, what
+// the user (half the files, read beforehand) and earlier points left cached serves the next point, and the verdict
+// names those points with their shares instead of calling the answer the storage's.
+TEST(Cache, SweepPointsStartColdAndPointsTheCacheServedAreNamed) {
+  test::TempDir dir("/var/tmp");
+  const std::string data = DiskDataset(dir);
+  if (data.empty()) GTEST_SKIP() << "/var/tmp is not on a disk here";
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(data + "/train")) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  ASSERT_EQ(files.size(), 24u);
+  for (const auto& f : files) ASSERT_TRUE(EvictFromPageCache(f, true).ok()) << f;
+  for (size_t i = 0; i < files.size() / 2; ++i) test::ReadFile(files[i]);  // a known share: half the bytes
+  const std::string sweep = Feedrate("sweep -w unet3d_h100 --data-dir " + data + " " + kShape +
+                                     " --param train.epochs=1 --param train.computation_time=0.001 --param metric.au=0"
+                                     " --max 2 --results-dir ");
+  auto keep = Sh(sweep + (dir / "keep") + " --cache keep");
+  ASSERT_EQ(keep.code, 0) << keep.output;
+  EXPECT_NE(keep.output.find("kept between points"), std::string::npos) << keep.output;
+  EXPECT_NE(keep.output.find("not a storage answer"), std::string::npos) << keep.output;
+  auto k = ReadJson(dir / "keep/sweep.json");
+  ASSERT_EQ(k["points"].size(), 2u);
+  const double first = k["points"][0]["runs"][0]["cache_served"].get<double>();
+  EXPECT_GT(first, 0.35);
+  EXPECT_LT(first, 0.65);
+  EXPECT_GT(k["points"][1]["runs"][0]["cache_served"].get<double>(), 0.9);  // point 1 read every file
+  EXPECT_EQ(k["cache"]["storage_answer"], false);
+  EXPECT_EQ(k["cache"]["cache_served_points"].size(), 2u);
+  EXPECT_EQ(k["validity"]["category"], "INVALID");
+
+  // The default: the whole dataset is cached now, yet every point starts cold.
+  auto cold = Sh(sweep + (dir / "cold"));
+  ASSERT_EQ(cold.code, 0) << cold.output;
+  EXPECT_NE(cold.output.find("every point starts cold (--cache drop-once)"), std::string::npos) << cold.output;
+  auto c = ReadJson(dir / "cold/sweep.json");
+  EXPECT_EQ(c["cache"]["mode"], "drop-once");
+  EXPECT_EQ(c["cache"]["storage_answer"], true) << c["cache"];
+  for (const auto& p : c["points"]) {
+    EXPECT_LT(p["runs"][0]["cache_served"].get<double>(), 0.1) << p;
+    auto s = ReadJson(p["runs"][0]["results_dir"].get<std::string>() + "/summary.json");
+    EXPECT_EQ(s["feedrate"]["cache"]["drops"], 1);
+  }
+}
+
+// tmpfs is memory by nature: the sweep says so once, leaves the cache alone and counts no share against the answer.
+TEST(Cache, SweepOnTmpfsSaysSoOnceAndIsExempt) {
+  test::TempDir dir("/dev/shm");
+  if (FileSystemType(dir.path()) != "tmpfs") GTEST_SKIP() << "/dev/shm is not tmpfs";
+  const std::string data = dir / "unet3d";
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kShape)).code, 0);
+  auto sweep = Sh(Feedrate("sweep -w unet3d_h100 --data-dir " + data + " " + kShape +
+                           " --param train.epochs=1 --param train.computation_time=0.001 --param metric.au=0 --max 2"
+                           " --results-dir " + (dir / "r")));
+  ASSERT_EQ(sweep.code, 0) << sweep.output;
+  const std::string said = "the dataset is on tmpfs";
+  size_t times = 0;
+  for (size_t at = sweep.output.find(said); at != std::string::npos; at = sweep.output.find(said, at + 1)) ++times;
+  EXPECT_EQ(times, 2u) << sweep.output;  // before the first point, and in the verdict
+  EXPECT_NE(sweep.output.find("cache: " + said), std::string::npos) << sweep.output;
+  auto j = ReadJson(dir / "r/sweep.json");
+  EXPECT_EQ(j["cache"]["storage_in_memory"], true);
+  EXPECT_EQ(j["cache"]["storage_answer"], true);
+  for (const auto& p : j["points"]) {
+    EXPECT_GT(p["runs"][0]["cache_served"].get<double>(), 0.99);
+    auto s = ReadJson(p["runs"][0]["results_dir"].get<std::string>() + "/summary.json");
+    EXPECT_EQ(s["feedrate"]["cache_mode"], "keep");
+    EXPECT_TRUE(s["feedrate"]["warnings"].dump().find("did not empty") == std::string::npos) << s["feedrate"]["warnings"];
+  }
 }
 
 TEST(Cache, DirectAndItsConflicts) {

@@ -125,9 +125,14 @@ TEST(Sweep, FiguresComeFromTheRunSummary) {
     "feedrate": {"read_mib_per_s": 2048.0, "wall_seconds": 10.0, "cpu_seconds": 30.0,
                  "stall_seconds": {"p50": 0.001, "p99": 0.02},
                  "cpu_affinity": [{"host": "a", "allowed_cpus": 1}, {"host": "a", "allowed_cpus": 1},
-                                  {"host": "b", "allowed_cpus": 8}]}})");
+                                  {"host": "b", "allowed_cpus": 8}],
+                 "epochs": [{"bytes_read": 300, "resident_fraction": 0.0},
+                            {"bytes_read": 100, "resident_fraction": 1.0},
+                            {"bytes_read": 999, "resident_fraction": null}]}})");
   SweepRun r;
   FillSweepRun(s, &r);
+  // Bytes-weighted over the epochs that sampled residency: 100 of 400 bytes were resident.
+  EXPECT_DOUBLE_EQ(r.cache_served, 0.25);
   EXPECT_DOUBLE_EQ(r.au_pct, 91.5);
   EXPECT_DOUBLE_EQ(r.throughput, 123.0);
   EXPECT_DOUBLE_EQ(r.read_mib_per_s, 2048.0);
@@ -175,6 +180,63 @@ TEST(Sweep, BottleneckTellsClientCpuFromStorageFromLatency) {
   EXPECT_EQ(j["accelerators_supported"], 4);
   EXPECT_EQ(j["points"].size(), 2u);
   EXPECT_EQ(j["points"][1]["runs"][0]["exit_code"], 3);
+}
+
+// Issue 22 item 5: a sweep whose points read from what earlier points left in the page cache is not a storage answer.
+TEST(Sweep, PointsServedByThePageCacheAreNamedAndTheAnswerIsNotTheStorages) {
+  auto point = [](uint64_t n, bool passed, double share) {
+    SweepPoint p{n, {SweepRun{}}, passed};
+    p.runs[0].accelerators = n;
+    p.runs[0].exit_code = passed ? 0 : 3;
+    p.runs[0].read_mib_per_s = 100.0 * static_cast<double>(n);
+    p.runs[0].cpu_utilisation = 0.2;
+    p.runs[0].cache_served = share;
+    p.runs[0].validity = "CLOSED";
+    return p;
+  };
+  SweepResult r;
+  r.points = {point(1, true, 0.01), point(2, true, 0.47), point(4, false, 0.16)};
+  r.accelerators_supported = 2;
+  SweepOptions o;
+  o.repeats = 5;
+  const SweepCache keep{"keep", "ext4", false, 0.05};
+  auto j = SweepJson(r, o, 0, keep);
+  EXPECT_EQ(j["cache"]["storage_answer"], false);
+  ASSERT_EQ(j["cache"]["cache_served_points"].size(), 2u);
+  EXPECT_EQ(j["cache"]["cache_served_points"][0]["accelerators"], 2);
+  EXPECT_DOUBLE_EQ(j["cache"]["cache_served_points"][1]["cache_served"].get<double>(), 0.16);
+  EXPECT_NE(j["cache"]["explanation"].get<std::string>().find("2 accelerators 47%, 4 accelerators 16%"), std::string::npos)
+      << j["cache"]["explanation"];
+  // The deciding points were served from memory: the verdict says so instead of "the storage stopped scaling".
+  EXPECT_EQ(j["bottleneck"]["limit"], "page_cache");
+  EXPECT_NE(j["bottleneck"]["explanation"].get<std::string>().find("47% of the bytes read at 2 accelerators"),
+            std::string::npos) << j["bottleneck"]["explanation"];
+  EXPECT_EQ(j["validity"]["category"], "INVALID");
+  EXPECT_NE(j["validity"]["reasons"].dump().find("not a storage answer"), std::string::npos) << j["validity"];
+  EXPECT_EQ(j["points"][1]["runs"][0]["cache_served"], 0.47);
+
+  // The same shares on tmpfs: memory is the storage, so nothing is counted against the answer.
+  auto tmpfs = SweepJson(r, o, 0, SweepCache{"keep", "tmpfs", true, 0.05});
+  EXPECT_EQ(tmpfs["cache"]["storage_answer"], true);
+  EXPECT_TRUE(tmpfs["cache"]["cache_served_points"].empty());
+  EXPECT_NE(tmpfs["cache"]["explanation"].get<std::string>().find("on tmpfs"), std::string::npos);
+  EXPECT_NE(tmpfs["bottleneck"]["limit"], "page_cache");
+  EXPECT_EQ(tmpfs["validity"]["category"], "CLOSED");
+
+  // Cold points (at most the limit): a storage answer; the largest share is quoted.
+  r.points[1].runs[0].cache_served = 0.02;
+  r.points[2].runs[0].cache_served = 0.05;
+  auto cold = SweepJson(r, o, 0, SweepCache{"drop-once", "ext4", false, 0.05});
+  EXPECT_EQ(cold["cache"]["storage_answer"], true);
+  EXPECT_EQ(cold["bottleneck"]["limit"], "storage_or_latency");
+  EXPECT_NE(cold["cache"]["explanation"].get<std::string>().find("every point started cold (--cache drop-once); the "
+                                                                  "page cache served at most 5%"), std::string::npos)
+      << cold["cache"]["explanation"];
+  // Residency not sampled: unknown, said so, not counted.
+  for (auto& p : r.points) p.runs[0].cache_served = -1;
+  auto unknown = SweepCacheVerdict(r, SweepCache{"keep", "ext4", false, 0.05});
+  EXPECT_EQ(unknown["storage_answer"], true);
+  EXPECT_NE(unknown["explanation"].get<std::string>().find("not sampled"), std::string::npos) << unknown;
 }
 
 }  // namespace
