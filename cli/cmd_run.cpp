@@ -63,6 +63,11 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
                   "accelerator and epoch just before reading them (cachestat, else a mincore window; "
                   "feedrate.epochs[].resident_fraction); off: no probe")
       ->check(CLI::IsMember({"sample", "off"}));
+  sub->add_option("--io-thread-policy", o->io_thread_policy,
+                  "idle (default): the I/O threads run in SCHED_IDLE, so the copies they do on a busy client do not "
+                  "delay the accelerator threads' wake-ups (compute deadlines, step barriers) that the metrics time, "
+                  "and take every CPU cycle nothing else wants; normal: the default class, as every other thread")
+      ->check(CLI::IsMember({"idle", "normal"}));
   sub->add_option("--io-timeout", o->io_timeout,
                   "seconds an accelerator waits for its batch without one of its reads completing before the run "
                   "fails naming the read (a storage that stopped answering; default 600; 0: wait forever)")

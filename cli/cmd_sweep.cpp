@@ -158,7 +158,7 @@ double MeasureCeiling(const std::string& exe, const WorkloadConfig& cfg, bool od
 
 // The `run` options a sweep passes on to every run it starts.
 struct ForwardedRunOptions {
-  std::string engine, order, inject, cache;
+  std::string engine, order, inject, cache, io_thread_policy;
   uint64_t io_threads = 0, queue_depth = 0;
   bool odirect = false, keep_open = false, drop_system_caches = false;
   double collective_timeout = 0, io_timeout = -1;
@@ -177,6 +177,8 @@ struct ForwardedRunOptions {
     sub->add_option("--cache", cache, "forwarded to run: keep, drop, drop-once or direct")
         ->check(CLI::IsMember({"keep", "drop", "drop-once", "direct"}));
     sub->add_flag("--drop-system-caches", drop_system_caches, "forwarded to run");
+    sub->add_option("--io-thread-policy", io_thread_policy, "forwarded to run: idle or normal")
+        ->check(CLI::IsMember({"idle", "normal"}));
   }
 
   std::vector<std::string> Argv(const WorkloadArgs& w) const {
@@ -192,6 +194,7 @@ struct ForwardedRunOptions {
     if (!inject.empty()) v.insert(v.end(), {"--inject", inject});
     if (!cache.empty()) v.insert(v.end(), {"--cache", cache});
     if (drop_system_caches) v.push_back("--drop-system-caches");
+    if (!io_thread_policy.empty()) v.insert(v.end(), {"--io-thread-policy", io_thread_policy});
     if (collective_timeout > 0) v.insert(v.end(), {"--collective-timeout", std::to_string(collective_timeout)});
     if (io_timeout >= 0) v.insert(v.end(), {"--io-timeout", std::to_string(io_timeout)});
     return v;

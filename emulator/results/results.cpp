@@ -265,6 +265,7 @@ nlohmann::json RunSetupFigures(const RunRecord& r) {
   f["workload_source"] = c.source;
   f["engine"] = r.engine;
   f["engine_detail"] = r.engine_description;
+  f["io_thread_policy"] = r.io_thread_policy;
   f["odirect"] = c.odirect;
   f["queue_depth"] = r.queue_depth;
   f["ranks"] = r.ranks;

@@ -51,6 +51,7 @@ struct RunRecord {
   uint64_t accelerators_per_rank = 1;
   std::string engine = "posix";
   std::string engine_description;
+  std::string io_thread_policy = "normal";  // the I/O threads' scheduling class: idle (SCHED_IDLE) or normal
   uint64_t queue_depth = 0;  // effective reads in flight per I/O thread
   uint64_t io_threads_per_rank = 1;
   bool retain_batches = false;

@@ -246,6 +246,7 @@ void TrainingRun::Train() {
   IoEngine& engine = *setup_.engine.engine;
   rec_.engine = engine.name();
   rec_.engine_description = setup_.engine.description;
+  rec_.io_thread_policy = opt_.io_thread_policy;
   rec_.queue_depth = setup_.engine_options.queue_depth;
   // Rank 0 reports; the other ranks only take part in the per-epoch reductions.
   ProgressReporter::Shape shape{cfg_.epochs, setup_.sampler->steps_per_epoch(), opt_.accelerators, comm_.rank(),

@@ -272,6 +272,7 @@ Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& 
   }
   s->io_stats = std::make_unique<IoStats>(s->io_threads);
   eo.stats = s->io_stats.get();
+  eo.idle_class = opt.io_thread_policy == "idle";
   if (s->s3) {
     if (cfg.engine != "auto") {
       s->warnings.push_back("feedrate.engine " + cfg.engine + " does not apply to an S3 dataset: the s3 engine reads it");

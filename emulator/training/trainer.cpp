@@ -84,6 +84,7 @@ EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetc
       break;
     }
     const int64_t t1 = NowNs();
+    prefetcher.Refill();  // inside the compute, as in training
     const double secs = draw.Next();
     if (secs > 0) SleepUntil(t1 + static_cast<int64_t>(secs * 1e9));
     compute_ns += NowNs() - t1;
@@ -173,6 +174,9 @@ void Trainer::AcceleratorMain(uint64_t local) {
         live->stall_ns.fetch_add(t1 - t0, std::memory_order_relaxed);
       }
       if (batch.status.ok()) {
+        // The compute starts now; queueing the next reads happens inside it, as a real host thread queues loads
+        // while the accelerator computes, so neither the queueing nor the I/O threads it wakes count as stall.
+        prefetcher.Refill();
         double secs = compute.Next();
         if (secs > 0) SleepUntil(t1 + static_cast<int64_t>(secs * 1e9));
       } else {

@@ -133,6 +133,7 @@ struct EngineOptions {
   uint64_t direct_align = 4096;      // O_DIRECT offset/length/memory alignment (DirectIoAlignment)
   FaultInjector* faults = nullptr;   // --inject (fault_injection.h): applied to every read's result; not owned
   IoStats* stats = nullptr;          // live per-sample counts and latencies (one shard per I/O thread); not owned
+  bool idle_class = false;           // I/O threads in SCHED_IDLE (loader/util/thread_policy.h): training runs
 };
 
 // Counters every engine keeps (relaxed atomics, summed at the end of a run).

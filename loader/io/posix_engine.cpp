@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "loader/io/direct_io.h"
+#include "loader/util/thread_policy.h"
 
 namespace feedrate {
 
@@ -57,6 +58,7 @@ void PosixEngine::Submit(const ReadRequest& request) {
 }
 
 void PosixEngine::Worker(size_t index) {
+  if (options_.idle_class) RunInIdleClass();
   char* scratch = buffers_[index].data();
   FdCache fds(files_);
   for (;;) {

@@ -11,6 +11,7 @@
 
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/direct_io.h"
+#include "loader/util/thread_policy.h"
 #include "loader/io/uring_setup.h"
 
 namespace feedrate {
@@ -326,6 +327,7 @@ Result<std::unique_ptr<UringEngine>> UringEngine::Create(const FileTable& files,
   for (size_t i = 0; i < o.threads; ++i) {
     e->threads_.emplace_back([eng = e.get(), w = e->workers_[i].get()] {
       const EngineOptions& opt = eng->options_;
+      if (opt.idle_class) RunInIdleClass();  // before the ring: its io-wq workers copy this thread's policy
       w->fds = std::make_unique<FdCache>(eng->files_);
       auto setup = w->Setup(opt.queue_depth, opt.transfer_size, opt.direct_align);
       if (setup.ok()) w->setup_description = *setup; else w->setup_status = setup.status();

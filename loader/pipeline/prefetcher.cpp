@@ -46,7 +46,9 @@ void Prefetcher::StartEpoch(const std::vector<uint64_t>* samples, uint64_t steps
   steps_ = steps;
   ++epoch_salt_;
   next_submit_ = 0;
-  while (next_submit_ < steps_ && next_submit_ < depth_) SubmitBatch(next_submit_++);
+  consumed_ = 0;
+  refill_ok_ = true;
+  Refill();
 }
 
 void Prefetcher::SubmitBatch(uint64_t step) {
@@ -251,11 +253,18 @@ Status Prefetcher::Outstanding(const Slot& slot) const {
 }
 
 BatchResult Prefetcher::WaitBatch(uint64_t step) {
+  while (next_submit_ <= step && next_submit_ < steps_ && refill_ok_) SubmitBatch(next_submit_++);  // Refill skipped
   Slot& slot = slots_[step % depth_];
+  consumed_ = step + 1;
+  refill_ok_ = false;
   if (!WaitSlot(slot)) return {slot.bytes.load(std::memory_order_relaxed), Outstanding(slot)};
   BatchResult r{slot.bytes.load(std::memory_order_relaxed), slot.failed.load(std::memory_order_relaxed) ? slot.error : Status::Ok()};
-  if (r.status.ok() && next_submit_ < steps_) SubmitBatch(next_submit_++);
+  refill_ok_ = r.status.ok();
   return r;
+}
+
+void Prefetcher::Refill() {
+  while (refill_ok_ && next_submit_ < steps_ && next_submit_ < consumed_ + depth_) SubmitBatch(next_submit_++);
 }
 
 void Prefetcher::Drain() {

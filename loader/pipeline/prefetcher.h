@@ -31,9 +31,10 @@ struct BatchResult {
   Status status;
 };
 
-// Call order (one accelerator thread owns it): the set_* calls, then per epoch StartEpoch, WaitBatch(0) ..
-// WaitBatch(steps - 1) in order (or Drain after an error or a stop), then the next StartEpoch. REQUIRES: the engine,
-// table and files outlive it; a prefetcher a read was lost into (lost()) is never destroyed (PrefetcherPtr).
+// Call order (one accelerator thread owns it): the set_* calls, then per epoch StartEpoch, then for each step in
+// order WaitBatch(step) and, once the step's compute has started, Refill() (or Drain after an error or a stop), then
+// the next StartEpoch. REQUIRES: the engine, table and files outlive it; a prefetcher a read was lost into (lost())
+// is never destroyed (PrefetcherPtr).
 class Prefetcher final : public CompletionTarget {
  public:
   // `table` maps sample ids to extents. With retain_batches, each slot owns a buffer big enough for a whole batch
@@ -51,10 +52,15 @@ class Prefetcher final : public CompletionTarget {
 
   // Starts an epoch over `samples` (steps * batch ids, kept alive by the caller): submits the first batches.
   void StartEpoch(const std::vector<uint64_t>* samples, uint64_t steps);
-  // Blocks until batch `step` is fully read, then refills the pipeline with batch step + depth. With a completion
+  // Blocks until batch `step` is fully read. It does not queue the next batch: Refill does, so that queueing reads
+  // (and the I/O threads it wakes, which may take the CPU) falls in the compute the accelerator overlaps it with,
+  // not in the timed wait. Batches up to `step` that Refill did not queue are queued first. With a completion
   // timeout, a wait in which no read of the batch completes for that long gives up: the result is an error naming
   // the first read still outstanding (file, offset, length), and lost() turns true.
   BatchResult WaitBatch(uint64_t step);
+  // Refills the pipeline: queues the batches that fit the slots freed so far (batch step + depth after
+  // WaitBatch(step)). Nothing after a failed batch.
+  void Refill();
   // Waits for every batch still in flight (after an error or an early stop), within the completion timeout; returns
   // at once once lost().
   void Drain();
@@ -128,6 +134,8 @@ class Prefetcher final : public CompletionTarget {
   const std::vector<uint64_t>* samples_ = nullptr;
   uint64_t steps_ = 0;
   uint64_t next_submit_ = 0;
+  uint64_t consumed_ = 0;      // batches WaitBatch has handed out this epoch
+  bool refill_ok_ = true;      // the last batch handed out read cleanly
   std::atomic<uint64_t>* check_ns_ = nullptr;
   ContentCheck* content_ = nullptr;
   uint64_t epoch_salt_ = 0;  // varies the verified window's position between epochs

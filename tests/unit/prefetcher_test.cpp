@@ -24,6 +24,24 @@ EngineOptions Opts(size_t threads, uint64_t transfer_size, size_t queue_capacity
   return o;
 }
 
+// A POSIX engine that counts the requests queued to it.
+class CountingEngine final : public IoEngine {
+ public:
+  explicit CountingEngine(const FileTable& files) : inner_(files, Opts(2, 65536, 64)) {}
+  const char* name() const override { return "counting"; }
+  void Submit(const ReadRequest& r) override {
+    submitted_.fetch_add(1);
+    inner_.Submit(r);
+  }
+  uint64_t buffer_bytes() const override { return inner_.buffer_bytes(); }
+  EngineCounters counters() const override { return inner_.counters(); }
+  uint64_t submitted() const { return submitted_.load(); }
+
+ private:
+  PosixEngine inner_;
+  std::atomic<uint64_t> submitted_{0};
+};
+
 struct Files {
   test::TempDir dir;
   std::vector<std::string> paths;
@@ -58,6 +76,32 @@ TEST(Prefetcher, ReadsEveryByteOfEveryBatchInOrder) {
 }
 
 // (Byte-for-byte content of reads into a destination is checked by engine_test's EngineBytes.)
+// WaitBatch only waits; Refill queues the batch the consumed slot frees. A caller that skips Refill still gets
+// every batch (WaitBatch queues what is missing), only without reading ahead.
+TEST(Prefetcher, RefillQueuesTheNextBatchAndWaitBatchOnlyWaits) {
+  Files f(8, 1000);
+  auto table = FileTable::Create(f.paths, false);
+  ASSERT_TRUE(table.ok());
+  CountingEngine engine(*table);
+  Prefetcher p(engine, f.extents, 2, 2, false);
+  std::vector<uint64_t> ids(8);
+  std::iota(ids.begin(), ids.end(), 0);
+  p.StartEpoch(&ids, 4);
+  EXPECT_EQ(engine.submitted(), 4u);  // two batches of two
+  ASSERT_TRUE(p.WaitBatch(0).status.ok());
+  EXPECT_EQ(engine.submitted(), 4u);
+  p.Refill();
+  EXPECT_EQ(engine.submitted(), 6u);  // batch 2 into the slot batch 0 freed
+  p.Refill();
+  EXPECT_EQ(engine.submitted(), 6u);  // no slot free until WaitBatch(1)
+  ASSERT_TRUE(p.WaitBatch(1).status.ok());
+  ASSERT_TRUE(p.WaitBatch(2).status.ok());  // no Refill after batch 1: batch 3 is still queued before waiting
+  ASSERT_TRUE(p.WaitBatch(3).status.ok());
+  EXPECT_EQ(engine.submitted(), 8u);
+  p.Refill();
+  EXPECT_EQ(engine.submitted(), 8u);  // the epoch has no more batches
+}
+
 TEST(Prefetcher, RetainedBatchesReadWholeSamplesIntoSlotMemory) {
   Files f(4, 5000);
   auto table = FileTable::Create(f.paths, true);
@@ -129,7 +173,7 @@ TEST(Prefetcher, ManyAcceleratorsShareOneEngine) {
 }
 
 // The residency probe is an instrument: it must not sit in the accelerator's timed wait. A probe that is slow on
-// its third call (the request WaitBatch(0) refills the pipeline with) would add its time to WaitBatch(0) if it
+// its third call (the request Refill queues after WaitBatch(0)) would add its time to them if it
 // ran on the accelerator thread; on the I/O thread it only delays the read it describes.
 std::atomic<int> g_probe_calls{0};
 std::atomic<std::thread::id> g_probe_thread{};
@@ -157,7 +201,8 @@ TEST_P(ResidencyProbeEngines, RunOnTheIoThreadOutsideWaitBatch) {
   std::vector<uint64_t> ids{0, 1, 2};
   p.StartEpoch(&ids, 3);
   const auto t0 = std::chrono::steady_clock::now();
-  BatchResult r = p.WaitBatch(0);  // refills with batch 2, whose probe is the slow one
+  BatchResult r = p.WaitBatch(0);
+  p.Refill();  // queues batch 2, whose probe is the slow one
   const auto waited = std::chrono::steady_clock::now() - t0;
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_LT(waited, std::chrono::milliseconds(200)) << "the probe ran inside WaitBatch";

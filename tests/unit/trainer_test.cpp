@@ -31,6 +31,7 @@ class FakeEngine final : public IoEngine {
   }
   const char* name() const override { return "fake"; }
   void Submit(const ReadRequest& r) override {
+    if (submit_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(submit_delay_ms));
     {
       std::lock_guard<std::mutex> lock(mu_);
       queue_.push_back(r);
@@ -46,6 +47,7 @@ class FakeEngine final : public IoEngine {
   }
   int64_t fail_file = -1;
   int64_t hold_file = -1;
+  int submit_delay_ms = 0;  // each Submit takes this long (queueing the reads, or the CPU lost to what it wakes)
 
  private:
   void Serve() {
@@ -117,6 +119,30 @@ TEST(Trainer, EveryStepReadsItsBatchAndComputes) {
     for (const StepRecord& s : log.steps) {
       EXPECT_EQ(s.bytes, 2000u);
       EXPECT_GE(s.compute_ns, 2'000'000);  // the drawn computation time, slept to an absolute deadline
+    }
+  }
+}
+
+// Issue 22 item 3: queueing the next batch is the host's work during the accelerator's compute, not a stall. With
+// one batch ahead, step 1's reads are queued while step 0 computes; a slow Submit (100 ms) must land in that compute
+// (0.25 s, slept to an absolute deadline, so it stays 0.25 s), and no step's stall may contain it.
+TEST(Trainer, QueueingTheNextBatchOverlapsTheComputeNotTheStall) {
+  Job job;
+  job.cfg.prefetch_size = 1;
+  job.cfg.epochs = 1;
+  job.cfg.computation_time.mean = 0.25;
+  FakeEngine engine;
+  engine.submit_delay_ms = 100;
+  Trainer trainer(job.cfg, job.sampler, engine, job.table, *g_comm, job.Options());
+  TrainingResult r = trainer.Run();
+  ASSERT_TRUE(r.error.ok()) << r.error.ToString();
+  for (const AcceleratorLog& log : r.logs) {
+    ASSERT_EQ(log.steps.size(), 2u);
+    for (const StepRecord& s : log.steps) {
+      EXPECT_LT(s.load_ns, 50'000'000) << "queueing the next batch was timed as stall";
+      EXPECT_GE(s.compute_ns, 250'000'000);
+      EXPECT_LT(s.compute_ns, 340'000'000);
+      EXPECT_EQ(s.bytes, 2000u);
     }
   }
 }

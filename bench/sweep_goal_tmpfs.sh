@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Benchmark (issue 22's goal): does `feedrate sweep` find the client's own limit from free storage, run after run?
+# Full-size Unet3D from tmpfs (REAL real files, a hard-link view so every count gets STEPS steps of real ~140 MB
+# copies), REPEATS sweeps, fio (psync, 2 jobs, 1 MiB, the same files) before and after: the copy limit is fio's
+# MiB/s over one accelerator's demand (`feedrate workloads`). Goal: every answer >= 0.9 x the copy limit.
+# Usage: bench/sweep_goal_tmpfs.sh [OUT_PREFIX]
+#   env: ACC=h100 REAL=56 STEPS=120 REPEATS=5 MIN=2 POLICY=idle (forwarded --io-thread-policy)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+acc=${ACC:-h100}; real=${REAL:-56}; steps=${STEPS:-120}; repeats=${REPEATS:-5}
+out=${1:-results/$(date -u +%Y-%m-%d)_sweep_goal_tmpfs_$acc}
+feedrate=$PWD/build/release/cli/feedrate
+[ -x "$feedrate" ] || scripts/build.sh release
+command -v fio > /dev/null || { echo "bench needs fio (apt-get install fio)" >&2; exit 2; }
+src=/dev/shm/feedrate-unet3d
+links=/dev/shm/feedrate-goal-links
+work=$(mktemp -d)
+trap 'rm -rf "$work" "$links"' EXIT
+"$feedrate" datagen -w unet3d_h100 --data-dir "$src" --param "dataset.num_files_train=$real" --skip-existing --threads 2 > /dev/null
+names=$((16 * 7 * steps))  # enough for 16 accelerators
+mkdir -p "$links/train"
+for ((k = 0; k < names; k++)); do
+  ln "$src/train/$(printf "img_%0${#real}d_of_%d.npz" $((k % real)) "$real")" \
+     "$links/train/$(printf "img_%0${#names}d_of_%d.npz" "$k" "$names")"
+done
+fio_run() {
+  fio --name=copy --directory="$src/train" --opendir="$src/train" --rw=read --bs=1M --ioengine=psync --numjobs=2 \
+    --group_reporting --output-format=json --output="$work/fio_$1.json" > /dev/null
+}
+fio_run before
+for ((r = 1; r <= repeats; r++)); do
+  "$feedrate" sweep -w "unet3d_$acc" --data-dir "$links" --param "dataset.num_files_train=$names" \
+    --param train.epochs=1 --param "train.total_training_steps=$steps" --min "${MIN:-2}" \
+    --io-thread-policy "${POLICY:-idle}" --results-dir "$work/sweep_$r" > "$work/sweep_$r.log" 2>&1 || true
+  tail -4 "$work/sweep_$r.log"
+done
+fio_run after
+"$feedrate" workloads --json > "$work/workloads.json"
+/usr/bin/python3 - "$out" "$work" "$acc" "$steps" "$repeats" "$real" "${POLICY:-idle}" <<'PY'
+import datetime, json, os, platform, statistics, sys
+out, work, acc, steps, repeats, real, policy = sys.argv[1:]
+fio = [json.load(open(f"{work}/fio_{w}.json"))["jobs"][0]["read"]["bw_bytes"] / 2**20 for w in ("before", "after")]
+wl = next(w for w in json.load(open(f"{work}/workloads.json")) if w["name"] == f"unet3d_{acc}")
+demand = wl["mib_per_s_per_accelerator"]
+limit = min(fio) / demand
+sweeps = []
+for r in range(1, int(repeats) + 1):
+    j = json.load(open(f"{work}/sweep_{r}/sweep.json"))
+    pts = [{"accelerators": p["accelerators"], "passed": p["passed"], "au_pct": p["runs"][0]["au_pct"],
+            "read_mib_per_s": p["runs"][0]["read_mib_per_s"]} for p in j["points"]]
+    sweeps.append({"answer": j["accelerators_supported"], "limit": j["bottleneck"]["limit"], "points": pts})
+answers = [s["answer"] for s in sweeps]
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
+doc = {"benchmark": "sweep_goal_tmpfs", "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
+       "command": f"ACC={acc} STEPS={steps} REPEATS={repeats} POLICY={policy} bench/sweep_goal_tmpfs.sh {out}",
+       "machine": {"cpu": cpu, "cpus": os.cpu_count(), "kernel": platform.release()},
+       "served_by": "tmpfs (memory): the client is the limit",
+       "dataset": f"{real} full-size Unet3D files, hard-link view, {steps} steps per run",
+       "fio_psync_2jobs_mib_per_s": fio, "demand_mib_per_s_per_accelerator": demand,
+       "copy_limit_accelerators": limit, "answers": answers,
+       "answer_min_over_copy_limit": min(answers) / limit, "goal_met": min(answers) >= 0.9 * limit,
+       "spread": max(answers) - min(answers), "sweeps": sweeps}
+json.dump(doc, open(out + ".json", "w"), indent=2)
+print(f"fio {fio[0]:.0f} / {fio[1]:.0f} MiB/s -> copy limit {limit:.2f} x unet3d_{acc} ({demand:.0f} MiB/s each)")
+print(f"answers {answers}: min/limit {min(answers) / limit:.2f}, spread {max(answers) - min(answers)}, "
+      f"median {statistics.median(answers)}; goal (>= 0.9 x limit) {'met' if doc['goal_met'] else 'NOT met'}")
+PY
