@@ -24,8 +24,8 @@ for ((k = 0; k < names; k++)); do
      "$links/train/$(printf "img_%0${#names}d_of_%d.npz" "$k" "$names")"
 done
 fio_run() {
-  fio --name=copy --directory="$src/train" --opendir="$src/train" --rw=read --bs=1M --ioengine=psync --numjobs=2 \
-    --group_reporting --output-format=json --output="$work/fio_$1.json" > /dev/null
+  fio --name=copy --opendir="$src/train" --rw=read --bs=1m --ioengine=psync --numjobs=2 --time_based --runtime=15 \
+    --group_reporting --output-format=json --file_service_type=sequential --output="$work/fio_$1.json" > /dev/null
 }
 fio_run before
 for ((r = 1; r <= repeats; r++)); do

@@ -159,7 +159,7 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
     o.seed = a->seed;
     std::vector<uint64_t> sizes;
     for (const auto& b : a->bs) sizes.push_back(ParseBytes(b));
-    std::string dir = a->results_dir.empty() ? "results/" + NowCompact() + "_iobench" : a->results_dir;
+    std::string dir = ResultsDirOr(a->results_dir, "iobench");
     Status st;
     if (comm.root()) {
       std::filesystem::create_directories(dir, ec);

@@ -31,7 +31,7 @@ int RunS3Iobench(const S3IobenchArgs& a) {
     std::fprintf(stderr, "feedrate: error: %s\n", client.status().ToString().c_str());
     return 2;
   }
-  const std::string dir = a.results_dir.empty() ? "results/" + NowCompact() + "_s3bench" : a.results_dir;
+  const std::string dir = ResultsDirOr(a.results_dir, "s3bench");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {

@@ -64,10 +64,11 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
                   "feedrate.epochs[].resident_fraction); off: no probe")
       ->check(CLI::IsMember({"sample", "off"}));
   sub->add_option("--io-thread-policy", o->io_thread_policy,
-                  "idle (default): the I/O threads run in SCHED_IDLE, so the copies they do on a busy client do not "
-                  "delay the accelerator threads' wake-ups (compute deadlines, step barriers) that the metrics time, "
-                  "and take every CPU cycle nothing else wants; normal: the default class, as every other thread")
-      ->check(CLI::IsMember({"idle", "normal"}));
+                  "nice (default): the I/O threads run at nice +10, so the copies they do on a busy client do not "
+                  "delay the accelerator threads' wake-ups (compute deadlines, step barriers) that the metrics time; "
+                  "idle: SCHED_IDLE, the strongest (they run only when nothing else wants a CPU); normal: as every "
+                  "other thread (on a client shared with other work)")
+      ->check(CLI::IsMember({"idle", "nice", "normal"}));
   sub->add_option("--io-timeout", o->io_timeout,
                   "seconds an accelerator waits for its batch without one of its reads completing before the run "
                   "fails naming the read (a storage that stopped answering; default 600; 0: wait forever)")

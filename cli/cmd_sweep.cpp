@@ -177,8 +177,8 @@ struct ForwardedRunOptions {
     sub->add_option("--cache", cache, "forwarded to run: keep, drop, drop-once or direct")
         ->check(CLI::IsMember({"keep", "drop", "drop-once", "direct"}));
     sub->add_flag("--drop-system-caches", drop_system_caches, "forwarded to run");
-    sub->add_option("--io-thread-policy", io_thread_policy, "forwarded to run: idle or normal")
-        ->check(CLI::IsMember({"idle", "normal"}));
+    sub->add_option("--io-thread-policy", io_thread_policy, "forwarded to run: idle, nice or normal")
+        ->check(CLI::IsMember({"idle", "nice", "normal"}));
   }
 
   std::vector<std::string> Argv(const WorkloadArgs& w) const {
@@ -359,7 +359,7 @@ bool PrepareSweep(const WorkloadArgs& w, SweepArgs& args, std::optional<Workload
     return false;
   }
   args.search.hosts = host_names->empty() ? 1 : host_names->size();
-  if (args.results_dir.empty()) args.results_dir = "results/" + NowCompact() + "_sweep_" + (*cfg)->name;
+  args.results_dir = ResultsDirOr(args.results_dir, "sweep_" + (*cfg)->name);
   std::error_code ec;
   fs::create_directories(args.results_dir, ec);
   if (ec) {

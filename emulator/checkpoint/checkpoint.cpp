@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include <yaml-cpp/yaml.h>
@@ -99,354 +100,394 @@ json Reduce(const std::vector<std::vector<double>>& per_rank, double size_gib) {
   return phase;
 }
 
-}  // namespace
+// One `feedrate checkpoint` on one rank: set-up, the write phase, the read phase and the summary, each a named step.
+// Every rank calls the same collectives in the same order (each step ends in an agreement on the first error).
+class CheckpointRun {
+ public:
+  CheckpointRun(const WorkloadConfig& cfg, const CheckpointOptions& opt, const Comm& comm)
+      : cfg_(cfg), opt_(opt), comm_(comm), start_iso_(NowIso8601()), ranks_(static_cast<uint64_t>(comm.size())),
+        results_dir_(ResultsDirOr(opt.results_dir, cfg.name)) {}
 
-int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const Comm& comm) {
-  const std::string start_iso = NowIso8601();
-  const uint64_t ranks = static_cast<uint64_t>(comm.size()), rank = static_cast<uint64_t>(comm.rank());
-  std::string results_dir = opt.results_dir.empty() ? "results/" + NowCompact() + "_" + cfg.name : opt.results_dir;
-  json summary, f;
-  std::vector<std::string> warnings;
-  uint64_t written = 0, read = 0;  // checkpoints completed
-  std::unique_ptr<FaultInjector> faults;
+  int Run() {
+    std::string err = comm_.AgreeFirstError(Prepare());
+    if (err.empty()) err = comm_.AgreeFirstError(CheckSpace());
+    if (!err.empty()) return Fail(err);
+    for (uint64_t k = 1; k <= num_write_; ++k) {
+      if (auto code = WriteCheckpoint(k)) return *code;
+    }
+    err = comm_.AgreeFirstError(CheckReadable());
+    if (err.empty()) err = comm_.AgreeFirstError(EmptyReadCache());
+    if (!err.empty()) return Fail(err);
+    for (uint64_t k = 1; k <= num_read_; ++k) {
+      if (auto code = ReadCheckpoint(k)) return *code;
+    }
+    return Finish();
+  }
+
+ private:
   // --inject's rules with the requests they matched and the faults they injected, summed over ranks (a collective).
-  auto fault_counts = [&] {
-    nlohmann::json rules = nlohmann::json::array();
-    for (const auto& c : faults ? faults->Counts() : std::vector<FaultInjector::RuleCount>{}) {
-      rules.push_back({{"rule", c.rule}, {"matched", comm.SumDouble(static_cast<double>(c.matched))},
-                       {"injected", comm.SumDouble(static_cast<double>(c.injected))}});
+  json FaultCounts() const {
+    json rules = json::array();
+    for (const auto& c : faults_ ? faults_->Counts() : std::vector<FaultInjector::RuleCount>{}) {
+      rules.push_back({{"rule", c.rule}, {"matched", comm_.SumDouble(static_cast<double>(c.matched))},
+                       {"injected", comm_.SumDouble(static_cast<double>(c.injected))}});
     }
     return rules;
-  };
-  auto fail = [&](const std::string& error, const std::string& status = "failed", int code = 2) {  // same on every rank
-    const nlohmann::json injected = fault_counts();
-    if (comm.root()) {
-      if (!injected.empty()) f["injected_faults"] = injected;
-      std::fprintf(stderr, "feedrate: %s: %s\n", status == "failed" ? "error" : status.c_str(), error.c_str());
-      f["status"] = status;
-      f["checkpoints_written"] = written;
-      f["checkpoints_read"] = read;
-      f["error"] = error;
-      summary["start"] = start_iso;
-      summary["end"] = NowIso8601();
-      summary["feedrate"] = f;
-      std::error_code ec;
-      if (fs::is_directory(results_dir, ec)) (void)WriteFileAtomic(results_dir + "/summary.json", summary.dump(2) + "\n");
-    }
-    return code;
-  };
+  }
 
-  // Setup: model, layout, options, results dir, space, I/O.
-  Status st;
-  LlmModel model;
-  CheckpointSettings set;
-  uint64_t world = ranks;
-  if (comm.root()) {
+  // Ends the run on every rank alike: the message, and a summary.json that says what failed and what completed.
+  int Fail(const std::string& error, const std::string& status = "failed", int code = 2) {
+    const json injected = FaultCounts();
+    if (!comm_.root()) return code;
+    if (!injected.empty()) f_["injected_faults"] = injected;
+    std::fprintf(stderr, "feedrate: %s: %s\n", status == "failed" ? "error" : status.c_str(), error.c_str());
+    f_["status"] = status;
+    f_["checkpoints_written"] = written_;
+    f_["checkpoints_read"] = read_;
+    f_["error"] = error;
+    json summary = {{"start", start_iso_}, {"end", NowIso8601()}, {"feedrate", f_}};
     std::error_code ec;
-    fs::create_directories(results_dir, ec);
-    if (ec) st = Status::Errno("cannot create results directory " + results_dir, ec.value());
+    if (fs::is_directory(results_dir_, ec)) (void)WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2) + "\n");
+    return code;
   }
-  try {
-    set = CheckpointSettingsFromConfig(cfg);
-  } catch (const YAML::Exception& e) {
-    st = Status::InvalidArgument(cfg.source + ": the checkpoint section: " + e.what());
-  }
-  if (st.ok()) {
-    auto m = LlmModelFromConfig(cfg);
-    if (m.ok()) model = *m; else st = m.status();
-  }
-  if (st.ok()) {
-    auto w = LayoutWorld(model, ranks);
-    if (w.ok()) world = *w; else st = w.status();
-  }
-  if (st.ok() && !(opt.scale > 0 && opt.scale <= 1)) st = Status::InvalidArgument("--scale must be in (0, 1]");
-  const std::string dir = opt.dir.empty() ? set.folder : opt.dir;
-  const uint64_t num_write = opt.num_write >= 0 ? static_cast<uint64_t>(opt.num_write) : set.num_write;
-  const uint64_t num_read = opt.num_read >= 0 ? static_cast<uint64_t>(opt.num_read) : set.num_read;
-  const double between = opt.time_between >= 0 ? opt.time_between : set.time_between;
-  if (set.fsync == false) warnings.push_back("checkpoint.fsync is off: written checkpoints may still be in the page cache when timed");
-  RankPlan plan = st.ok() ? PlanRank(model, world, rank, opt.scale) : RankPlan{};
-  if (st.ok() && !opt.inject.empty()) {
-    auto p = ParseFaultPlan(opt.inject);
-    if (!p.ok()) {
-      st = p.status();
-    } else {
-      // Checkpoint rules act on the writes unless they say op= (eagain is a read fault either way).
-      for (auto& r : p->rules) {
-        if (!r.op_explicit && r.kind != FaultKind::kEagain) r.op = FaultOp::kWrite;
-      }
-      faults = std::make_unique<FaultInjector>(std::move(*p));
-      warnings.push_back("faults injected into the checkpoint I/O (--inject " + opt.inject + "): the results measure them");
+
+  // Set-up: results directory, the checkpoint settings and model, options, faults, the folder and the stream I/O.
+  Status Prepare() {
+    if (comm_.root()) {
+      std::error_code ec;
+      fs::create_directories(results_dir_, ec);
+      if (ec) return Status::Errno("cannot create results directory " + results_dir_, ec.value());
     }
-  }
-  std::unique_ptr<StreamIo> io;
-  if (st.ok()) {
+    try {
+      set_ = CheckpointSettingsFromConfig(cfg_);
+    } catch (const YAML::Exception& e) {
+      return Status::InvalidArgument(cfg_.source + ": the checkpoint section: " + e.what());
+    }
+    dir_ = opt_.dir.empty() ? set_.folder : opt_.dir;
+    num_write_ = opt_.num_write >= 0 ? static_cast<uint64_t>(opt_.num_write) : set_.num_write;
+    num_read_ = opt_.num_read >= 0 ? static_cast<uint64_t>(opt_.num_read) : set_.num_read;
+    between_ = opt_.time_between >= 0 ? opt_.time_between : set_.time_between;
+    if (!set_.fsync) warnings_.push_back("checkpoint.fsync is off: written checkpoints may still be in the page cache when timed");
+    FEEDRATE_RETURN_IF_ERROR(PlanLayout());
+    FEEDRATE_RETURN_IF_ERROR(OpenFaults());
     std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) st = Status::Errno("cannot create checkpoint folder " + dir, ec.value());
+    fs::create_directories(dir_, ec);
+    if (ec) return Status::Errno("cannot create checkpoint folder " + dir_, ec.value());
+    return OpenIo();
   }
-  if (st.ok()) {
+
+  // The model, the world its layout is cut for, and this rank's files at --scale.
+  Status PlanLayout() {
+    auto m = LlmModelFromConfig(cfg_);
+    if (!m.ok()) return m.status();
+    model_ = *m;
+    auto w = LayoutWorld(model_, ranks_);
+    if (!w.ok()) return w.status();
+    world_ = *w;
+    if (!(opt_.scale > 0 && opt_.scale <= 1)) return Status::InvalidArgument("--scale must be in (0, 1]");
+    plan_ = PlanRank(model_, world_, static_cast<uint64_t>(comm_.rank()), opt_.scale);
+    return Status::Ok();
+  }
+
+  // Checkpoint rules act on the writes unless they say op= (eagain is a read fault either way).
+  Status OpenFaults() {
+    if (opt_.inject.empty()) return Status::Ok();
+    auto p = ParseFaultPlan(opt_.inject);
+    if (!p.ok()) return p.status();
+    for (auto& r : p->rules) {
+      if (!r.op_explicit && r.kind != FaultKind::kEagain) r.op = FaultOp::kWrite;
+    }
+    faults_ = std::make_unique<FaultInjector>(std::move(*p));
+    warnings_.push_back("faults injected into the checkpoint I/O (--inject " + opt_.inject + "): the results measure them");
+    return Status::Ok();
+  }
+
+  Status OpenIo() {
     StreamOptions so;
-    so.queue_depth = opt.queue_depth;
-    so.block = opt.block;
-    so.odirect = opt.odirect;
-    so.uring = opt.engine != "posix";
-    so.faults = faults.get();
+    so.queue_depth = opt_.queue_depth;
+    so.block = opt_.block;
+    so.odirect = opt_.odirect;
+    so.uring = opt_.engine != "posix";
+    so.faults = faults_.get();
     so.stop = InterruptFlag();
     auto s = StreamIo::Create(so);
-    if (s.ok()) io = std::move(*s); else st = s.status();
-    if (st.ok() && opt.engine == "uring" && io->description().rfind("io_uring", 0) != 0) {
-      st = Status::Unsupported("--engine uring: " + io->description());
+    if (!s.ok()) return s.status();
+    io_ = std::move(*s);
+    if (opt_.engine == "uring" && io_->description().rfind("io_uring", 0) != 0) {
+      return Status::Unsupported("--engine uring: " + io_->description());
     }
+    return Status::Ok();
   }
-  std::string err = comm.AgreeFirstError(st);
-  if (!err.empty()) return fail(err);
 
-  const double total_bytes = comm.SumDouble(static_cast<double>(plan.bytes));
-  const double size_gib = total_bytes / kGiB;
-  // Refuse a write phase the file system cannot hold (every checkpoint stays, as DLIO keeps them).
-  if (comm.root() && num_write > 0) {
+  // Refuses a write phase the file system cannot hold (every checkpoint stays, as DLIO keeps them).
+  Status CheckSpace() {
+    total_bytes_ = comm_.SumDouble(static_cast<double>(plan_.bytes));
+    size_gib_ = total_bytes_ / kGiB;
+    if (!comm_.root() || num_write_ == 0) return Status::Ok();
     struct statvfs v {};
-    if (::statvfs(dir.c_str(), &v) == 0) {
-      const double free_bytes = static_cast<double>(v.f_bavail) * static_cast<double>(v.f_frsize);
-      if (total_bytes * static_cast<double>(num_write) > free_bytes) {
-        char b[256];
-        std::snprintf(b, sizeof b, "%s: not enough space: %llu checkpoint(s) of %.2f GiB need %.2f GiB, the file system has %.2f GiB free",
-                      dir.c_str(), static_cast<unsigned long long>(num_write), size_gib, size_gib * static_cast<double>(num_write),
-                      free_bytes / kGiB);
-        st = Status::IoError(b);
-      }
-    }
+    if (::statvfs(dir_.c_str(), &v) != 0) return Status::Ok();
+    const double free_bytes = static_cast<double>(v.f_bavail) * static_cast<double>(v.f_frsize);
+    if (total_bytes_ * static_cast<double>(num_write_) <= free_bytes) return Status::Ok();
+    char b[256];
+    std::snprintf(b, sizeof b, "%s: not enough space: %llu checkpoint(s) of %.2f GiB need %.2f GiB, the file system has %.2f GiB free",
+                  dir_.c_str(), static_cast<unsigned long long>(num_write_), size_gib_,
+                  size_gib_ * static_cast<double>(num_write_), free_bytes / kGiB);
+    return Status::IoError(b);
   }
-  err = comm.AgreeFirstError(st);
-  if (!err.empty()) return fail(err);
 
-  // Write phase: idle, barrier, then this rank's files, timed per rank.
-  std::vector<double> write_s, read_s;
-  double write_cpu = 0, read_cpu = 0;  // this process's CPU seconds (io_uring workers included) in the timed phases
-  for (uint64_t k = 1; k <= num_write && st.ok(); ++k) {
-    if (between > 0) SleepUntil(NowNs() + static_cast<int64_t>(between * 1e9));
-    const std::string marker = StepDir(dir, k) + "/" + kInProgress;
+  // Checkpoint k of the write phase: idle, the in-progress mark, a barrier, this rank's files (timed), agreement.
+  // Returns the exit code when the run ends here.
+  std::optional<int> WriteCheckpoint(uint64_t k) {
+    if (between_ > 0) SleepUntil(NowNs() + static_cast<int64_t>(between_ * 1e9));
+    const std::string marker = StepDir(dir_, k) + "/" + kInProgress;
+    Status st;
     std::error_code ec;
-    if (comm.root()) {  // marked before any rank starts: a job that dies mid-checkpoint leaves the mark
-      fs::create_directories(StepDir(dir, k), ec);
-      fs::remove(StepDir(dir, k) + "/" + kIncomplete, ec);
+    if (comm_.root()) {  // marked before any rank starts: a job that dies mid-checkpoint leaves the mark
+      fs::create_directories(StepDir(dir_, k), ec);
+      fs::remove(StepDir(dir_, k) + "/" + kIncomplete, ec);
       st = WriteFileAtomic(marker, "checkpoint " + std::to_string(k) + " is being written by " +
-                                       std::to_string(comm.size()) + " rank(s) since " + NowIso8601() +
+                                       std::to_string(comm_.size()) + " rank(s) since " + NowIso8601() +
                                        "; this file is removed once every rank's files are whole\n");
     }
-    comm.Barrier();
+    comm_.Barrier();
     const int64_t t0 = NowNs();
     const double cpu0 = ProcessCpuSeconds();
-    fs::create_directories(StepDir(dir, k), ec);
-    if (ec) st = Status::Errno("cannot create " + StepDir(dir, k), ec.value());
-    // A file's fsync (and rename) runs on a helper thread while the next file is written, as the device can
-    // drain one file while the next one streams in; the checkpoint's time still ends when the last file is
-    // durable and named.
-    std::future<Status> committing;
-    for (const auto& file : plan.files) {
-      if (!st.ok()) break;
-      const std::string rel = "global_epoch1_step" + std::to_string(k) + "/" + file.name;
-      auto pending = io->WriteData(dir + "/" + rel, file.bytes, opt.verify ? ContentKey(kContentSeed, rel) : 0);
-      if (committing.valid()) {
-        Status c = committing.get();
-        if (st.ok()) st = c;
-      }
-      if (!pending.ok()) {
-        if (st.ok()) st = pending.status();
-        break;
-      }
-      if (!st.ok()) break;  // (the pending file is dropped: its temporary name goes)
-      committing = std::async(std::launch::async, [&io, f = std::move(*pending), fsync = set.fsync]() mutable {
-        return io->Commit(std::move(f), fsync);
-      });
-    }
-    if (committing.valid()) {
-      Status c = committing.get();
-      if (st.ok()) st = c;
-    }
-    write_s.push_back(static_cast<double>(NowNs() - t0) / 1e9);
-    write_cpu += ProcessCpuSeconds() - cpu0;
-    err = comm.AgreeFirstError(st);
+    if (st.ok()) st = WriteFiles(k);
+    write_s_.push_back(static_cast<double>(NowNs() - t0) / 1e9);
+    write_cpu_ += ProcessCpuSeconds() - cpu0;
+    const std::string err = comm_.AgreeFirstError(st);
     // Every rank's files are whole: the mark goes, before the next collective, so no rank reads the checkpoint
     // while rank 0 still holds the mark.
-    if (err.empty() && comm.root()) fs::remove(marker, ec);
-    const bool interrupted = comm.AnyTrue(Interrupted());
-    if (!err.empty() || interrupted) {
-      // The files that did complete stay; a marker says the checkpoint is not whole (each failed file's temporary
-      // name is already gone). An interrupt that came after the last file still counts the checkpoint as done.
-      if (!err.empty() && comm.root()) {
-        (void)WriteFileAtomic(StepDir(dir, k) + "/" + kIncomplete, "checkpoint " + std::to_string(k) + " write failed: " + err + "\n");
-        fs::remove(marker, ec);
+    if (err.empty() && comm_.root()) fs::remove(marker, ec);
+    const bool interrupted = comm_.AnyTrue(Interrupted());
+    if (err.empty() && !interrupted) {
+      ++written_;
+      if (comm_.root() && !opt_.quiet) {
+        std::printf("checkpoint %llu/%llu written\n", static_cast<unsigned long long>(k), static_cast<unsigned long long>(num_write_));
+        std::fflush(stdout);
       }
-      if (interrupted) {
-        if (err.empty()) ++written;
-        return fail("interrupted by a signal at checkpoint " + std::to_string(k) + " of the write phase", "interrupted", 130);
-      }
-      return fail("checkpoint " + std::to_string(k) + " write: " + err);
+      return std::nullopt;
     }
-    ++written;
-    if (comm.root() && !opt.quiet) {
-      std::printf("checkpoint %llu/%llu written\n", static_cast<unsigned long long>(k), static_cast<unsigned long long>(num_write));
-      std::fflush(stdout);
+    // The files that did complete stay; a marker says the checkpoint is not whole (each failed file's temporary
+    // name is already gone). An interrupt that came after the last file still counts the checkpoint as done.
+    if (!err.empty() && comm_.root()) {
+      (void)WriteFileAtomic(StepDir(dir_, k) + "/" + kIncomplete, "checkpoint " + std::to_string(k) + " write failed: " + err + "\n");
+      fs::remove(marker, ec);
     }
+    if (interrupted) {
+      if (err.empty()) ++written_;
+      return Fail("interrupted by a signal at checkpoint " + std::to_string(k) + " of the write phase", "interrupted", 130);
+    }
+    return Fail("checkpoint " + std::to_string(k) + " write: " + err);
   }
 
-  // Read phase: every checkpoint must be there, whole; then the page cache is emptied (or bypassed) and each is read.
-  for (uint64_t k = 1; k <= num_read && st.ok(); ++k) {
-    for (const char* m : {kInProgress, kIncomplete}) {
-      const std::string path = StepDir(dir, k) + "/" + m;
-      if (st.ok() && fs::exists(path)) {
-        st = Status::Corruption("checkpoint " + std::to_string(k) + " in " + StepDir(dir, k) + " is not whole (" + m +
-                                ": " + FirstLine(path) + "); write it again");
-      }
+  // This rank's files of checkpoint k. A file's fsync (and rename) runs on a helper thread while the next file is
+  // written, as the device can drain one file while the next one streams in; the checkpoint's time still ends when
+  // the last file is durable and named.
+  Status WriteFiles(uint64_t k) {
+    std::error_code ec;
+    fs::create_directories(StepDir(dir_, k), ec);
+    if (ec) return Status::Errno("cannot create " + StepDir(dir_, k), ec.value());
+    Status st;
+    std::future<Status> committing;
+    auto settle = [&] {  // the previous file's commit
+      if (!committing.valid()) return;
+      Status c = committing.get();
+      if (st.ok()) st = c;
+    };
+    for (const auto& file : plan_.files) {
+      const std::string rel = "global_epoch1_step" + std::to_string(k) + "/" + file.name;
+      auto pending = io_->WriteData(dir_ + "/" + rel, file.bytes, opt_.verify ? ContentKey(kContentSeed, rel) : 0);
+      settle();
+      if (!pending.ok() && st.ok()) st = pending.status();
+      if (!st.ok()) break;  // (a pending file is dropped: its temporary name goes)
+      committing = std::async(std::launch::async, [this, f = std::move(*pending), fsync = set_.fsync]() mutable {
+        return io_->Commit(std::move(f), fsync);
+      });
     }
-    for (const auto& file : plan.files) {
-      if (!st.ok()) break;
-      const std::string path = StepDir(dir, k) + "/" + file.name;
-      std::error_code ec;
-      const auto size = fs::file_size(path, ec);
-      if (ec) {
-        st = Status::NotFound("checkpoint " + std::to_string(k) + " is missing " + path +
-                              " (write it first: --num-checkpoints-write, with the same model, ranks and --scale)");
-      } else if (size != file.bytes) {
-        st = Status::Corruption(path + ": " + std::to_string(size) + " bytes, the layout says " + std::to_string(file.bytes) +
-                                " (another model, world size or --scale?)");
-      }
-      if (!st.ok()) break;
-    }
+    settle();
+    return st;
   }
-  err = comm.AgreeFirstError(st);
-  if (!err.empty()) return fail(err);
-  std::string read_cache = opt.odirect ? "direct (O_DIRECT)" : opt.read_cache;
-  if (num_read > 0 && !opt.odirect && opt.read_cache == "drop") {
+
+  // Every checkpoint to read must be there and whole, with the sizes this layout gives.
+  Status CheckReadable() const {
+    for (uint64_t k = 1; k <= num_read_; ++k) {
+      for (const char* m : {kInProgress, kIncomplete}) {
+        const std::string path = StepDir(dir_, k) + "/" + m;
+        if (fs::exists(path)) {
+          return Status::Corruption("checkpoint " + std::to_string(k) + " in " + StepDir(dir_, k) + " is not whole (" +
+                                    m + ": " + FirstLine(path) + "); write it again");
+        }
+      }
+      for (const auto& file : plan_.files) {
+        const std::string path = StepDir(dir_, k) + "/" + file.name;
+        std::error_code ec;
+        const auto size = fs::file_size(path, ec);
+        if (ec) {
+          return Status::NotFound("checkpoint " + std::to_string(k) + " is missing " + path +
+                                  " (write it first: --num-checkpoints-write, with the same model, ranks and --scale)");
+        }
+        if (size != file.bytes) {
+          return Status::Corruption(path + ": " + std::to_string(size) + " bytes, the layout says " +
+                                    std::to_string(file.bytes) + " (another model, world size or --scale?)");
+        }
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Before reading (--read-cache drop, buffered): every rank evicts its files, checked by residency before and after.
+  Status EmptyReadCache() {
+    read_cache_ = opt_.odirect ? "direct (O_DIRECT)" : opt_.read_cache;
+    if (num_read_ == 0 || opt_.odirect || opt_.read_cache != "drop") return Status::Ok();
+    Status st;
     Residency before, after;
-    for (uint64_t k = 1; k <= num_read && st.ok(); ++k) {
-      for (const auto& file : plan.files) {
-        const std::string path = StepDir(dir, k) + "/" + file.name;
+    for (uint64_t k = 1; k <= num_read_ && st.ok(); ++k) {
+      for (const auto& file : plan_.files) {
+        const std::string path = StepDir(dir_, k) + "/" + file.name;
         if (auto r = ProbeFileResidency(path); r.ok()) before += *r;
         st = EvictFromPageCache(path, true);
         if (!st.ok()) break;
         if (auto r = ProbeFileResidency(path); r.ok()) after += *r;
       }
     }
-    if (st.ok() && opt.drop_system_caches && comm.host_leader()) {
+    if (st.ok() && opt_.drop_system_caches && comm_.host_leader()) {
       Status d = DropSystemCaches();
-      if (!d.ok()) warnings.push_back("--drop-system-caches: " + d.message());
+      if (!d.ok()) warnings_.push_back("--drop-system-caches: " + d.message());
     }
-    const double b = comm.SumDouble(static_cast<double>(before.resident_bytes)), a = comm.SumDouble(static_cast<double>(after.resident_bytes));
-    read_cache = "drop: resident before " + std::to_string(static_cast<int>(100 * b / std::max(1.0, total_bytes * num_read) + 0.5)) +
-                 "%, after " + std::to_string(static_cast<int>(100 * a / std::max(1.0, total_bytes * num_read) + 0.5)) + "%";
-    if (a > 0.02 * total_bytes * static_cast<double>(num_read)) {
-      warnings.push_back("the page cache kept " + std::to_string(static_cast<int>(100 * a / (total_bytes * num_read))) +
-                         "% of the checkpoints after the drop (tmpfs?): the reads measure memory");
+    const double all = std::max(1.0, total_bytes_ * static_cast<double>(num_read_));
+    const double b = comm_.SumDouble(static_cast<double>(before.resident_bytes));
+    const double a = comm_.SumDouble(static_cast<double>(after.resident_bytes));
+    read_cache_ = "drop: resident before " + std::to_string(static_cast<int>(100 * b / all + 0.5)) + "%, after " +
+                  std::to_string(static_cast<int>(100 * a / all + 0.5)) + "%";
+    if (a > 0.02 * total_bytes_ * static_cast<double>(num_read_)) {
+      warnings_.push_back("the page cache kept " + std::to_string(static_cast<int>(100 * a / (total_bytes_ * num_read_))) +
+                          "% of the checkpoints after the drop (tmpfs?): the reads measure memory");
     }
-  }
-  err = comm.AgreeFirstError(st);
-  if (!err.empty()) return fail(err);
-  for (uint64_t k = 1; k <= num_read && st.ok(); ++k) {
-    comm.Barrier();
-    const int64_t t0 = NowNs();
-    const double cpu0 = ProcessCpuSeconds();
-    for (const auto& file : plan.files) {
-      const std::string rel = "global_epoch1_step" + std::to_string(k) + "/" + file.name;
-      st = io->ReadFile(dir + "/" + rel, file.bytes, opt.verify ? ContentKey(kContentSeed, rel) : 0);
-      if (!st.ok()) break;
-    }
-    read_s.push_back(static_cast<double>(NowNs() - t0) / 1e9);
-    read_cpu += ProcessCpuSeconds() - cpu0;
-    err = comm.AgreeFirstError(st);
-    if (comm.AnyTrue(Interrupted())) {
-      if (err.empty()) ++read;
-      return fail("interrupted by a signal at checkpoint " + std::to_string(k) + " of the read phase", "interrupted", 130);
-    }
-    if (!err.empty()) return fail("checkpoint " + std::to_string(k) + " read: " + err);
-    ++read;
+    return st;
   }
 
-  // Reduction at rank 0 and the summary under DLIO's names.
-  auto all_write = comm.GatherDoubles(write_s), all_read = comm.GatherDoubles(read_s);
-  rusage ru {};
-  ::getrusage(RUSAGE_SELF, &ru);
-  std::vector<double> facts{static_cast<double>(plan.bytes), static_cast<double>(plan.files.size()),
-                            static_cast<double>(io->fsyncs()), static_cast<double>(io->buffer_bytes()),
-                            static_cast<double>(ru.ru_maxrss) * 1024.0, write_cpu, read_cpu};
-  auto all_facts = comm.GatherDoubles(facts);
-  const json injected = fault_counts();
-  if (!comm.root()) return std::stoi(comm.Broadcast("", 0));
-  const json save = Reduce(all_write, size_gib), load = Reduce(all_read, size_gib);
-  HostInfo h = ReadHostInfo();
-  summary["start"] = start_iso;
-  summary["end"] = NowIso8601();
-  summary["num_accelerators"] = ranks;
-  summary["hostname"] = h.hostname;
-  json metric = {{"checkpoint_size_GB", size_gib}};
-  for (const auto& [name, phase] : {std::pair{"save", &save}, std::pair{"load", &load}}) {
-    if (phase->empty()) continue;
-    metric[std::string(name) + "_checkpoint_duration_mean_seconds"] = (*phase)["duration_mean_seconds"];
-    metric[std::string(name) + "_checkpoint_duration_stdev_seconds"] = (*phase)["duration_stdev_seconds"];
-    metric[std::string(name) + "_checkpoint_io_mean_GB_per_second"] = (*phase)["GiB_per_second_mean"];
-    metric[std::string(name) + "_checkpoint_io_stdev_GB_per_second"] = (*phase)["GiB_per_second_stdev"];
+  // Checkpoint k of the read phase: a barrier, this rank's files read back (timed), agreement.
+  std::optional<int> ReadCheckpoint(uint64_t k) {
+    comm_.Barrier();
+    const int64_t t0 = NowNs();
+    const double cpu0 = ProcessCpuSeconds();
+    Status st;
+    for (const auto& file : plan_.files) {
+      const std::string rel = "global_epoch1_step" + std::to_string(k) + "/" + file.name;
+      st = io_->ReadFile(dir_ + "/" + rel, file.bytes, opt_.verify ? ContentKey(kContentSeed, rel) : 0);
+      if (!st.ok()) break;
+    }
+    read_s_.push_back(static_cast<double>(NowNs() - t0) / 1e9);
+    read_cpu_ += ProcessCpuSeconds() - cpu0;
+    const std::string err = comm_.AgreeFirstError(st);
+    if (comm_.AnyTrue(Interrupted())) {
+      if (err.empty()) ++read_;
+      return Fail("interrupted by a signal at checkpoint " + std::to_string(k) + " of the read phase", "interrupted", 130);
+    }
+    if (!err.empty()) return Fail("checkpoint " + std::to_string(k) + " read: " + err);
+    ++read_;
+    return std::nullopt;
   }
-  summary["metric"] = metric;
-  json per_rank = json::array();
-  uint64_t fsyncs = 0, max_buffer = 0, max_rss = 0;
-  double cpu_write = 0, cpu_read = 0;
-  for (size_t r = 0; r < all_facts.size(); ++r) {
-    cpu_write += all_facts[r][5];
-    cpu_read += all_facts[r][6];
-    per_rank.push_back({{"rank", r}, {"bytes", all_facts[r][0]}, {"files", all_facts[r][1]}});
-    fsyncs += static_cast<uint64_t>(all_facts[r][2]);
-    max_buffer = std::max(max_buffer, static_cast<uint64_t>(all_facts[r][3]));
-    max_rss = std::max(max_rss, static_cast<uint64_t>(all_facts[r][4]));
+
+  // Reduction at rank 0, summary.json under DLIO's names and the printed result; the exit code, the same on all ranks.
+  int Finish() {
+    auto all_write = comm_.GatherDoubles(write_s_), all_read = comm_.GatherDoubles(read_s_);
+    rusage ru {};
+    ::getrusage(RUSAGE_SELF, &ru);
+    std::vector<double> facts{static_cast<double>(plan_.bytes), static_cast<double>(plan_.files.size()),
+                              static_cast<double>(io_->fsyncs()), static_cast<double>(io_->buffer_bytes()),
+                              static_cast<double>(ru.ru_maxrss) * 1024.0, write_cpu_, read_cpu_};
+    auto all_facts = comm_.GatherDoubles(facts);
+    const json injected = FaultCounts();
+    if (!comm_.root()) return std::stoi(comm_.Broadcast("", 0));
+    const json save = Reduce(all_write, size_gib_), load = Reduce(all_read, size_gib_);
+    json summary = Summary(save, load, all_facts, injected);
+    Status w = WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2) + "\n");
+    int code = 0;
+    if (!w.ok()) {
+      std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
+      code = 2;
+    } else {
+      PrintResult(save, load);
+    }
+    return std::stoi(comm_.Broadcast(std::to_string(code), 0));
   }
-  f["status"] = "success";
-  f["checkpoints_written"] = written;
-  f["checkpoints_read"] = read;
-  f["version"] = opt.version;
-  f["workload"] = cfg.name;
-  f["workload_source"] = cfg.source;
-  f["model"] = {{"name", model.name}, {"parameters", NumParameters(model)}, {"layers", model.layers},
-                {"tensor_parallelism", model.tp}, {"pipeline_parallelism", model.pp}, {"zero_stage", model.zero_stage},
-                {"layout_world", world}, {"data_parallelism", world / (model.tp * model.pp)}, {"mode", model.mode}};
-  f["scale"] = opt.scale;
-  f["checkpoint_folder"] = dir;
-  f["checkpoint_bytes"] = total_bytes;
-  f["per_rank"] = per_rank;
-  f["fsync"] = set.fsync;
-  f["fsyncs"] = fsyncs;
-  f["engine"] = io->description();
-  f["odirect"] = opt.odirect;
-  f["read_cache"] = read_cache;
-  f["verify"] = opt.verify;
-  f["buffer_bytes_per_rank"] = max_buffer;
-  f["peak_rss_bytes_max_rank"] = max_rss;  // the whole process (MPI included), largest over ranks
-  f["time_between_checkpoints_seconds"] = between;
-  f["save"] = save;
-  f["load"] = load;
-  auto per_gib = [&](double cpu, uint64_t n) { return n > 0 && size_gib > 0 ? cpu / (size_gib * static_cast<double>(n)) : 0.0; };
-  f["client_cpu"] = {{"write_seconds", cpu_write}, {"read_seconds", cpu_read},
-                     {"write_seconds_per_gib", per_gib(cpu_write, written)},
-                     {"read_seconds_per_gib", per_gib(cpu_read, read)},
-                     {"note", "user + system CPU of every rank's process (io_uring workers included) during the timed "
-                              "write and read phases, summed over ranks"}};
-  f["metric_note"] = "duration per checkpoint = the slowest rank's (from the barrier to its last file renamed, fsync "
-                     "included); GB/s = checkpoint_size_GB (GiB, as DLIO) / that duration; mean and stdev over checkpoints";
-  f["warnings"] = warnings;
-  if (faults) f["injected_faults"] = injected;
-  f["command_line"] = opt.command_line;
-  f["host_facts"] = {{"kernel", KernelRelease()}, {"checkpoint_fs", FileSystemType(dir)}, {"processor", h.processor_name},
-                     {"cpu_count", h.cpu_count}, {"memory_bytes", h.mem_total_bytes}};
-  summary["feedrate"] = f;
-  Status w = WriteFileAtomic(results_dir + "/summary.json", summary.dump(2) + "\n");
-  int code = 0;
-  if (!w.ok()) {
-    std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
-    code = 2;
-  } else {
-    for (const auto& x : warnings) std::fprintf(stderr, "feedrate: warning: %s\n", x.c_str());
-    std::printf("\nFeedrate checkpoint %s: %llu rank(s), %.3f GiB per checkpoint (scale %g), %s\n", cfg.name.c_str(),
-                static_cast<unsigned long long>(ranks), size_gib, opt.scale, io->description().c_str());
+
+  json Summary(const json& save, const json& load, const std::vector<std::vector<double>>& all_facts,
+               const json& injected) {
+    HostInfo h = ReadHostInfo();
+    json summary = {{"start", start_iso_}, {"end", NowIso8601()}, {"num_accelerators", ranks_}, {"hostname", h.hostname}};
+    json metric = {{"checkpoint_size_GB", size_gib_}};
+    for (const auto& [name, phase] : {std::pair{"save", &save}, std::pair{"load", &load}}) {
+      if (phase->empty()) continue;
+      metric[std::string(name) + "_checkpoint_duration_mean_seconds"] = (*phase)["duration_mean_seconds"];
+      metric[std::string(name) + "_checkpoint_duration_stdev_seconds"] = (*phase)["duration_stdev_seconds"];
+      metric[std::string(name) + "_checkpoint_io_mean_GB_per_second"] = (*phase)["GiB_per_second_mean"];
+      metric[std::string(name) + "_checkpoint_io_stdev_GB_per_second"] = (*phase)["GiB_per_second_stdev"];
+    }
+    summary["metric"] = metric;
+    RankFacts(all_facts);
+    f_["status"] = "success";
+    f_["checkpoints_written"] = written_;
+    f_["checkpoints_read"] = read_;
+    f_["version"] = opt_.version;
+    f_["workload"] = cfg_.name;
+    f_["workload_source"] = cfg_.source;
+    f_["model"] = {{"name", model_.name}, {"parameters", NumParameters(model_)}, {"layers", model_.layers},
+                   {"tensor_parallelism", model_.tp}, {"pipeline_parallelism", model_.pp}, {"zero_stage", model_.zero_stage},
+                   {"layout_world", world_}, {"data_parallelism", world_ / (model_.tp * model_.pp)}, {"mode", model_.mode}};
+    f_["scale"] = opt_.scale;
+    f_["checkpoint_folder"] = dir_;
+    f_["checkpoint_bytes"] = total_bytes_;
+    f_["fsync"] = set_.fsync;
+    f_["engine"] = io_->description();
+    f_["odirect"] = opt_.odirect;
+    f_["read_cache"] = read_cache_;
+    f_["verify"] = opt_.verify;
+    f_["time_between_checkpoints_seconds"] = between_;
+    f_["save"] = save;
+    f_["load"] = load;
+    f_["metric_note"] = "duration per checkpoint = the slowest rank's (from the barrier to its last file renamed, fsync "
+                        "included); GB/s = checkpoint_size_GB (GiB, as DLIO) / that duration; mean and stdev over checkpoints";
+    f_["warnings"] = warnings_;
+    if (faults_) f_["injected_faults"] = injected;
+    f_["command_line"] = opt_.command_line;
+    f_["host_facts"] = {{"kernel", KernelRelease()}, {"checkpoint_fs", FileSystemType(dir_)}, {"processor", h.processor_name},
+                        {"cpu_count", h.cpu_count}, {"memory_bytes", h.mem_total_bytes}};
+    summary["feedrate"] = f_;
+    return summary;
+  }
+
+  // Per-rank bytes and files, fsyncs, the largest buffers and RSS, and the client CPU of the timed phases.
+  void RankFacts(const std::vector<std::vector<double>>& all_facts) {
+    json per_rank = json::array();
+    uint64_t fsyncs = 0, max_buffer = 0, max_rss = 0;
+    double cpu_write = 0, cpu_read = 0;
+    for (size_t r = 0; r < all_facts.size(); ++r) {
+      cpu_write += all_facts[r][5];
+      cpu_read += all_facts[r][6];
+      per_rank.push_back({{"rank", r}, {"bytes", all_facts[r][0]}, {"files", all_facts[r][1]}});
+      fsyncs += static_cast<uint64_t>(all_facts[r][2]);
+      max_buffer = std::max(max_buffer, static_cast<uint64_t>(all_facts[r][3]));
+      max_rss = std::max(max_rss, static_cast<uint64_t>(all_facts[r][4]));
+    }
+    f_["per_rank"] = per_rank;
+    f_["fsyncs"] = fsyncs;
+    f_["buffer_bytes_per_rank"] = max_buffer;
+    f_["peak_rss_bytes_max_rank"] = max_rss;  // the whole process (MPI included), largest over ranks
+    auto per_gib = [&](double cpu, uint64_t n) { return n > 0 && size_gib_ > 0 ? cpu / (size_gib_ * static_cast<double>(n)) : 0.0; };
+    f_["client_cpu"] = {{"write_seconds", cpu_write}, {"read_seconds", cpu_read},
+                        {"write_seconds_per_gib", per_gib(cpu_write, written_)},
+                        {"read_seconds_per_gib", per_gib(cpu_read, read_)},
+                        {"note", "user + system CPU of every rank's process (io_uring workers included) during the timed "
+                                 "write and read phases, summed over ranks"}};
+  }
+
+  void PrintResult(const json& save, const json& load) const {
+    for (const auto& x : warnings_) std::fprintf(stderr, "feedrate: warning: %s\n", x.c_str());
+    std::printf("\nFeedrate checkpoint %s: %llu rank(s), %.3f GiB per checkpoint (scale %g), %s\n", cfg_.name.c_str(),
+                static_cast<unsigned long long>(ranks_), size_gib_, opt_.scale, io_->description().c_str());
     if (!save.empty()) {
       std::printf("write: %.3f GiB/s mean (stdev %.3f), %.3f s per checkpoint (slowest rank)\n", save["GiB_per_second_mean"].get<double>(),
                   save["GiB_per_second_stdev"].get<double>(), save["duration_mean_seconds"].get<double>());
@@ -454,12 +495,38 @@ int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const
     if (!load.empty()) {
       std::printf("read:  %.3f GiB/s mean (stdev %.3f), %.3f s per checkpoint (slowest rank); cache %s\n",
                   load["GiB_per_second_mean"].get<double>(), load["GiB_per_second_stdev"].get<double>(),
-                  load["duration_mean_seconds"].get<double>(), read_cache.c_str());
+                  load["duration_mean_seconds"].get<double>(), read_cache_.c_str());
     }
-    std::printf("results: %s\n", results_dir.c_str());
+    std::printf("results: %s\n", results_dir_.c_str());
     std::fflush(stdout);
   }
-  return std::stoi(comm.Broadcast(std::to_string(code), 0));
+
+  const WorkloadConfig& cfg_;
+  const CheckpointOptions& opt_;
+  const Comm& comm_;
+  const std::string start_iso_;
+  const uint64_t ranks_;
+  const std::string results_dir_;
+  json f_ = json::object();  // summary.json's "feedrate" object
+  std::vector<std::string> warnings_;
+  uint64_t written_ = 0, read_ = 0;  // checkpoints completed
+  std::unique_ptr<FaultInjector> faults_;
+  CheckpointSettings set_;
+  LlmModel model_;
+  uint64_t world_ = 0;
+  RankPlan plan_;
+  std::unique_ptr<StreamIo> io_;
+  std::string dir_, read_cache_;
+  uint64_t num_write_ = 0, num_read_ = 0;
+  double between_ = 0, total_bytes_ = 0, size_gib_ = 0;
+  std::vector<double> write_s_, read_s_;  // this rank's seconds per checkpoint
+  double write_cpu_ = 0, read_cpu_ = 0;   // this process's CPU seconds (io_uring workers included) in the timed phases
+};
+
+}  // namespace
+
+int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const Comm& comm) {
+  return CheckpointRun(cfg, opt, comm).Run();
 }
 
 }  // namespace feedrate

@@ -97,6 +97,10 @@ std::string UtcNow(const char* format) {
 std::string NowIso8601() { return UtcNow("%Y-%m-%dT%H:%M:%SZ"); }
 std::string NowCompact() { return UtcNow("%Y%m%dT%H%M%SZ"); }
 
+std::string ResultsDirOr(const std::string& given, const std::string& name) {
+  return given.empty() ? "results/" + NowCompact() + "_" + name : given;
+}
+
 Status WriteFileAtomic(const std::string& path, const std::string& content) {
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -51,7 +51,7 @@ struct RunRecord {
   uint64_t accelerators_per_rank = 1;
   std::string engine = "posix";
   std::string engine_description;
-  std::string io_thread_policy = "normal";  // the I/O threads' scheduling class: idle (SCHED_IDLE) or normal
+  std::string io_thread_policy = "normal";  // the I/O threads' scheduling: nice (+10), idle (SCHED_IDLE) or normal
   uint64_t queue_depth = 0;  // effective reads in flight per I/O thread
   uint64_t io_threads_per_rank = 1;
   bool retain_batches = false;
@@ -105,5 +105,8 @@ Status WriteFileAtomic(const std::string& path, const std::string& content);
 // UTC "2026-11-30T16:01:38Z" for now, and a compact "20261130T160138Z" for directory names.
 std::string NowIso8601();
 std::string NowCompact();
+// Where a command's results go: `given` when set, else results/<NowCompact()>_<name> (run, checkpoint, sweep,
+// iobench name theirs the same way).
+std::string ResultsDirOr(const std::string& given, const std::string& name);
 
 }  // namespace feedrate

@@ -110,7 +110,7 @@ void TrainingRun::StartRecord() {
 // collective watchdog ends (MPI_Abort) still leaves a failed-run record: rank 0 writes what it knows.
 Status TrainingRun::CreateResultsDir() {
   if (!comm_.root()) return Status::Ok();
-  rec_.results_dir = opt_.results_dir.empty() ? "results/" + NowCompact() + "_" + cfg_.name : opt_.results_dir;
+  rec_.results_dir = ResultsDirOr(opt_.results_dir, cfg_.name);
   std::error_code ec;
   std::filesystem::create_directories(rec_.results_dir, ec);
   if (ec) return Status::Errno("cannot create results directory " + rec_.results_dir, ec.value());

@@ -24,7 +24,7 @@ struct RunOptions {
   std::string command_line;      // the command as given, for the run manifest
   std::string residency = "sample";  // --residency sample|off: the sampled page-cache probe of the reads
   double verify = 0;             // --verify: fraction of each sample's payload checked against the pattern (0: off)
-  std::string io_thread_policy = "idle";  // --io-thread-policy idle|normal: SCHED_IDLE for the I/O threads
+  std::string io_thread_policy = "nice";  // --io-thread-policy nice|idle|normal (loader/util/thread_policy.h)
   double io_timeout = 600;       // --io-timeout: seconds a batch wait may pass without one read completing (0: forever)
   int barrier_calibration_rounds = 200;  // step agreements timed per mode before training (multi-rank runs)
 };

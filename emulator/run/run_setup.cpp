@@ -272,7 +272,9 @@ Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& 
   }
   s->io_stats = std::make_unique<IoStats>(s->io_threads);
   eo.stats = s->io_stats.get();
-  eo.idle_class = opt.io_thread_policy == "idle";
+  eo.thread_policy = opt.io_thread_policy == "idle"   ? IoThreadPolicy::kIdle
+                     : opt.io_thread_policy == "nice" ? IoThreadPolicy::kNice
+                                                      : IoThreadPolicy::kNormal;
   if (s->s3) {
     if (cfg.engine != "auto") {
       s->warnings.push_back("feedrate.engine " + cfg.engine + " does not apply to an S3 dataset: the s3 engine reads it");

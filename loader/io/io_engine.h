@@ -7,12 +7,14 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "loader/io/fault_injection.h"
 #include "loader/io/io_stats.h"
 #include "loader/io/unique_fd.h"
+#include "loader/util/thread_policy.h"
 #include "loader/status.h"
 #include "loader/util/clock.h"
 
@@ -133,7 +135,7 @@ struct EngineOptions {
   uint64_t direct_align = 4096;      // O_DIRECT offset/length/memory alignment (DirectIoAlignment)
   FaultInjector* faults = nullptr;   // --inject (fault_injection.h): applied to every read's result; not owned
   IoStats* stats = nullptr;          // live per-sample counts and latencies (one shard per I/O thread); not owned
-  bool idle_class = false;           // I/O threads in SCHED_IDLE (loader/util/thread_policy.h): training runs
+  IoThreadPolicy thread_policy = IoThreadPolicy::kNormal;  // the I/O threads' scheduling (loader/util/thread_policy.h)
 };
 
 // Counters every engine keeps (relaxed atomics, summed at the end of a run).
@@ -149,9 +151,12 @@ class IoEngine {
  public:
   virtual ~IoEngine() = default;
   virtual const char* name() const = 0;
-  // Queues a read; thread-safe; never blocks as long as outstanding requests stay within queue_capacity (the
-  // caller's bound: EngineOptions::queue_capacity). OnComplete runs on an I/O thread, once per request.
-  virtual void Submit(const ReadRequest& request) = 0;
+  // Queues reads, in order, with one wake-up of the I/O threads for the whole span (a prefetcher queues a batch
+  // at a time); thread-safe; never blocks as long as outstanding requests stay within queue_capacity (the caller's
+  // bound: EngineOptions::queue_capacity). OnComplete runs on an I/O thread, once per request.
+  virtual void Submit(std::span<const ReadRequest> requests) = 0;
+  // One read.
+  void Submit(const ReadRequest& request) { Submit(std::span<const ReadRequest>(&request, 1)); }
   // Bytes of I/O buffer memory the engine holds.
   virtual uint64_t buffer_bytes() const = 0;
   virtual EngineCounters counters() const = 0;

@@ -35,7 +35,7 @@ Result<FileTable> FileTable::Create(std::vector<std::string> paths, FileOpenMode
 }
 
 PosixEngine::PosixEngine(const FileTable& files, const EngineOptions& options)
-    : files_(files), options_(options), queue_(options.queue_capacity) {
+    : files_(files), options_(options), requests_(options.queue_capacity) {
   options_.threads = std::max<size_t>(1, options_.threads);
   if (options_.odirect) options_.transfer_size = AlignUp(options_.transfer_size, options_.direct_align);
   buffers_.reserve(options_.threads);
@@ -47,31 +47,19 @@ PosixEngine::PosixEngine(const FileTable& files, const EngineOptions& options)
 }
 
 PosixEngine::~PosixEngine() {
-  stopping_.store(true, std::memory_order_release);
-  ready_.release(static_cast<std::ptrdiff_t>(workers_.size()));
+  requests_.Stop(workers_.size());
   for (auto& t : workers_) t.join();
 }
 
-void PosixEngine::Submit(const ReadRequest& request) {
-  while (!queue_.TryPush(request)) std::this_thread::yield();  // only if a caller overfills the queue
-  ready_.release();
-}
+void PosixEngine::Submit(std::span<const ReadRequest> requests) { requests_.Push(requests); }
 
 void PosixEngine::Worker(size_t index) {
-  if (options_.idle_class) RunInIdleClass();
+  ApplyIoThreadPolicy(options_.thread_policy);
   char* scratch = buffers_[index].data();
   FdCache fds(files_);
   for (;;) {
-    ready_.acquire();
     ReadRequest r;
-    // A token means a request is published or about to be: with several producers the cell at the head
-    // may still be mid-publication, so retry rather than drop the token (which would strand a request).
-    bool got = false;
-    while (!(got = queue_.TryPop(&r))) {
-      if (stopping_.load(std::memory_order_acquire)) break;
-      std::this_thread::yield();
-    }
-    if (!got) return;
+    if (!requests_.Pop(&r)) return;  // stopping
     uint64_t bytes = 0;
     const char* data = nullptr;
     const int64_t t0 = options_.stats != nullptr ? NowNs() : 0;

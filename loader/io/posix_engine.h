@@ -4,13 +4,12 @@
 #pragma once
 
 #include <atomic>
-#include <semaphore>
 #include <thread>
 #include <vector>
 
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/io_engine.h"
-#include "loader/io/mpmc_queue.h"
+#include "loader/io/request_queue.h"
 
 namespace feedrate {
 
@@ -22,7 +21,8 @@ class PosixEngine final : public IoEngine {
   PosixEngine& operator=(const PosixEngine&) = delete;
 
   const char* name() const override { return "posix"; }
-  void Submit(const ReadRequest& request) override;
+  using IoEngine::Submit;
+  void Submit(std::span<const ReadRequest> requests) override;
   uint64_t buffer_bytes() const override { return static_cast<uint64_t>(options_.threads) * options_.transfer_size; }
   EngineCounters counters() const override {
     return {device_bytes_.load(std::memory_order_relaxed), requeued_.load(std::memory_order_relaxed)};
@@ -36,9 +36,7 @@ class PosixEngine final : public IoEngine {
 
   const FileTable& files_;
   EngineOptions options_;
-  MpmcQueue<ReadRequest> queue_;
-  std::counting_semaphore<> ready_{0};
-  std::atomic<bool> stopping_{false};
+  RequestQueue requests_;
   std::atomic<uint64_t> device_bytes_{0};
   std::atomic<uint64_t> requeued_{0};  // reads retried after EINTR/EAGAIN or continued after a short read
   std::vector<AlignedBuffer> buffers_;

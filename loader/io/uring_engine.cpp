@@ -272,19 +272,12 @@ struct UringEngine::Worker {
       // Take new samples while a buffer is free (any time once the ring failed: they fail at once); block only
       // when there is nothing else to do.
       while ((!free_buffers.empty() || !ring_error.ok()) && !free_samples.empty()) {
-        bool idle = inflight == 0 && order.empty();
-        if (idle) {
-          e.ready_.acquire();
-        } else if (!e.ready_.try_acquire()) {
+        ReadRequest r;
+        if (inflight == 0 && order.empty()) {
+          if (!e.requests_.Pop(&r)) return;  // idle: block; false when stopping
+        } else if (!e.requests_.TryPop(&r)) {
           break;
         }
-        ReadRequest r;
-        bool got = false;
-        while (!(got = e.queue_.TryPop(&r))) {
-          if (e.stopping_.load(std::memory_order_acquire)) break;
-          std::this_thread::yield();
-        }
-        if (!got) return;  // stopping
         Admit(r);
         Issue();
       }
@@ -309,7 +302,7 @@ struct UringEngine::Worker {
 };
 
 UringEngine::UringEngine(const FileTable& files, const EngineOptions& options)
-    : files_(files), options_(options), queue_(options.queue_capacity) {}
+    : files_(files), options_(options), requests_(options.queue_capacity) {}
 
 Result<std::unique_ptr<UringEngine>> UringEngine::Create(const FileTable& files, const EngineOptions& options) {
   std::unique_ptr<UringEngine> e(new UringEngine(files, options));
@@ -327,7 +320,7 @@ Result<std::unique_ptr<UringEngine>> UringEngine::Create(const FileTable& files,
   for (size_t i = 0; i < o.threads; ++i) {
     e->threads_.emplace_back([eng = e.get(), w = e->workers_[i].get()] {
       const EngineOptions& opt = eng->options_;
-      if (opt.idle_class) RunInIdleClass();  // before the ring: its io-wq workers copy this thread's policy
+      ApplyIoThreadPolicy(opt.thread_policy);  // before the ring: its io-wq workers copy this thread's policy
       w->fds = std::make_unique<FdCache>(eng->files_);
       auto setup = w->Setup(opt.queue_depth, opt.transfer_size, opt.direct_align);
       if (setup.ok()) w->setup_description = *setup; else w->setup_status = setup.status();
@@ -355,15 +348,11 @@ Result<std::unique_ptr<UringEngine>> UringEngine::Create(const FileTable& files,
 }
 
 UringEngine::~UringEngine() {
-  stopping_.store(true, std::memory_order_release);
-  ready_.release(static_cast<std::ptrdiff_t>(threads_.size()));
+  requests_.Stop(threads_.size());
   for (auto& t : threads_) t.join();
 }
 
-void UringEngine::Submit(const ReadRequest& request) {
-  while (!queue_.TryPush(request)) std::this_thread::yield();
-  ready_.release();
-}
+void UringEngine::Submit(std::span<const ReadRequest> requests) { requests_.Push(requests); }
 
 uint64_t UringEngine::buffer_bytes() const {
   return static_cast<uint64_t>(options_.threads) * options_.queue_depth * options_.transfer_size;

@@ -6,13 +6,12 @@
 #include <atomic>
 #include <latch>
 #include <memory>
-#include <semaphore>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "loader/io/io_engine.h"
-#include "loader/io/mpmc_queue.h"
+#include "loader/io/request_queue.h"
 
 namespace feedrate {
 
@@ -26,7 +25,8 @@ class UringEngine final : public IoEngine {
   UringEngine& operator=(const UringEngine&) = delete;
 
   const char* name() const override { return "uring"; }
-  void Submit(const ReadRequest& request) override;
+  using IoEngine::Submit;
+  void Submit(std::span<const ReadRequest> requests) override;
   uint64_t buffer_bytes() const override;
   EngineCounters counters() const override;
   // How the rings were set up, e.g. "SINGLE_ISSUER|DEFER_TASKRUN, registered buffers".
@@ -39,9 +39,7 @@ class UringEngine final : public IoEngine {
 
   const FileTable& files_;
   EngineOptions options_;
-  MpmcQueue<ReadRequest> queue_;
-  std::counting_semaphore<> ready_{0};
-  std::atomic<bool> stopping_{false};
+  RequestQueue requests_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   std::string setup_;

@@ -25,7 +25,8 @@ Prefetcher::Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batc
       coalesce_bytes_(coalesce_bytes),
       depth_(std::max<uint64_t>(1, depth)),
       max_extent_(table.MaxLength()),
-      slots_(std::make_unique<Slot[]>(depth_)) {
+      slots_(std::make_unique<Slot[]>(depth_)),
+      requests_(std::make_unique<ReadRequest[]>(batch_)) {
   stride_ = direct_align > 0 ? (max_extent_ + 2 * direct_align + direct_align - 1) / direct_align * direct_align
                              : max_extent_;
   for (uint64_t i = 0; i < depth_; ++i) {
@@ -59,8 +60,10 @@ void Prefetcher::SubmitBatch(uint64_t step) {
   slot.step = step;
   slot.pending.store(static_cast<uint32_t>(batch_), std::memory_order_release);
   const uint64_t* ids = samples_->data() + step * batch_;
+  size_t queued = 0;
   for (uint64_t i = 0; i < batch_;) {
-    ReadRequest r;
+    ReadRequest& r = requests_[queued++];
+    r = ReadRequest{};
     r.extent = table_.At(ids[i]);
     uint64_t n = 1;
     for (; i + n < batch_ && coalesce_bytes_ > 0 && r.extent.length != kWholeFile; ++n) {
@@ -78,9 +81,9 @@ void Prefetcher::SubmitBatch(uint64_t step) {
     r.target = this;
     r.tag = (step % depth_) * batch_ + i;
     r.probe_residency = probe_every_ > 0 && probe_count_++ % probe_every_ == 0;
-    engine_.Submit(r);
     i += n;
   }
+  engine_.Submit(std::span<const ReadRequest>(requests_.get(), queued));  // one wake-up for the batch
 }
 
 // Whether the request's bytes are in the page cache right before they are read (sampled; see

@@ -134,6 +134,7 @@ class Prefetcher final : public CompletionTarget {
   const std::vector<uint64_t>* samples_ = nullptr;
   uint64_t steps_ = 0;
   uint64_t next_submit_ = 0;
+  std::unique_ptr<ReadRequest[]> requests_;  // one batch's requests, built here and queued with one Submit
   uint64_t consumed_ = 0;      // batches WaitBatch has handed out this epoch
   bool refill_ok_ = true;      // the last batch handed out read cleanly
   std::atomic<uint64_t>* check_ns_ = nullptr;

@@ -93,8 +93,10 @@ std::string S3Engine::description() const {
          std::to_string(options_.transfer_size) + "-byte ranges)";
 }
 
-void S3Engine::Submit(const ReadRequest& request) {
-  while (!queue_.TryPush(request)) std::this_thread::yield();  // only if a caller overfills the queue
+void S3Engine::Submit(std::span<const ReadRequest> requests) {
+  for (const ReadRequest& r : requests) {
+    while (!queue_.TryPush(r)) std::this_thread::yield();  // only if a caller overfills the queue
+  }
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (auto& l : loops_) l->client->Wakeup();  // (each a flag load unless that loop sleeps)
 }

@@ -26,7 +26,8 @@ class S3Engine final : public IoEngine {
   S3Engine& operator=(const S3Engine&) = delete;
 
   const char* name() const override { return "s3"; }
-  void Submit(const ReadRequest& request) override;
+  using IoEngine::Submit;
+  void Submit(std::span<const ReadRequest> requests) override;
   uint64_t buffer_bytes() const override;
   EngineCounters counters() const override {
     return {device_bytes_.load(std::memory_order_relaxed), requeued_.load(std::memory_order_relaxed)};

@@ -4,10 +4,14 @@
 
 namespace feedrate {
 
-// Puts the calling thread in SCHED_IDLE (Linux, per thread, no privilege needed): it runs whenever no
-// normal-class thread of the machine wants the CPU, and a normal thread that wakes (an accelerator at the end of
-// its compute or released from the step barrier) takes the CPU from it at once instead of waiting behind copies.
-// Best effort: false (and nothing changed) when refused.
-bool RunInIdleClass();
+enum class IoThreadPolicy {
+  kNormal,  // the default class, as every other thread
+  kNice,    // nice +10: an accelerator thread that wakes preempts a copy; still ~10% of a CPU against a busy one
+  kIdle,    // SCHED_IDLE: runs only when no normal-class thread wants the CPU
+};
+
+// Applies `policy` to the calling thread (Linux: per thread; lowering needs no privilege). Best effort: false
+// (and nothing changed) when refused.
+bool ApplyIoThreadPolicy(IoThreadPolicy policy);
 
 }  // namespace feedrate

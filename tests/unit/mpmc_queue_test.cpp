@@ -1,5 +1,6 @@
 // MpmcQueue: capacity, FIFO order, full and empty, and many producers and consumers handing over every item exactly
-// once (run under ThreadSanitizer in CI, which also checks the value hand-over is ordered by the cell sequence).
+// once (run under ThreadSanitizer in CI, which also checks the value hand-over is ordered by the cell sequence);
+// RequestQueue: batches queued as spans, taken by blocking and non-blocking consumers, and the stop.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "loader/io/mpmc_queue.h"
+#include "loader/io/request_queue.h"
 
 namespace feedrate {
 namespace {
@@ -75,6 +77,56 @@ TEST(MpmcQueue, ManyProducersAndConsumersHandOverEveryItemOnce) {
   }
   EXPECT_EQ(missing, 0u);
   EXPECT_EQ(twice, 0u);
+}
+
+TEST(RequestQueue, SpansInOrderTryPopAndStop) {
+  RequestQueue q(16);
+  ReadRequest out;
+  EXPECT_FALSE(q.TryPop(&out)) << "nothing announced";
+  std::vector<ReadRequest> batch(5);
+  for (size_t i = 0; i < batch.size(); ++i) batch[i].tag = i;
+  q.Push(batch);
+  q.Push(std::span<const ReadRequest>());  // an empty span announces nothing
+  for (uint64_t i = 0; i < 5; ++i) {
+    ASSERT_TRUE(i % 2 == 0 ? q.Pop(&out) : q.TryPop(&out));
+    EXPECT_EQ(out.tag, i);
+  }
+  EXPECT_FALSE(q.TryPop(&out));
+  std::thread blocked([&] { EXPECT_FALSE(q.Pop(&out)); });  // waits until the stop
+  q.Stop(1);
+  blocked.join();
+}
+
+TEST(RequestQueue, ManyProducersOfBatchesAndBlockingConsumersTakeEveryRequestOnce) {
+  constexpr int kProducers = 3, kBatches = 200, kBatch = 7, kConsumers = 4;
+  RequestQueue q(64);
+  std::vector<std::atomic<int>> seen(kProducers * kBatches * kBatch);
+  std::atomic<int> taken{0};
+  std::vector<std::thread> consumers;
+  for (int c = 0; c < kConsumers; ++c) {
+    consumers.emplace_back([&] {
+      ReadRequest r;
+      while (q.Pop(&r)) {
+        seen[r.tag].fetch_add(1);
+        taken.fetch_add(1);
+      }
+    });
+  }
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&, p] {
+      std::vector<ReadRequest> batch(kBatch);
+      for (int b = 0; b < kBatches; ++b) {
+        for (int i = 0; i < kBatch; ++i) batch[i].tag = static_cast<uint64_t>((p * kBatches + b) * kBatch + i);
+        q.Push(batch);
+      }
+    });
+  }
+  for (auto& t : producers) t.join();
+  while (taken.load() < kProducers * kBatches * kBatch) std::this_thread::yield();
+  q.Stop(kConsumers);
+  for (auto& t : consumers) t.join();
+  for (auto& n : seen) EXPECT_EQ(n.load(), 1);
 }
 
 }  // namespace

@@ -29,8 +29,9 @@ class CountingEngine final : public IoEngine {
  public:
   explicit CountingEngine(const FileTable& files) : inner_(files, Opts(2, 65536, 64)) {}
   const char* name() const override { return "counting"; }
-  void Submit(const ReadRequest& r) override {
-    submitted_.fetch_add(1);
+  using IoEngine::Submit;
+  void Submit(std::span<const ReadRequest> r) override {
+    submitted_.fetch_add(r.size());
     inner_.Submit(r);
   }
   uint64_t buffer_bytes() const override { return inner_.buffer_bytes(); }

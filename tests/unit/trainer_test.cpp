@@ -30,11 +30,12 @@ class FakeEngine final : public IoEngine {
     worker_.join();
   }
   const char* name() const override { return "fake"; }
-  void Submit(const ReadRequest& r) override {
+  using IoEngine::Submit;
+  void Submit(std::span<const ReadRequest> requests) override {
     if (submit_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(submit_delay_ms));
     {
       std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(r);
+      queue_.insert(queue_.end(), requests.begin(), requests.end());
     }
     cv_.notify_one();
   }
