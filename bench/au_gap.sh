@@ -20,11 +20,8 @@ trap 'rm -rf "$work" "$links"' EXIT
 "$feedrate" datagen -w unet3d_h100 --data-dir "$src" --param "dataset.num_files_train=$real" --skip-existing --threads 2 > /dev/null
 max=$(echo "$counts" | tr ' ' '\n' | sort -n | tail -1)
 names=$((max * 7 * steps))
-mkdir -p "$links/train"
-for ((k = 0; k < names; k++)); do
-  ln "$src/train/$(printf "img_%0${#real}d_of_%d.npz" $((k % real)) "$real")" \
-     "$links/train/$(printf "img_%0${#names}d_of_%d.npz" "$k" "$names")"
-done
+. bench/lib.sh
+hard_link_view "$src" "$real" "$links" "$names"
 fio --name=copy --opendir="$src/train" --rw=read --bs=1m --ioengine=psync --numjobs=2 --time_based --runtime=15 \
   --group_reporting --output-format=json --file_service_type=sequential --output="$work/fio.json" > /dev/null
 {

@@ -31,11 +31,8 @@ trap 'rm -rf "$work" "$links"' EXIT
 
 max=$(echo "$counts $solo" | tr ' ' '\n' | sort -n | tail -1)
 files=$((max * 7 * steps))
-mkdir -p "$links/train"
-for ((k = 0; k < files; k++)); do
-  ln "$src/train/$(printf "img_%0${#real}d_of_%d.npz" $((k % real)) "$real")" \
-     "$links/train/$(printf "img_%0${#files}d_of_%d.npz" "$k" "$files")"
-done
+. bench/lib.sh
+hard_link_view "$src" "$real" "$links" "$files"
 "$feedrate" workloads --json > "$work/workloads.json"
 
 fio_limit() {  # whole-file sequential reads of the real files, 2 psync jobs: the memory-copy limit of this client

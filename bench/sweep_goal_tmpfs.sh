@@ -18,11 +18,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work" "$links"' EXIT
 "$feedrate" datagen -w unet3d_h100 --data-dir "$src" --param "dataset.num_files_train=$real" --skip-existing --threads 2 > /dev/null
 names=$((16 * 7 * steps))  # enough for 16 accelerators
-mkdir -p "$links/train"
-for ((k = 0; k < names; k++)); do
-  ln "$src/train/$(printf "img_%0${#real}d_of_%d.npz" $((k % real)) "$real")" \
-     "$links/train/$(printf "img_%0${#names}d_of_%d.npz" "$k" "$names")"
-done
+. bench/lib.sh
+hard_link_view "$src" "$real" "$links" "$names"
 fio_run() {
   fio --name=copy --opendir="$src/train" --rw=read --bs=1m --ioengine=psync --numjobs=2 --time_based --runtime=15 \
     --group_reporting --output-format=json --file_service_type=sequential --output="$work/fio_$1.json" > /dev/null

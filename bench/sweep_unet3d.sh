@@ -15,13 +15,8 @@ feedrate=build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release
 mkdir -p "$(dirname "$out")"
 links=4096  # names: enough for 16 accelerators x 7 x 32 steps and more
-make_links() {  # $1: folder with $real real files under train/, $2: folder to fill with $links names
-  rm -rf "$2"; mkdir -p "$2/train"
-  for ((k = 0; k < links; k++)); do
-    ln "$1/train/$(printf "img_%0${#real}d_of_%d.npz" $((k % real)) "$real")" \
-       "$2/train/$(printf "img_%0${#links}d_of_%d.npz" "$k" "$links")"
-  done
-}
+. bench/lib.sh
+make_links() { hard_link_view "$1" "$real" "$2" "$links"; }  # $1: $real real files under train/, $2: the view
 work=$(mktemp -d)  # every run's results; only sweep.json and the console output are kept (OUT_PREFIX_*)
 trap 'rm -rf /dev/shm/feedrate-sweep-links "$disk/links" "$work"' EXIT
 common=(--param "dataset.num_files_train=$links" --param train.epochs=1 --param "train.total_training_steps=$steps" --ceiling)

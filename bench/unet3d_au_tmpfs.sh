@@ -12,6 +12,7 @@ out=${1:-results/$(date -u +%Y-%m-%d)_unet3d_au_tmpfs.json}
 feedrate=build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release
 src=/dev/shm/feedrate-unet3d
+. bench/lib.sh
 "$feedrate" datagen -w unet3d_h100 --data-dir "$src" --param "dataset.num_files_train=$real" --skip-existing --threads 2
 work=$(mktemp -d)
 links=/dev/shm/feedrate-unet3d-links
@@ -21,12 +22,7 @@ for spec in "h100:${H100:-4 5 6}" "a100:${A100:-9 10 11}"; do
   acc=${spec%%:*}
   for n in ${spec#*:}; do
     files=$((n * 7 * steps))
-    rm -rf "$links"; mkdir -p "$links/train"
-    width=${#files}
-    for ((k = 0; k < files; k++)); do
-      ln "$src/train/$(printf "img_%0${#real}d_of_%d.npz" $((k % real)) "$real")" \
-         "$links/train/$(printf "img_%0${width}d_of_%d.npz" "$k" "$files")"
-    done
+    hard_link_view "$src" "$real" "$links" "$files"
     r="$work/${acc}_$n"
     "$feedrate" run -w "unet3d_$acc" --data-dir "$links" --param "dataset.num_files_train=$files" -n "$n" \
       --param train.epochs=1 --engine "${ENGINE:-auto}" --results-dir "$r" > "$r.log" 2>&1 || [ $? -eq 3 ]
