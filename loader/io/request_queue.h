@@ -26,12 +26,13 @@ class RequestQueue {
     }
     if (!requests.empty()) ready_.release(static_cast<std::ptrdiff_t>(requests.size()));
   }
-  // Blocks until a request is announced; false once Stop() has been called and none is left to take.
+  // Blocks until a request is announced; false once Stop() has been called and none is left to take (then every
+  // later Pop and TryPop, by any consumer, is false at once too: a stop token is never used up).
   bool Pop(ReadRequest* out) {
     ready_.acquire();
     return Take(out);
   }
-  // Takes an announced request without blocking; false when none is announced (or stopping).
+  // Takes an announced request without blocking; false when none is announced, or when stopping with none left.
   bool TryPop(ReadRequest* out) { return ready_.try_acquire() && Take(out); }
   // Makes `threads` consumers blocked in Pop (or about to be) return false.
   void Stop(size_t threads) {
@@ -41,10 +42,14 @@ class RequestQueue {
 
  private:
   // After a token: with several producers the cell at the head may still be mid-publication, so retry rather than
-  // drop the token (which would strand a request); a stop token finds the queue empty and ends the wait.
+  // drop the token (which would strand a request). A stop token finds the queue empty and is put back, so a
+  // consumer that meets it in TryPop while its own reads finish still finds one for its last Pop.
   bool Take(ReadRequest* out) {
     while (!queue_.TryPop(out)) {
-      if (stopping_.load(std::memory_order_acquire)) return false;
+      if (stopping_.load(std::memory_order_acquire)) {
+        ready_.release();
+        return false;
+      }
       std::this_thread::yield();
     }
     return true;

@@ -11,8 +11,8 @@
 
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/direct_io.h"
-#include "loader/util/thread_policy.h"
 #include "loader/io/uring_setup.h"
+#include "loader/util/thread_policy.h"
 
 namespace feedrate {
 

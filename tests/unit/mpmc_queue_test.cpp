@@ -95,6 +95,11 @@ TEST(RequestQueue, SpansInOrderTryPopAndStop) {
   std::thread blocked([&] { EXPECT_FALSE(q.Pop(&out)); });  // waits until the stop
   q.Stop(1);
   blocked.join();
+  // A consumer that meets the stop in TryPop (an io_uring thread with reads still in flight) and later blocks in
+  // Pop must not wait for a token it used up.
+  EXPECT_FALSE(q.TryPop(&out));
+  EXPECT_FALSE(q.Pop(&out));
+  EXPECT_FALSE(q.Pop(&out));
 }
 
 TEST(RequestQueue, ManyProducersOfBatchesAndBlockingConsumersTakeEveryRequestOnce) {
