@@ -152,12 +152,10 @@ void PrintText(const TfRecordReport& r) {
 
 // Every dataset of an HDF5 file with a sha256 of its data (C order, stored byte order); the first error ends it.
 Result<nlohmann::json> InspectHdf5(const std::string& path) {
-  auto list = ListHdf5Datasets(path);
-  if (!list.ok()) return list.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto list, ListHdf5Datasets(path));
   nlohmann::json datasets = nlohmann::json::array();
-  for (const auto& d : *list) {
-    auto sha = Hdf5DataSha256(path, d.path);
-    if (!sha.ok()) return sha.status();
+  for (const auto& d : list) {
+    FEEDRATE_ASSIGN_OR_RETURN(auto sha, Hdf5DataSha256(path, d.path));
     nlohmann::json filters = nlohmann::json::array();
     for (const auto& f : d.filters) filters.push_back({{"id", f.id}, {"name", f.name}, {"cd_values", f.cd_values}});
     datasets.push_back({{"path", d.path},
@@ -171,7 +169,7 @@ Result<nlohmann::json> InspectHdf5(const std::string& path) {
                         {"storage_size", d.storage_size},
                         {"num_chunks", d.num_chunks},
                         {"nbytes", d.nbytes()},
-                        {"sha256_c", *sha}});
+                        {"sha256_c", sha}});
   }
   std::error_code ec;
   return nlohmann::json{{"file", path},
@@ -195,27 +193,22 @@ struct FetchedObject {
 };
 
 Status FetchObject(const std::string& url, const S3Endpoint& endpoint, FetchedObject* out) {
-  auto loc = ParseS3Url(url);
-  if (!loc.ok()) return loc.status();
-  if (loc->prefix.empty()) return Status::InvalidArgument(url + ": names a bucket, not an object");
-  auto cred = LoadS3Credentials();
-  if (!cred.ok()) return cred.status();
-  S3Store store{endpoint, *cred, loc->bucket, ""};
-  auto client = store.Connect(1);
-  if (!client.ok()) return client.status();
-  auto size = (*client)->Size(loc->prefix);
-  if (!size.ok()) return size.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto loc, ParseS3Url(url));
+  if (loc.prefix.empty()) return Status::InvalidArgument(url + ": names a bucket, not an object");
+  FEEDRATE_ASSIGN_OR_RETURN(auto cred, LoadS3Credentials());
+  S3Store store{endpoint, cred, loc.bucket, ""};
+  FEEDRATE_ASSIGN_OR_RETURN(auto client, store.Connect(1));
+  FEEDRATE_ASSIGN_OR_RETURN(auto size, client->Size(loc.prefix));
   std::string tmpl = (std::filesystem::temp_directory_path() / "feedrate-inspect-XXXXXX").string();
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) return Status::Errno("cannot create a temporary file in " + std::filesystem::temp_directory_path().string(), errno);
   UniqueFd owned(fd);
   out->path = tmpl;
-  std::string buf(static_cast<size_t>(std::min<uint64_t>(*size, 16 << 20)), '\0');
-  for (uint64_t off = 0; off < *size;) {
-    const uint64_t n = std::min<uint64_t>(buf.size(), *size - off);
-    auto got = (*client)->Get(loc->prefix, off, n, buf.data(), n);
-    if (!got.ok()) return got.status();
-    if (*got != n) return Status::Corruption(url + ": " + std::to_string(*got) + " bytes at offset " + std::to_string(off));
+  std::string buf(static_cast<size_t>(std::min<uint64_t>(size, 16 << 20)), '\0');
+  for (uint64_t off = 0; off < size;) {
+    const uint64_t n = std::min<uint64_t>(buf.size(), size - off);
+    FEEDRATE_ASSIGN_OR_RETURN(auto got, client->Get(loc.prefix, off, n, buf.data(), n));
+    if (got != n) return Status::Corruption(url + ": " + std::to_string(got) + " bytes at offset " + std::to_string(off));
     if (::pwrite(fd, buf.data(), n, static_cast<off_t>(off)) != static_cast<ssize_t>(n)) {
       return Status::Errno("cannot write " + tmpl, errno);
     }

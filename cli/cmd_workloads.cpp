@@ -52,8 +52,8 @@ Runner AddWorkloads(CLI::App& app) {
       if (*json) {
         out.push_back({{"name", name},
                        {"source", Source(text)},
-                       {"format", c.format},
-                       {"data_loader", c.data_loader},
+                       {"format", Name(c.format)},
+                       {"data_loader", Name(c.data_loader)},
                        {"record_length_bytes", c.record_length},
                        {"record_length_bytes_stdev", c.record_length_stdev},
                        {"num_files_train", c.num_files_train},
@@ -65,8 +65,8 @@ Runner AddWorkloads(CLI::App& app) {
                        {"mib_per_s_per_accelerator", mib_per_s}});
         continue;
       }
-      std::printf("%-18s %-14s %-10s %12.0f %6llu %10.5g %5.0f %12.1f %10.1f  %s\n", name.c_str(), c.format.c_str(),
-                  c.data_loader.c_str(), c.record_length, static_cast<unsigned long long>(c.batch_size),
+      std::printf("%-18s %-14s %-10s %12.0f %6llu %10.5g %5.0f %12.1f %10.1f  %s\n", name.c_str(), Name(c.format),
+                  Name(c.data_loader), c.record_length, static_cast<unsigned long long>(c.batch_size),
                   c.computation_time.mean, 100 * c.au, samples_per_s, mib_per_s, ShortSource(Source(text)).c_str());
     }
     if (!*json) {

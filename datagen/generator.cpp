@@ -72,26 +72,26 @@ struct Job {
 // Parquet's layout comes from the workload's columns, not only (d1, d2).
 ParquetFileSpec ParquetSpecOf(const Job& j) { return DlioParquetSpec(*j.cfg, j.d1, j.d2); }
 
-uint64_t PlannedSize(const std::string& format, const Job& j) {
-  if (format == "parquet") return ParquetDataBytes(ParquetSpecOf(j));
-  if (format == "tfrecord") return DlioTfRecordFileSize({j.d1, j.d2, j.samples});
-  if (format == "npy") return DlioNpyFileSize({j.d1, j.d2, j.samples});
-  if (format == "hdf5") return DlioHdf5DataBytes({j.d1, j.d2, j.samples}) + 16384;  // + metadata, 4 KiB-aligned
-  if (format == "indexed_binary") return IndexedBinaryFileSize({j.d1, j.d2, j.samples});
-  if (format == "png") return j.d1 * (j.d2 + 1) + j.d1 * j.d2 / 1000 + 4096;  // noise does not compress: ~raw
-  if (format == "jpeg" || format == "jpg") return j.d1 * j.d2 + 4096;  // quality-75 noise stays below 1 byte/pixel
+uint64_t PlannedSize(DataFormat format, const Job& j) {
+  if (format == DataFormat::kParquet) return ParquetDataBytes(ParquetSpecOf(j));
+  if (format == DataFormat::kTfRecord) return DlioTfRecordFileSize({j.d1, j.d2, j.samples});
+  if (format == DataFormat::kNpy) return DlioNpyFileSize({j.d1, j.d2, j.samples});
+  if (format == DataFormat::kHdf5) return DlioHdf5DataBytes({j.d1, j.d2, j.samples}) + 16384;  // + metadata, 4 KiB-aligned
+  if (format == DataFormat::kIndexedBinary) return IndexedBinaryFileSize({j.d1, j.d2, j.samples});
+  if (format == DataFormat::kPng) return j.d1 * (j.d2 + 1) + j.d1 * j.d2 / 1000 + 4096;  // noise does not compress: ~raw
+  if (format == DataFormat::kJpeg) return j.d1 * j.d2 + 4096;  // quality-75 noise stays below 1 byte/pixel
   return DlioNpzFileSize({j.d1, j.d2, j.samples});
 }
 
 // The first bytes a complete file of `format` starts with: the npy magic, a zip local header, or a TFRecord whose
 // first length field carries its CRC. Other formats: true (their own checks below).
-bool HeaderLooksRight(const std::string& format, const std::string& path) {
-  if (format != "npz" && format != "npy" && format != "tfrecord") return true;
+bool HeaderLooksRight(DataFormat format, const std::string& path) {
+  if (format != DataFormat::kNpz && format != DataFormat::kNpy && format != DataFormat::kTfRecord) return true;
   char b[12] = {};
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0 || ::pread(fd.get(), b, sizeof b, 0) != static_cast<ssize_t>(sizeof b)) return false;
-  if (format == "npy") return std::memcmp(b, "\x93NUMPY", 6) == 0;
-  if (format == "npz") return std::memcmp(b, "PK\x03\x04", 4) == 0;
+  if (format == DataFormat::kNpy) return std::memcmp(b, "\x93NUMPY", 6) == 0;
+  if (format == DataFormat::kNpz) return std::memcmp(b, "PK\x03\x04", 4) == 0;
   uint32_t stored = 0;
   std::memcpy(&stored, b + 8, 4);
   return TfRecordPayloadCrc(b, 8) == stored;  // the masked CRC-32C of the length field
@@ -99,18 +99,18 @@ bool HeaderLooksRight(const std::string& format, const std::string& path) {
 
 // A file --skip-existing may keep: the exact size and the right first bytes for the formats whose size is known in
 // advance; for HDF5 (whose metadata the library lays out) a file that opens with `records` of the expected shape.
-bool AlreadyComplete(const std::string& format, const Job& j) {
+bool AlreadyComplete(DataFormat format, const Job& j) {
   struct stat st {};
   if (::stat(j.path.c_str(), &st) != 0) return false;
   if (!j.index_path.empty() && ::stat(j.index_path.c_str(), &st) != 0) return false;
-  if (format == "png") return PngHasSize(j.path, j.d1, j.d2);
-  if (format == "jpeg" || format == "jpg") return JpegHasSize(j.path, j.d1, j.d2);
-  if (format == "parquet") return ParquetFileMatches(j.path, ParquetSpecOf(j));
-  if (format == "indexed_binary" &&
+  if (format == DataFormat::kPng) return PngHasSize(j.path, j.d1, j.d2);
+  if (format == DataFormat::kJpeg) return JpegHasSize(j.path, j.d1, j.d2);
+  if (format == DataFormat::kParquet) return ParquetFileMatches(j.path, ParquetSpecOf(j));
+  if (format == DataFormat::kIndexedBinary &&
       (::stat((j.path + ".off.idx").c_str(), &st) != 0 || ::stat((j.path + ".sz.idx").c_str(), &st) != 0)) {
     return false;
   }
-  if (format != "hdf5") {
+  if (format != DataFormat::kHdf5) {
     return ::stat(j.path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == PlannedSize(format, j) &&
            HeaderLooksRight(format, j.path);
   }
@@ -122,20 +122,20 @@ bool AlreadyComplete(const std::string& format, const Job& j) {
   return false;
 }
 
-Status WriteOne(const std::string& format, const Job& j, const ContentSpec& content, AlignedBuffer* scratch) {
+Status WriteOne(DataFormat format, const Job& j, const ContentSpec& content, AlignedBuffer* scratch) {
   const uint64_t seed = 0x5eed0000ULL + j.index;
-  if (format == "npz") return WriteDlioNpz(j.path, {j.d1, j.d2, j.samples}, content, scratch);
-  if (format == "npy") return WriteDlioNpy(j.path, {j.d1, j.d2, j.samples}, content, scratch);
-  if (format == "hdf5") return WriteDlioHdf5(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
-  if (format == "indexed_binary") return WriteIndexedBinary(j.path, {j.d1, j.d2, j.samples}, content, scratch);
-  if (format == "parquet") return WriteDlioParquet(j.path, ParquetSpecOf(j), seed);
-  if (format == "png" || format == "jpeg" || format == "jpg") {
+  if (format == DataFormat::kNpz) return WriteDlioNpz(j.path, {j.d1, j.d2, j.samples}, content, scratch);
+  if (format == DataFormat::kNpy) return WriteDlioNpy(j.path, {j.d1, j.d2, j.samples}, content, scratch);
+  if (format == DataFormat::kHdf5) return WriteDlioHdf5(j.path, {j.d1, j.d2, j.samples}, seed, scratch);
+  if (format == DataFormat::kIndexedBinary) return WriteIndexedBinary(j.path, {j.d1, j.d2, j.samples}, content, scratch);
+  if (format == DataFormat::kParquet) return WriteDlioParquet(j.path, ParquetSpecOf(j), seed);
+  if (format == DataFormat::kPng || format == DataFormat::kJpeg) {
     if (j.samples != 1) return Status::InvalidArgument(j.path + ": image datasets hold one sample per file");
-    return format == "png" ? WritePng(j.path, j.d1, j.d2, seed, scratch) : WriteJpeg(j.path, j.d1, j.d2, seed, scratch);
+    return format == DataFormat::kPng ? WritePng(j.path, j.d1, j.d2, seed, scratch)
+                                      : WriteJpeg(j.path, j.d1, j.d2, seed, scratch);
   }
-  auto entries = WriteDlioTfRecord(j.path, {j.d1, j.d2, j.samples}, content, scratch);
-  if (!entries.ok()) return entries.status();
-  return WriteFileAtomically(j.index_path, FormatTfRecordIndex(*entries));
+  FEEDRATE_ASSIGN_OR_RETURN(auto entries, WriteDlioTfRecord(j.path, {j.d1, j.d2, j.samples}, content, scratch));
+  return WriteFileAtomically(j.index_path, FormatTfRecordIndex(entries));
 }
 
 Status MakeDirs(const std::string& dir) {
@@ -147,10 +147,10 @@ Status MakeDirs(const std::string& dir) {
 
 // The files a job leaves (relative to the data folder they were written under): the data file, a TFRecord's
 // .idx, indexed_binary's two index arrays.
-std::vector<std::string> JobOutputs(const std::string& format, const Job& j) {
+std::vector<std::string> JobOutputs(DataFormat format, const Job& j) {
   std::vector<std::string> out{j.path};
   if (!j.index_path.empty()) out.push_back(j.index_path);
-  if (format == "indexed_binary") {
+  if (format == DataFormat::kIndexedBinary) {
     out.push_back(j.path + ".off.idx");
     out.push_back(j.path + ".sz.idx");
   }
@@ -159,9 +159,9 @@ std::vector<std::string> JobOutputs(const std::string& format, const Job& j) {
 
 // S3: the objects already there (for --skip-existing): a data object is kept when its size is the planned one
 // and its index objects exist; formats without an exact planned size (hdf5, png, jpeg) are generated again.
-bool S3AlreadyComplete(const std::string& format, const Job& j, const std::string& staging, const S3Store& store,
+bool S3AlreadyComplete(DataFormat format, const Job& j, const std::string& staging, const S3Store& store,
                        const S3SizeMap& existing) {
-  if (format == "hdf5" || format == "png" || format == "jpeg" || format == "jpg" || format == "parquet") return false;
+  if (format == DataFormat::kHdf5 || IsImage(format) || format == DataFormat::kParquet) return false;
   for (const auto& f : JobOutputs(format, j)) {
     auto it = existing.find(store.Key(fs::path(f).lexically_relative(staging).string()));
     if (it == existing.end()) return false;
@@ -189,20 +189,22 @@ class GenerationRun {
  private:
   // Throws ConfigError for what cannot be generated.
   void CheckRequest() const {
-    static const std::set<std::string> kFormats = {"npz",  "npy", "tfrecord", "hdf5",   "indexed_binary",
-                                                   "png",  "jpeg", "jpg",     "parquet"};
+    using F = DataFormat;
+    static const std::set<DataFormat> kFormats = {F::kNpz, F::kNpy,  F::kTfRecord, F::kHdf5,
+                                                  F::kIndexedBinary, F::kPng, F::kJpeg, F::kParquet};
     if (kFormats.count(cfg_.format) == 0) {
-      throw ConfigError(cfg_.source + ": key dataset.format: generating '" + cfg_.format +
+      throw ConfigError(cfg_.source + ": key dataset.format: generating '" + std::string(Name(cfg_.format)) +
                         "' datasets is not supported (npz, npy, tfrecord, hdf5, indexed_binary, parquet, png and jpeg are)");
     }
-    if (cfg_.format == "parquet" && ParquetCodecFor(cfg_.compression) < 0) {
+    if (cfg_.format == DataFormat::kParquet && ParquetCodecFor(cfg_.compression) < 0) {
       throw ConfigError(cfg_.source + ": key dataset.compression: Parquet pages take none, snappy, gzip, zstd or lz4");
     }
-    if (cfg_.format != "parquet" && cfg_.compression != "none") {
-      throw ConfigError(cfg_.source + ": key dataset.compression: only 'none' is supported for generating " + cfg_.format);
+    if (cfg_.format != DataFormat::kParquet && cfg_.compression != "none") {
+      throw ConfigError(cfg_.source + ": key dataset.compression: only 'none' is supported for generating " +
+                        std::string(Name(cfg_.format)));
     }
     if (opt_.verifiable_content && !ContentVerifiable(cfg_.format)) {
-      throw ConfigError("--content verifiable: not available for '" + cfg_.format +
+      throw ConfigError("--content verifiable: not available for '" + std::string(Name(cfg_.format)) +
                         "' datasets (npz, npy, tfrecord and indexed_binary): hdf5 chunks are placed by libhdf5 and "
                         "jpeg/png bytes are compressed, so their stored bytes are not a function of the offset");
     }
@@ -219,7 +221,7 @@ class GenerationRun {
       const uint64_t nsub = train ? cfg_.num_subfolders_train : cfg_.num_subfolders_eval;
       const char* split = train ? "train" : "valid";
       std::string path = DlioFilePath(cfg_.data_folder, split, cfg_.file_prefix, k, n, nsub, cfg_.format);
-      std::string idx = cfg_.format == "tfrecord" ? TfRecordIndexPath(cfg_.data_folder, split, path) : std::string();
+      std::string idx = cfg_.format == DataFormat::kTfRecord ? TfRecordIndexPath(cfg_.data_folder, split, path) : std::string();
       jobs_.push_back({path, idx, dims[i].first, dims[i].second, cfg_.num_samples_per_file, i, &cfg_});
     }
   }
@@ -243,11 +245,10 @@ class GenerationRun {
   // --skip-existing then fails --verify, naming it); a random dataset removes it.
   Status WriteContentMarker() const {
     if (store_ != nullptr) {
-      auto client = store_->Connect(1);
-      if (!client.ok()) return client.status();
+      FEEDRATE_ASSIGN_OR_RETURN(auto client, store_->Connect(1));
       const std::string key = store_->Key(".feedrate-content");
       const std::string text = ContentMarkerText(opt_.content_seed);
-      Status marker = opt_.verifiable_content ? (*client)->Put(key, text.data(), text.size()) : (*client)->Delete(key);
+      Status marker = opt_.verifiable_content ? client->Put(key, text.data(), text.size()) : client->Delete(key);
       return marker.ok() || marker.code() == Status::Code::kNotFound ? Status::Ok() : marker;
     }
     if (opt_.verifiable_content) {
@@ -390,27 +391,24 @@ Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg_in, const Datagen
   std::unique_ptr<S3Store> store;
   S3SizeMap existing;
   if (cfg.on_s3()) {
-    auto s = S3StoreFor(cfg);
-    if (!s.ok()) return s.status();
-    store = std::make_unique<S3Store>(std::move(*s));
+    FEEDRATE_ASSIGN_OR_RETURN(auto s, S3StoreFor(cfg));
+    store = std::make_unique<S3Store>(std::move(s));
     const std::string base = !opt.staging_dir.empty() ? opt.staging_dir : fs::temp_directory_path().string();
     cfg.data_folder = (fs::path(base) / ("feedrate-datagen-" + std::to_string(::getpid()) + "-r" + std::to_string(opt.rank))).string();
-    auto client = store->Connect(1);
-    if (!client.ok()) return client.status();
+    FEEDRATE_ASSIGN_OR_RETURN(auto client, store->Connect(1));
     // The bucket, when it is not there yet. Every rank makes sure before it uploads (no barrier here); when
     // several create it at once, the losers hear 409 (BucketAlreadyOwnedByYou / BucketAlreadyExists).
     S3Request probe;
     probe.method = S3Request::Method::kHead;
-    if (!(*client)->Run(probe).ok() && probe.http_status == 404) {
+    if (!client->Run(probe).ok() && probe.http_status == 404) {
       S3Request create;
       create.method = S3Request::Method::kPut;
-      Status made = (*client)->Run(create);
+      Status made = client->Run(create);
       if (!made.ok() && create.http_status != 409) return made.WithContext("creating the bucket");
     }
     if (opt.skip_existing) {
-      auto listed = (*client)->List(store->Key(""));
-      if (!listed.ok()) return listed.status();
-      for (const auto& o : *listed) existing[o.key] = o.size;
+      FEEDRATE_ASSIGN_OR_RETURN(auto listed, client->List(store->Key("")));
+      for (const auto& o : listed) existing[o.key] = o.size;
     }
   }
   struct StagingCleanup {

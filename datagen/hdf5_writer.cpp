@@ -25,9 +25,9 @@ uint64_t DlioHdf5DataBytes(const Hdf5FileSpec& s) { return s.d1 * s.d2 * s.sampl
 
 Status WriteDlioHdf5(const std::string& path, const Hdf5FileSpec& s, uint64_t content_seed, AlignedBuffer* scratch) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  auto tmp = TempFile::CreateNamed(path);  // reserves the temporary name; libhdf5 writes it through its own descriptor
-  if (!tmp.ok()) return tmp.status();
-  const std::string name = tmp->temp_path();
+  // Reserves the temporary name; libhdf5 writes it through its own descriptor.
+  FEEDRATE_ASSIGN_OR_RETURN(auto tmp, TempFile::CreateNamed(path));
+  const std::string name = tmp.temp_path();
   auto fail = [&](const std::string& what) { return Status::IoError(path + ": HDF5 " + what + " failed (disk full?)"); };
   {
     H5Closer fapl{H5Pcreate(H5P_FILE_ACCESS), H5Pclose};
@@ -66,7 +66,7 @@ Status WriteDlioHdf5(const std::string& path, const Hdf5FileSpec& s, uint64_t co
     }
     if (H5Fflush(file.id, H5F_SCOPE_GLOBAL) < 0) return fail("flush");
   }  // everything closed: the file is complete on disk
-  return tmp->Commit();
+  return tmp.Commit();
 }
 
 }  // namespace feedrate

@@ -11,10 +11,9 @@ namespace feedrate {
 uint64_t IndexedBinaryFileSize(const IndexedBinarySpec& s) { return s.d1 * s.d2 * s.samples; }
 
 Status WriteIndexedBinary(const std::string& path, const IndexedBinarySpec& s, const ContentSpec& content, AlignedBuffer* scratch) {
-  auto file = TempFile::Create(path);
-  if (!file.ok()) return file.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto file, TempFile::Create(path));
   ContentSource rng(content);
-  FEEDRATE_RETURN_IF_ERROR(file->WriteRandom(rng, IndexedBinaryFileSize(s), 0, scratch));
+  FEEDRATE_RETURN_IF_ERROR(file.WriteRandom(rng, IndexedBinaryFileSize(s), 0, scratch));
   std::vector<int64_t> offsets(s.samples), sizes(s.samples, static_cast<int64_t>(s.d1 * s.d2));
   for (uint64_t k = 0; k < s.samples; ++k) offsets[k] = static_cast<int64_t>(k * s.d1 * s.d2);
   auto as_text = [](const std::vector<int64_t>& v) {
@@ -22,7 +21,7 @@ Status WriteIndexedBinary(const std::string& path, const IndexedBinarySpec& s, c
   };
   FEEDRATE_RETURN_IF_ERROR(WriteFileAtomically(path + ".off.idx", as_text(offsets)));
   FEEDRATE_RETURN_IF_ERROR(WriteFileAtomically(path + ".sz.idx", as_text(sizes)));
-  return file->Commit();  // the data file appears last, once its index is in place
+  return file.Commit();  // the data file appears last, once its index is in place
 }
 
 }  // namespace feedrate

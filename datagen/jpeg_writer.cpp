@@ -74,10 +74,9 @@ Status WriteJpeg(const std::string& path, uint64_t d1, uint64_t d2, uint64_t con
     ~FreeOut() { std::free(p); }
   } free_out{st.out};
   if (!ok) return Status::IoError(path + ": JPEG encoding failed: " + st.message);
-  auto file = TempFile::Create(path);
-  if (!file.ok()) return file.status();
-  FEEDRATE_RETURN_IF_ERROR(file->WriteAt(st.out, st.out_size, 0));
-  return file->Commit();
+  FEEDRATE_ASSIGN_OR_RETURN(auto file, TempFile::Create(path));
+  FEEDRATE_RETURN_IF_ERROR(file.WriteAt(st.out, st.out_size, 0));
+  return file.Commit();
 }
 
 bool JpegHasSize(const std::string& path, uint64_t d1, uint64_t d2) {

@@ -14,12 +14,11 @@ uint64_t DlioNpyFileSize(const NpyFileSpec& s) {
 
 Status WriteDlioNpy(const std::string& path, const NpyFileSpec& s, const ContentSpec& content, AlignedBuffer* scratch) {
   const std::string header = MakeNpyHeader("|u1", {s.d1, s.d2, s.samples});
-  auto file = TempFile::Create(path);
-  if (!file.ok()) return file.status();
-  FEEDRATE_RETURN_IF_ERROR(file->WriteAt(header.data(), header.size(), 0));
+  FEEDRATE_ASSIGN_OR_RETURN(auto file, TempFile::Create(path));
+  FEEDRATE_RETURN_IF_ERROR(file.WriteAt(header.data(), header.size(), 0));
   ContentSource rng(content);
-  FEEDRATE_RETURN_IF_ERROR(file->WriteRandom(rng, s.d1 * s.d2 * s.samples, header.size(), scratch));
-  return file->Commit();
+  FEEDRATE_RETURN_IF_ERROR(file.WriteRandom(rng, s.d1 * s.d2 * s.samples, header.size(), scratch));
+  return file.Commit();
 }
 
 }  // namespace feedrate

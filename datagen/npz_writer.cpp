@@ -40,28 +40,27 @@ uint64_t DlioNpzFileSize(const NpzFileSpec& spec) {
 
 Status WriteDlioNpz(const std::string& path, const NpzFileSpec& spec, const ContentSpec& content, AlignedBuffer* scratch) {
   Layout l = Plan(spec);
-  auto file = TempFile::Create(path);
-  if (!file.ok()) return file.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto file, TempFile::Create(path));
   // x.npy: header then data, CRC-32 accumulated as we go; the local header is written last with the CRC.
   uint64_t off = ZipLocalHeaderSize("x.npy");
   uint32_t crc = Crc32Zip(l.x_header.data(), l.x_header.size());
-  FEEDRATE_RETURN_IF_ERROR(file->WriteAt(l.x_header.data(), l.x_header.size(), off));
+  FEEDRATE_RETURN_IF_ERROR(file.WriteAt(l.x_header.data(), l.x_header.size(), off));
   off += l.x_header.size();
   ContentSource rng(content);
   for (uint64_t left = l.x_data_bytes; left > 0;) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(left, scratch->size()));
     rng.Fill(scratch->data(), off, n);
     crc = Crc32ZipExtend(crc, scratch->data(), n);
-    FEEDRATE_RETURN_IF_ERROR(file->WriteAt(scratch->data(), n, off));
+    FEEDRATE_RETURN_IF_ERROR(file.WriteAt(scratch->data(), n, off));
     off += n;
     left -= n;
   }
   l.x.crc32 = crc;
   std::string xh = ZipLocalHeader(l.x);
   std::string tail = ZipLocalHeader(l.y) + l.y_npy + ZipCentralDirectory({l.x, l.y}, l.cd_offset);
-  FEEDRATE_RETURN_IF_ERROR(file->WriteAt(xh.data(), xh.size(), 0));
-  FEEDRATE_RETURN_IF_ERROR(file->WriteAt(tail.data(), tail.size(), l.y.local_header_offset));
-  return file->Commit();
+  FEEDRATE_RETURN_IF_ERROR(file.WriteAt(xh.data(), xh.size(), 0));
+  FEEDRATE_RETURN_IF_ERROR(file.WriteAt(tail.data(), tail.size(), l.y.local_header_offset));
+  return file.Commit();
 }
 
 }  // namespace feedrate

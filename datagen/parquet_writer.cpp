@@ -293,9 +293,8 @@ uint64_t ParquetDataBytes(const ParquetFileSpec& spec) {
 
 Status WriteDlioParquet(const std::string& path, const ParquetFileSpec& spec, uint64_t seed) {
   if (spec.codec < 0) return Status::InvalidArgument(path + ": no Parquet codec for this dataset.compression");
-  auto file = TempFile::Create(path);
-  if (!file.ok()) return file.status();
-  Sink out(&*file);
+  FEEDRATE_ASSIGN_OR_RETURN(auto file, TempFile::Create(path));
+  Sink out(&file);
   FEEDRATE_RETURN_IF_ERROR(out.Append("PAR1"));
   const auto plans = PlanColumns(spec);
   PqFileMetaData m;
@@ -324,7 +323,7 @@ Status WriteDlioParquet(const std::string& path, const ParquetFileSpec& spec, ui
   FEEDRATE_RETURN_IF_ERROR(out.Append(std::string_view(reinterpret_cast<const char*>(&len), 4)));
   FEEDRATE_RETURN_IF_ERROR(out.Append("PAR1"));
   FEEDRATE_RETURN_IF_ERROR(out.Flush());
-  return file->Commit();
+  return file.Commit();
 }
 
 bool ParquetFileMatches(const std::string& path, const ParquetFileSpec& spec) {

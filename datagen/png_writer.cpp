@@ -39,15 +39,14 @@ struct Deflater {
 
 Status WritePng(const std::string& path, uint64_t d1, uint64_t d2, uint64_t content_seed, AlignedBuffer* scratch) {
   if (d1 > 0x7fffffff || d2 > 0x7fffffff) return Status::InvalidArgument(path + ": image too large for PNG");
-  auto file = TempFile::Create(path);
-  if (!file.ok()) return file.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto file, TempFile::Create(path));
   std::string head("\x89PNG\r\n\x1a\n", 8), ihdr;
   Put32(&ihdr, static_cast<uint32_t>(d2));  // width
   Put32(&ihdr, static_cast<uint32_t>(d1));  // height
   ihdr += std::string("\x08\x00\x00\x00\x00", 5);  // 8-bit grayscale, deflate, adaptive filtering, no interlace
   head += Chunk("IHDR", ihdr.data(), ihdr.size());
   uint64_t off = 0;
-  FEEDRATE_RETURN_IF_ERROR(file->WriteAt(head.data(), head.size(), off));
+  FEEDRATE_RETURN_IF_ERROR(file.WriteAt(head.data(), head.size(), off));
   off += head.size();
   Deflater d;
   if (deflateInit(&d.z, Z_DEFAULT_COMPRESSION) != Z_OK) return Status::IoError("zlib deflateInit failed");
@@ -63,7 +62,7 @@ Status WritePng(const std::string& path, uint64_t d1, uint64_t d2, uint64_t cont
       size_t produced = cap - d.z.avail_out;
       if (produced > 0) {
         std::string c = Chunk("IDAT", scratch->data(), produced);
-        FEEDRATE_RETURN_IF_ERROR(file->WriteAt(c.data(), c.size(), off));
+        FEEDRATE_RETURN_IF_ERROR(file.WriteAt(c.data(), c.size(), off));
         off += c.size();
       }
     } while (d.z.avail_out == 0);
@@ -77,8 +76,8 @@ Status WritePng(const std::string& path, uint64_t d1, uint64_t d2, uint64_t cont
   }
   FEEDRATE_RETURN_IF_ERROR(emit(Z_FINISH));
   std::string end = Chunk("IEND", "", 0);
-  FEEDRATE_RETURN_IF_ERROR(file->WriteAt(end.data(), end.size(), off));
-  return file->Commit();
+  FEEDRATE_RETURN_IF_ERROR(file.WriteAt(end.data(), end.size(), off));
+  return file.Commit();
 }
 
 bool PngHasSize(const std::string& path, uint64_t d1, uint64_t d2) {

@@ -9,31 +9,27 @@ namespace feedrate {
 
 Result<std::unique_ptr<S3Uploader>> S3Uploader::Create(const S3Store& store, uint64_t part_size, unsigned parallel) {
   if (part_size < (5u << 20)) return Status::InvalidArgument("S3 multipart part size must be at least 5 MiB");
-  auto client = store.Connect(std::max(1u, parallel));
-  if (!client.ok()) return client.status();
-  return std::unique_ptr<S3Uploader>(new S3Uploader(std::move(*client), part_size, std::max(1u, parallel)));
+  FEEDRATE_ASSIGN_OR_RETURN(auto client, store.Connect(std::max(1u, parallel)));
+  return std::unique_ptr<S3Uploader>(new S3Uploader(std::move(client), part_size, std::max(1u, parallel)));
 }
 
 S3Uploader::S3Uploader(std::unique_ptr<S3Client> client, uint64_t part_size, unsigned parallel)
     : client_(std::move(client)), part_size_(part_size), parallel_(parallel), buffers_(parallel) {}
 
 Status S3Uploader::Upload(const std::string& path, const std::string& key, uint64_t* bytes) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  auto size = FileSize(fd->get(), path);
-  if (!size.ok()) return size.status();
-  *bytes = *size;
-  if (*size > part_size_) return Multipart(fd->get(), path, key, *size);
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto size, FileSize(fd.get(), path));
+  *bytes = size;
+  if (size > part_size_) return Multipart(fd.get(), path, key, size);
   std::string& buf = buffers_[0];
-  buf.resize(*size);
-  if (*size > 0) FEEDRATE_RETURN_IF_ERROR(PreadFull(fd->get(), buf.data(), buf.size(), 0, path));
+  buf.resize(size);
+  if (size > 0) FEEDRATE_RETURN_IF_ERROR(PreadFull(fd.get(), buf.data(), buf.size(), 0, path));
   ++requests_;
   return client_->Put(key, buf.data(), buf.size());
 }
 
 Status S3Uploader::Multipart(int fd, const std::string& path, const std::string& key, uint64_t size) {
-  auto id = client_->StartMultipart(key);
-  if (!id.ok()) return id.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto id, client_->StartMultipart(key));
   ++requests_;
   const uint64_t parts = (size + part_size_ - 1) / part_size_;
   std::vector<std::string> etags(parts);
@@ -51,7 +47,7 @@ Status S3Uploader::Multipart(int fd, const std::string& path, const std::string&
       r = S3Request{};
       r.method = S3Request::Method::kPut;
       r.key = key;
-      r.query = "partNumber=" + std::to_string(p + 1) + "&uploadId=" + S3UriEncode(*id, false);
+      r.query = "partNumber=" + std::to_string(p + 1) + "&uploadId=" + S3UriEncode(id, false);
       r.body = buf.data();
       r.body_size = len;
       batch.push_back(&r);
@@ -63,10 +59,10 @@ Status S3Uploader::Multipart(int fd, const std::string& path, const std::string&
       etags[first + i] = batch[i]->etag;
     }
   }
-  if (st.ok()) st = client_->CompleteMultipart(key, *id, etags);
+  if (st.ok()) st = client_->CompleteMultipart(key, id, etags);
   if (!st.ok()) {
     // No object under the final key: the parts go, the key never appears.
-    Status abort = client_->AbortMultipart(key, *id);
+    Status abort = client_->AbortMultipart(key, id);
     std::string why = st.ToString();
     if (!abort.ok()) why += " (and aborting the upload failed too: " + abort.ToString() + ")";
     return Status::IoError("uploading " + path + " to s3://" + client_->bucket() + "/" + key + ": " + why);

@@ -161,10 +161,9 @@ Status TempFile::LinkUnnamed() {
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  auto f = TempFile::Create(path);
-  if (!f.ok()) return f.status();
-  FEEDRATE_RETURN_IF_ERROR(f->WriteAt(text.data(), text.size(), 0));
-  return f->Commit();
+  FEEDRATE_ASSIGN_OR_RETURN(auto f, TempFile::Create(path));
+  FEEDRATE_RETURN_IF_ERROR(f.WriteAt(text.data(), text.size(), 0));
+  return f.Commit();
 }
 
 }  // namespace feedrate

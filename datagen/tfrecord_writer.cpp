@@ -75,15 +75,14 @@ Result<std::vector<TfRecordEntry>> WriteDlioTfRecord(const std::string& path, co
                                                      const ContentSpec& content, AlignedBuffer* scratch) {
   const ExampleFraming fr = DlioExampleFraming(spec.d1 * spec.d2);
   const uint64_t payload = fr.payload_bytes();
-  auto file = TempFile::Create(path);
-  if (!file.ok()) return file.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto file, TempFile::Create(path));
   ContentSource rng(content);
   char* buf = scratch->data();
   const size_t cap = scratch->size();
   size_t used = 0;
   uint64_t file_off = 0;
   auto flush = [&]() -> Status {
-    Status st = file->WriteAt(buf, used, file_off);
+    Status st = file.WriteAt(buf, used, file_off);
     file_off += used;
     used = 0;
     return st;
@@ -122,7 +121,7 @@ Result<std::vector<TfRecordEntry>> WriteDlioTfRecord(const std::string& path, co
     FEEDRATE_RETURN_IF_ERROR(append(sizeof footer, copy_from(reinterpret_cast<const char*>(&footer)), false));
   }
   if (used > 0) FEEDRATE_RETURN_IF_ERROR(flush());
-  FEEDRATE_RETURN_IF_ERROR(file->Commit());
+  FEEDRATE_RETURN_IF_ERROR(file.Commit());
   return entries;
 }
 

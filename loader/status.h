@@ -77,3 +77,16 @@ class Result {
     ::feedrate::Status _fr_st = (expr);           \
     if (!_fr_st.ok()) return _fr_st;              \
   } while (0)
+
+#define FEEDRATE_CONCAT_IMPL(a, b) a##b
+#define FEEDRATE_CONCAT(a, b) FEEDRATE_CONCAT_IMPL(a, b)
+
+// FEEDRATE_ASSIGN_OR_RETURN(lhs, expr): evaluates expr (a Result<T>); on error, returns its Status from the
+// enclosing function (which returns Status or a Result); otherwise moves the value into lhs, a declaration
+// (`auto x`, `const auto x`) or an existing variable. One statement per line: the temporary is named by __LINE__.
+#define FEEDRATE_ASSIGN_OR_RETURN(lhs, ...) \
+  FEEDRATE_ASSIGN_OR_RETURN_IMPL(FEEDRATE_CONCAT(_fr_result_, __LINE__), lhs, __VA_ARGS__)
+#define FEEDRATE_ASSIGN_OR_RETURN_IMPL(tmp, lhs, ...) \
+  auto tmp = (__VA_ARGS__);                           \
+  if (!tmp.ok()) return tmp.status();                 \
+  lhs = std::move(*tmp)

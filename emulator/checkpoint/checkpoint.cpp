@@ -104,7 +104,7 @@ json Reduce(const std::vector<std::vector<double>>& per_rank, double size_gib) {
 // Every rank calls the same collectives in the same order (each step ends in an agreement on the first error).
 class CheckpointRun {
  public:
-  CheckpointRun(const WorkloadConfig& cfg, const CheckpointOptions& opt, const Comm& comm)
+  CheckpointRun(const WorkloadConfig& cfg, const CheckpointOptions& opt, Comm& comm)
       : cfg_(cfg), opt_(opt), comm_(comm), start_iso_(NowIso8601()), ranks_(static_cast<uint64_t>(comm.size())),
         results_dir_(ResultsDirOr(opt.results_dir, cfg.name)) {}
 
@@ -140,23 +140,27 @@ class CheckpointRun {
     const json injected = FaultCounts();
     if (!comm_.root()) return code;
     if (!injected.empty()) f_["injected_faults"] = injected;
-    std::fprintf(stderr, "feedrate: %s: %s\n", status == "failed" ? "error" : status.c_str(), error.c_str());
+    ReportUnfinishedRun(results_dir_, status, error, [&] { return WriteUnfinishedSummary(status, error); });
+    return code;
+  }
+
+  // Rank 0's summary of a run that did not complete. No collectives: the collective watchdog's abort hook calls it
+  // while this rank waits in the collective that timed out.
+  Status WriteUnfinishedSummary(const std::string& status, const std::string& error) {
     f_["status"] = status;
     f_["checkpoints_written"] = written_;
     f_["checkpoints_read"] = read_;
     f_["error"] = error;
     json summary = {{"start", start_iso_}, {"end", NowIso8601()}, {"feedrate", f_}};
-    std::error_code ec;
-    if (fs::is_directory(results_dir_, ec)) (void)WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2) + "\n");
-    return code;
+    return WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2) + "\n");
   }
 
   // Set-up: results directory, the checkpoint settings and model, options, faults, the folder and the stream I/O.
+  // A job the collective watchdog ends (MPI_Abort) still leaves a failed-run summary: rank 0 writes what it knows.
   Status Prepare() {
     if (comm_.root()) {
-      std::error_code ec;
-      fs::create_directories(results_dir_, ec);
-      if (ec) return Status::Errno("cannot create results directory " + results_dir_, ec.value());
+      FEEDRATE_RETURN_IF_ERROR(CreateResultsDir(results_dir_));
+      comm_.SetAbortHook([this](const std::string& message) { (void)WriteUnfinishedSummary("failed", message); });
     }
     try {
       set_ = CheckpointSettingsFromConfig(cfg_);
@@ -178,12 +182,10 @@ class CheckpointRun {
 
   // The model, the world its layout is cut for, and this rank's files at --scale.
   Status PlanLayout() {
-    auto m = LlmModelFromConfig(cfg_);
-    if (!m.ok()) return m.status();
-    model_ = *m;
-    auto w = LayoutWorld(model_, ranks_);
-    if (!w.ok()) return w.status();
-    world_ = *w;
+    FEEDRATE_ASSIGN_OR_RETURN(auto m, LlmModelFromConfig(cfg_));
+    model_ = m;
+    FEEDRATE_ASSIGN_OR_RETURN(auto w, LayoutWorld(model_, ranks_));
+    world_ = w;
     if (!(opt_.scale > 0 && opt_.scale <= 1)) return Status::InvalidArgument("--scale must be in (0, 1]");
     plan_ = PlanRank(model_, world_, static_cast<uint64_t>(comm_.rank()), opt_.scale);
     return Status::Ok();
@@ -192,12 +194,11 @@ class CheckpointRun {
   // Checkpoint rules act on the writes unless they say op= (eagain is a read fault either way).
   Status OpenFaults() {
     if (opt_.inject.empty()) return Status::Ok();
-    auto p = ParseFaultPlan(opt_.inject);
-    if (!p.ok()) return p.status();
-    for (auto& r : p->rules) {
+    FEEDRATE_ASSIGN_OR_RETURN(auto p, ParseFaultPlan(opt_.inject));
+    for (auto& r : p.rules) {
       if (!r.op_explicit && r.kind != FaultKind::kEagain) r.op = FaultOp::kWrite;
     }
-    faults_ = std::make_unique<FaultInjector>(std::move(*p));
+    faults_ = std::make_unique<FaultInjector>(std::move(p));
     warnings_.push_back("faults injected into the checkpoint I/O (--inject " + opt_.inject + "): the results measure them");
     return Status::Ok();
   }
@@ -207,13 +208,12 @@ class CheckpointRun {
     so.queue_depth = opt_.queue_depth;
     so.block = opt_.block;
     so.odirect = opt_.odirect;
-    so.uring = opt_.engine != "posix";
+    so.uring = opt_.engine != EngineKind::kPosix;
     so.faults = faults_.get();
     so.stop = InterruptFlag();
-    auto s = StreamIo::Create(so);
-    if (!s.ok()) return s.status();
-    io_ = std::move(*s);
-    if (opt_.engine == "uring" && io_->description().rfind("io_uring", 0) != 0) {
+    FEEDRATE_ASSIGN_OR_RETURN(auto s, StreamIo::Create(so));
+    io_ = std::move(s);
+    if (opt_.engine == EngineKind::kUring && io_->description().rfind("io_uring", 0) != 0) {
       return Status::Unsupported("--engine uring: " + io_->description());
     }
     return Status::Ok();
@@ -503,7 +503,7 @@ class CheckpointRun {
 
   const WorkloadConfig& cfg_;
   const CheckpointOptions& opt_;
-  const Comm& comm_;
+  Comm& comm_;
   const std::string start_iso_;
   const uint64_t ranks_;
   const std::string results_dir_;
@@ -525,7 +525,7 @@ class CheckpointRun {
 
 }  // namespace
 
-int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, const Comm& comm) {
+int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& opt, Comm& comm) {
   return CheckpointRun(cfg, opt, comm).Run();
 }
 

@@ -18,7 +18,7 @@ struct CheckpointOptions {
   double time_between = -1;        // seconds idle before each checkpoint (-1: checkpoint.time_between_checkpoints)
   double scale = 1.0;              // every file's size times this (0 < scale <= 1), for tests and demos
   std::string results_dir;         // "" = results/<timestamp>_<workload>
-  std::string engine = "auto";     // auto (io_uring, else pread/pwrite) | uring | posix
+  EngineKind engine = EngineKind::kAuto;  // io_uring, else pread/pwrite | uring | posix
   bool odirect = false;            // O_DIRECT writes and reads
   std::string read_cache = "drop"; // before reading: drop (evict each rank's files) | keep; O_DIRECT needs neither
   bool drop_system_caches = false; // also /proc/sys/vm/drop_caches before reading (root), once per host
@@ -32,6 +32,6 @@ struct CheckpointOptions {
 
 // Exit codes: 0 done, 2 error, 130 interrupted (SIGINT/SIGTERM: the file being written is dropped, summary.json says
 // "interrupted" with the checkpoints completed); a result claiming success is never written then.
-int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& options, const Comm& comm);
+int RunCheckpoint(const WorkloadConfig& cfg, const CheckpointOptions& options, Comm& comm);
 
 }  // namespace feedrate

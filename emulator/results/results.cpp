@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <ctime>
 #include <map>
 #include <set>
@@ -99,6 +100,22 @@ std::string NowCompact() { return UtcNow("%Y%m%dT%H%M%SZ"); }
 
 std::string ResultsDirOr(const std::string& given, const std::string& name) {
   return given.empty() ? "results/" + NowCompact() + "_" + name : given;
+}
+
+Status CreateResultsDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Errno("cannot create results directory " + dir, ec.value());
+  return Status::Ok();
+}
+
+void ReportUnfinishedRun(const std::string& dir, const std::string& status, const std::string& error,
+                         const std::function<Status()>& write_summary) {
+  std::fprintf(stderr, "feedrate: %s: %s\n", status == "failed" ? "error" : status.c_str(), error.c_str());
+  std::error_code ec;
+  if (dir.empty() || !std::filesystem::is_directory(dir, ec)) return;
+  Status w = write_summary();
+  if (!w.ok()) std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& content) {
@@ -277,7 +294,8 @@ nlohmann::json RunSetupFigures(const RunRecord& r) {
   f["io_threads_per_rank"] = r.io_threads_per_rank;
   f["steps_per_epoch"] = r.steps_per_epoch;
   f["file_open_mode"] = r.file_open_mode;
-  f["order"] = c.order == "shuffled" ? "shuffled" : "dlio_v2.0_" + c.data_loader;
+  f["order"] = c.order == SampleOrder::kShuffled ? std::string("shuffled")
+                                                 : std::string("dlio_v2.0_") + Name(c.data_loader);
   f["retain_batches"] = r.retain_batches;
   f["sample_check"] = r.sample_check;
   f["coalesce_reads_bytes"] = r.coalesce_bytes;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -108,5 +109,12 @@ std::string NowCompact();
 // Where a command's results go: `given` when set, else results/<NowCompact()>_<name> (run, checkpoint, sweep,
 // iobench name theirs the same way).
 std::string ResultsDirOr(const std::string& given, const std::string& name);
+// Rank 0 creates the results directory before any work, so an unwritable one fails first (run and checkpoint).
+Status CreateResultsDir(const std::string& dir);
+// How a run that did not complete ends on rank 0, run and checkpoint alike: the error on stderr ("feedrate:
+// error: ..." for status "failed", else "feedrate: <status>: ..."), then `write_summary` (a summary.json that says
+// what failed and what completed) when the results directory exists; a summary that cannot be written is said.
+void ReportUnfinishedRun(const std::string& dir, const std::string& status, const std::string& error,
+                         const std::function<Status()>& write_summary);
 
 }  // namespace feedrate

@@ -111,9 +111,7 @@ void TrainingRun::StartRecord() {
 Status TrainingRun::CreateResultsDir() {
   if (!comm_.root()) return Status::Ok();
   rec_.results_dir = ResultsDirOr(opt_.results_dir, cfg_.name);
-  std::error_code ec;
-  std::filesystem::create_directories(rec_.results_dir, ec);
-  if (ec) return Status::Errno("cannot create results directory " + rec_.results_dir, ec.value());
+  FEEDRATE_RETURN_IF_ERROR(feedrate::CreateResultsDir(rec_.results_dir));
   comm_.SetAbortHook([this](const std::string& message) {
     RunRecord failed = rec_;
     failed.status = "failed";
@@ -183,17 +181,12 @@ int TrainingRun::FinishFailed(const std::string& status, const std::string& erro
   auto infos = GatherFacts();
   if (!comm_.root()) return code;
   ParseRankInfos(infos, &rec_);
-  std::fprintf(stderr, "feedrate: error: %s\n", error.c_str());
   if (opt_.json_events) {
     std::printf("%s\n", nlohmann::json{{"event", "done"}, {"status", status}, {"error", error},
                                        {"results_dir", rec_.results_dir}}.dump().c_str());
     std::fflush(stdout);
   }
-  std::error_code ec;
-  if (!rec_.results_dir.empty() && std::filesystem::is_directory(rec_.results_dir, ec)) {
-    Status w = WriteRunResults(rec_);
-    if (!w.ok()) std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
-  }
+  ReportUnfinishedRun(rec_.results_dir, status, error, [this] { return WriteRunResults(rec_); });
   return code;
 }
 

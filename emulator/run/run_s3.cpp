@@ -16,12 +16,10 @@ Status ConnectS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& 
     return Status::InvalidArgument("--cache " + cache_arg + ": an S3 dataset has no client page cache to drop (epoch 1 is "
                                    "the first touch, later epochs repeat reads: summary.json reports them apart)");
   }
-  auto store = S3StoreFor(cfg);
-  if (!store.ok()) return store.status();
-  s->store = std::move(*store);
-  auto client = s->store.Connect(4);
-  if (!client.ok()) return client.status();
-  s->client = std::move(*client);
+  FEEDRATE_ASSIGN_OR_RETURN(auto store, S3StoreFor(cfg));
+  s->store = std::move(store);
+  FEEDRATE_ASSIGN_OR_RETURN(auto client, s->store.Connect(4));
+  s->client = std::move(client);
   return Status::Ok();
 }
 
@@ -33,10 +31,9 @@ Status ListS3Dataset(const WorkloadConfig& cfg, const Comm& comm, Status local, 
   if (comm.root()) {
     auto list = [&](const std::string& split, uint64_t n, uint64_t sub) -> Status {
       S3SizeMap sizes;
-      auto keys = DiscoverS3Objects(*s->client, s->store, split, cfg.format, n, sub, &sizes);
-      if (!keys.ok()) return keys.status();
+      FEEDRATE_ASSIGN_OR_RETURN(auto keys, DiscoverS3Objects(*s->client, s->store, split, cfg.format, n, sub, &sizes));
       nlohmann::json arr = nlohmann::json::array();
-      for (const auto& k : *keys) arr.push_back({k, sizes[k]});
+      for (const auto& k : keys) arr.push_back({k, sizes[k]});
       doc[split] = std::move(arr);
       return Status::Ok();
     };
@@ -75,9 +72,8 @@ void AddS3Facts(const S3RunSetup& s, uint64_t get_requests, uint64_t retries, nl
 
 Result<uint64_t> ReadS3ContentMarker(S3RunSetup& s) {
   const std::string key = s.store.Key(".feedrate-content");
-  auto text = GetS3Text(*s.client, key);
-  if (!text.ok()) return text.status();
-  return ParseContentMarker(*text, s.store.Url(key));
+  FEEDRATE_ASSIGN_OR_RETURN(auto text, GetS3Text(*s.client, key));
+  return ParseContentMarker(text, s.store.Url(key));
 }
 
 }  // namespace feedrate

@@ -36,7 +36,7 @@ std::string Gib(double bytes) {
 EngineRequest EngineRequestFor(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, uint64_t direct_align) {
   EngineRequest r;
   r.s3 = s3;
-  r.posix = cfg.engine == "posix";
+  r.posix = cfg.engine == EngineKind::kPosix;
   r.transfer_size = cfg.transfer_size;
   r.queue_depth = cfg.queue_depth;
   r.odirect = cfg.odirect;
@@ -58,28 +58,27 @@ Status CheckRequest(const WorkloadConfig& cfg, const RunOptions& opt, CacheMode*
     return Status::InvalidArgument(cfg.source + ": key workflow.train is False: nothing to run" +
                                    std::string(checkpointing ? " (a checkpointing workload? `feedrate checkpoint` runs those)" : ""));
   }
-  auto cache_mode = ParseCacheMode(opt.cache);
-  if (!cache_mode.ok()) return cache_mode.status();
-  if (cfg.odirect && (*cache_mode == CacheMode::kDrop || *cache_mode == CacheMode::kDropOnce)) {
+  FEEDRATE_ASSIGN_OR_RETURN(auto cache_mode, ParseCacheMode(opt.cache));
+  if (cfg.odirect && (cache_mode == CacheMode::kDrop || cache_mode == CacheMode::kDropOnce)) {
     return Status::InvalidArgument("--cache " + opt.cache + " with O_DIRECT reads (reader.odirect): O_DIRECT already "
                                    "bypasses the page cache; use --cache direct");
   }
-  if (*cache_mode == CacheMode::kDirect && !cfg.odirect) {
+  if (cache_mode == CacheMode::kDirect && !cfg.odirect) {
     return Status::InvalidArgument("--cache direct needs O_DIRECT reads (reader.odirect: true)");
   }
-  *mode = cfg.odirect ? CacheMode::kDirect : *cache_mode;
+  *mode = cfg.odirect ? CacheMode::kDirect : cache_mode;
   if (!TrainingFormatSupported(cfg.format)) {
-    return Status::Unsupported(cfg.source + ": key dataset.format: '" + cfg.format +
-                               "' training reads are not supported yet (npz, npy, tfrecord, hdf5, indexed_binary, jpeg and png are)");
+    return Status::Unsupported(cfg.source + ": key dataset.format: '" + Name(cfg.format) +
+                               "' training reads are not supported yet (npz, npy, tfrecord, hdf5, indexed_binary, jpeg, png "
+                               "and parquet are)");
   }
   return Status::Ok();
 }
 
 // The training (and evaluation) files and their samplers.
 Status BuildSamplers(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
-  auto files = DiscoverSplit(cfg, "train", cfg.num_files_train, cfg.num_subfolders_train, s);
-  if (!files.ok()) return files.status();
-  s->files = std::move(*files);
+  FEEDRATE_ASSIGN_OR_RETURN(auto files, DiscoverSplit(cfg, "train", cfg.num_files_train, cfg.num_subfolders_train, s));
+  s->files = std::move(files);
   SamplerConfig sc;
   sc.num_files = cfg.num_files_train;
   sc.samples_per_file = cfg.num_samples_per_file;
@@ -111,9 +110,8 @@ Status BuildSamplers(const WorkloadConfig& cfg, const RunOptions& opt, const Com
     if (cfg.num_files_eval == 0) {
       return Status::InvalidArgument(cfg.source + ": workflow.evaluation is True but dataset.num_files_eval is 0");
     }
-    auto eval_files = DiscoverSplit(cfg, "valid", cfg.num_files_eval, cfg.num_subfolders_eval, s);
-    if (!eval_files.ok()) return eval_files.status();
-    s->files.insert(s->files.end(), eval_files->begin(), eval_files->end());
+    FEEDRATE_ASSIGN_OR_RETURN(auto eval_files, DiscoverSplit(cfg, "valid", cfg.num_files_eval, cfg.num_subfolders_eval, s));
+    s->files.insert(s->files.end(), eval_files.begin(), eval_files.end());
     SamplerConfig ec = sc;
     ec.num_files = cfg.num_files_eval;
     ec.batch_size = cfg.batch_size_eval;
@@ -139,7 +137,8 @@ RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, cons
   std::vector<char> needed(s.files.size(), 0);
   std::vector<uint64_t> ids;
   // Orders that change between epochs (Feedrate's shuffle, tf.data's shuffle buffer) may touch other files later.
-  const bool varies = cfg.order == "shuffled" || (cfg.data_loader == "tensorflow" && cfg.sample_shuffle != "off");
+  const bool varies = cfg.order == SampleOrder::kShuffled ||
+                      (cfg.data_loader == DataLoader::kTensorFlow && cfg.sample_shuffle != "off");
   uint64_t epochs_to_scan = varies ? cfg.epochs : 1;
   for (uint64_t a = 0; a < opt.accelerators; ++a) {
     for (uint64_t e = 1; e <= epochs_to_scan; ++e) {
@@ -165,7 +164,7 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
   io.parquet_columns = cfg.ParquetSelectedColumns();
   // Images are read whole without opening a file at setup unless something needs their sizes first: decoding or
   // checks in retained memory, content verification, O_DIRECT windows (and S3, whose listing has the sizes).
-  const bool image = cfg.format == "jpeg" || cfg.format == "jpg" || cfg.format == "png";
+  const bool image = IsImage(cfg.format);
   const bool unopened = image && !cfg.decode && !opt.retain_batches && opt.verify <= 0 && !cfg.odirect && !s->s3;
   io.data_folder = s->s3 ? cfg.S3DataPrefix() : cfg.data_folder;  // (S3: index keys under the normalised prefix)
   std::unique_ptr<S3SourceOpener> opener;
@@ -185,12 +184,13 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
     io.split = "valid";
     FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which_eval, io, std::min<size_t>(s->io_threads, 16), &s->table));
   }
-  if (cfg.format == "tfrecord") s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
+  if (cfg.format == DataFormat::kTfRecord) s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
   if (!s->table.codecs().empty()) s->table.check = SampleCheck::kHdf5Decode;
   if (cfg.decode && image) s->table.check = SampleCheck::kImageDecode;
-  if (unopened) s->table.check = cfg.format == "png" ? SampleCheck::kPngSignature : SampleCheck::kJpegSignature;
+  if (unopened) s->table.check = cfg.format == DataFormat::kPng ? SampleCheck::kPngSignature : SampleCheck::kJpegSignature;
   if (cfg.decode && !image) {
-    s->warnings.push_back("feedrate.decode applies to jpeg and png datasets so far; '" + cfg.format + "' samples are not decoded");
+    s->warnings.push_back("feedrate.decode applies to jpeg and png datasets so far; '" + std::string(Name(cfg.format)) +
+                          "' samples are not decoded");
   }
   double local_bytes = 0;
   for (size_t i : f.which) local_bytes += static_cast<double>(s->table.FileDataBytes(static_cast<uint32_t>(i)));
@@ -205,22 +205,17 @@ Status PrepareVerify(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s)
   if (opt.verify > 0) {
     if (!ContentVerifiable(cfg.format)) {
       return Status::InvalidArgument("--verify: content checks cover npz, npy, tfrecord and indexed_binary datasets, not '" +
-                                     cfg.format + "'");
+                                     std::string(Name(cfg.format)) + "'");
     }
-    Result<uint64_t> seed = Status::Ok();
-    if (s->s3) {
-      seed = ReadS3ContentMarker(*s->s3);
-    } else {
-      seed = ReadContentMarker(cfg.data_folder);
-    }
-    if (!seed.ok()) return seed.status();
+    FEEDRATE_ASSIGN_OR_RETURN(const uint64_t seed,
+                              s->s3 ? ReadS3ContentMarker(*s->s3) : ReadContentMarker(cfg.data_folder));
     s->content = std::make_unique<ContentCheck>();
     s->content->format = cfg.format;
     s->content->fraction = std::min(1.0, opt.verify);
     for (const auto& f : s->files) {
       const std::string rel = s->s3 ? f.substr(s->s3->store.Key("").size())
                                     : std::filesystem::path(f).lexically_relative(cfg.data_folder).string();
-      s->content->keys.push_back(ContentKey(*seed, rel));
+      s->content->keys.push_back(ContentKey(seed, rel));
     }
   }
   return Status::Ok();
@@ -255,16 +250,15 @@ Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& 
   EngineOptions& eo = s->engine_options;
   // DLIO's PyTorch readers open every sample's file (on_demand); TensorFlow streams each file through.
   const FileOpenMode mode = cfg.keep_files_open ? FileOpenMode::kOnce
-                            : cfg.data_loader == "tensorflow" ? FileOpenMode::kStream
+                            : cfg.data_loader == DataLoader::kTensorFlow ? FileOpenMode::kStream
                                                               : FileOpenMode::kPerSample;
   // The table takes the paths over: one copy of a million-file listing, not two.
-  auto table = FileTable::Create(std::move(s->files), s->s3 ? FileOpenMode::kPerSample : mode, cfg.odirect ? O_DIRECT : 0);
-  if (!table.ok()) return table.status();
-  s->file_table = std::make_unique<FileTable>(std::move(*table));
+  FEEDRATE_ASSIGN_OR_RETURN(auto table, FileTable::Create(std::move(s->files), s->s3 ? FileOpenMode::kPerSample : mode,
+                                                          cfg.odirect ? O_DIRECT : 0));
+  s->file_table = std::make_unique<FileTable>(std::move(table));
   if (!opt.inject.empty()) {
-    auto plan = ParseFaultPlan(opt.inject);
-    if (!plan.ok()) return plan.status();
-    s->faults = std::make_unique<FaultInjector>(std::move(*plan), cfg.odirect ? eo.direct_align : 1);
+    FEEDRATE_ASSIGN_OR_RETURN(auto plan, ParseFaultPlan(opt.inject));
+    s->faults = std::make_unique<FaultInjector>(std::move(plan), cfg.odirect ? eo.direct_align : 1);
     s->faults->BindFiles(*s->file_table);
     eo.faults = s->faults.get();
     s->warnings.push_back("faults injected into the training reads (--inject " + opt.inject +
@@ -276,18 +270,17 @@ Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& 
                      : opt.io_thread_policy == "nice" ? IoThreadPolicy::kNice
                                                       : IoThreadPolicy::kNormal;
   if (s->s3) {
-    if (cfg.engine != "auto") {
-      s->warnings.push_back("feedrate.engine " + cfg.engine + " does not apply to an S3 dataset: the s3 engine reads it");
+    if (cfg.engine != EngineKind::kAuto) {
+      s->warnings.push_back("feedrate.engine " + std::string(Name(cfg.engine)) +
+                            " does not apply to an S3 dataset: the s3 engine reads it");
     }
-    auto engine = S3Engine::Create(*s->file_table, eo, s->s3->store);
-    if (!engine.ok()) return engine.status();
-    s->engine.description = (*engine)->description();
-    s->engine.engine = std::move(*engine);
+    FEEDRATE_ASSIGN_OR_RETURN(auto engine, S3Engine::Create(*s->file_table, eo, s->s3->store));
+    s->engine.description = engine->description();
+    s->engine.engine = std::move(engine);
     return Status::Ok();
   }
-  auto engine = MakeEngine(cfg.engine, *s->file_table, eo);
-  if (!engine.ok()) return engine.status();
-  s->engine = std::move(*engine);
+  FEEDRATE_ASSIGN_OR_RETURN(auto engine, MakeEngine(cfg.engine, *s->file_table, eo));
+  s->engine = std::move(engine);
   if (!s->engine.fallback_reason.empty()) {
     std::fprintf(stderr, "feedrate: warning: rank %d: io_uring unavailable (%s); using the posix engine\n", comm.rank(),
                  s->engine.fallback_reason.c_str());
@@ -318,9 +311,8 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   if (!s->s3) s->storage = StorageCounter::For(cfg.data_folder);
   uint64_t align = 4096;
   if (cfg.odirect && f.size() > 0) {
-    auto a = DirectIoAlignment(s->files[f.first()]);
-    if (!a.ok()) return a.status();
-    align = *a;
+    FEEDRATE_ASSIGN_OR_RETURN(auto a, DirectIoAlignment(s->files[f.first()]));
+    align = a;
   }
   const ResolvedEngine engine = ResolveEngineOptions(EngineRequestFor(cfg, opt, s->s3 != nullptr, align));
   s->io_threads = engine.io_threads;

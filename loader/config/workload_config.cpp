@@ -177,6 +177,15 @@ class Extractor {
     }
     *out = v;
   }
+  // A closed set (loader/util/choices.h): the key's value must be one of E's names.
+  template <typename E>
+  void ReadEnum(const std::string& key, E* out) const {
+    std::set<std::string> choices;
+    for (std::string_view n : Names<E>()) choices.insert(std::string(n));
+    std::string v = Name(*out);
+    ReadChoice(key, &v, choices);
+    *out = *Parse<E>(v);
+  }
 
  private:
   template <typename T>
@@ -234,7 +243,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   if (root["model"] && root["model"].IsScalar()) c->model_name = root["model"].Scalar();
   x.Read("model.name", &c->model_name);
   x.ReadChoice("framework", &c->framework, {"pytorch", "tensorflow", "jax"});
-  c->data_loader = c->framework == "tensorflow" ? "tensorflow" : "pytorch";
+  c->data_loader = c->framework == "tensorflow" ? DataLoader::kTensorFlow : DataLoader::kPyTorch;
   x.Read("workflow.train", &c->do_train);
   x.Read("workflow.evaluation", &c->do_eval);
   x.Read("workflow.checkpoint", &c->do_checkpoint);
@@ -258,9 +267,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   }
 
   x.Read("dataset.data_folder", &c->data_folder);
-  x.ReadChoice("dataset.format", &c->format,
-               {"npz", "npy", "hdf5", "tfrecord", "jpeg", "png", "csv", "indexed_binary", "mmap_indexed_binary",
-                "parquet", "synthetic"});
+  x.ReadEnum("dataset.format", &c->format);
   x.Read("dataset.file_prefix", &c->file_prefix);
   x.ReadU64("dataset.num_files_train", &c->num_files_train, 1);
   x.ReadU64("dataset.num_files_eval", &c->num_files_eval, 0);
@@ -271,7 +278,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadDouble("dataset.record_length_bytes_stdev", &c->record_length_stdev, 0, 1e15);
   x.ReadChoice("dataset.compression", &c->compression, {"none", "gzip", "lzf", "bz2", "zip", "xz", "snappy", "lz4", "zstd"});
 
-  x.ReadChoice("reader.data_loader", &c->data_loader, {"pytorch", "tensorflow", "dali", "native_dali", "custom", "synthetic"});
+  x.ReadEnum("reader.data_loader", &c->data_loader);
   x.ReadU64("reader.batch_size", &c->batch_size, 1);
   x.ReadU64("reader.batch_size_eval", &c->batch_size_eval, 1);
   x.ReadDouble("evaluation.eval_time", &c->eval_time, 0, 86400);
@@ -335,8 +342,8 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadDouble("metric.au", &c->au, 0, 1);
 
   x.Read("feedrate.keep_files_open", &c->keep_files_open);
-  x.ReadChoice("feedrate.order", &c->order, {"dlio", "shuffled"});
-  x.ReadChoice("feedrate.engine", &c->engine, {"auto", "uring", "posix"});
+  x.ReadEnum("feedrate.order", &c->order);
+  x.ReadEnum("feedrate.engine", &c->engine);
   x.ReadU64("feedrate.queue_depth", &c->queue_depth, 0);
   x.Read("feedrate.verify_crc", &c->verify_crc);
   x.Read("feedrate.coalesce_reads", &c->coalesce_reads);

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "loader/util/choices.h"
+
 namespace feedrate {
 
 class ConfigError : public std::runtime_error {
@@ -71,7 +73,7 @@ struct WorkloadConfig {
 
   // dataset
   std::string data_folder = "./data/";
-  std::string format = "tfrecord";
+  DataFormat format = DataFormat::kTfRecord;
   std::string file_prefix = "img";
   uint64_t num_files_train = 8;
   uint64_t num_files_eval = 0;
@@ -92,7 +94,7 @@ struct WorkloadConfig {
   std::vector<std::string> ParquetSelectedColumns() const;
 
   // reader
-  std::string data_loader = "pytorch";
+  DataLoader data_loader = DataLoader::kPyTorch;
   uint64_t batch_size = 1;
   uint64_t batch_size_eval = 1;        // reader.batch_size_eval (DLIO default 1)
   uint64_t read_threads = 1;
@@ -124,8 +126,8 @@ struct WorkloadConfig {
 
   // feedrate extensions (section "feedrate:")
   bool keep_files_open = false;        // default: open/close per sample, like DLIO's on_demand reader
-  std::string order = "dlio";          // "dlio" (DLIO v2.0 order) or "shuffled" (seeded per-epoch shuffle)
-  std::string engine = "auto";         // auto (io_uring, else POSIX), uring, posix
+  SampleOrder order = SampleOrder::kDlio;  // DLIO v2.0 order, or a seeded per-epoch shuffle
+  EngineKind engine = EngineKind::kAuto;   // io_uring, else POSIX; uring; posix
   uint64_t queue_depth = 0;            // reads in flight per I/O thread (uring); 0 = 1 buffered, 16 O_DIRECT
   bool verify_crc = true;              // TFRecord: check each record's payload CRC-32C (TensorFlow's reader does)
   bool coalesce_reads = true;          // read back-to-back samples (TFRecord records) in reader.transfer_size reads

@@ -14,12 +14,12 @@ std::string ZeroPad(uint64_t i, size_t width) {
   return s;
 }
 
-std::string DlioFileName(const std::string& prefix, uint64_t i, uint64_t n, const std::string& format) {
-  return prefix + "_" + ZeroPad(i, std::to_string(n).size()) + "_of_" + std::to_string(n) + "." + format;
+std::string DlioFileName(const std::string& prefix, uint64_t i, uint64_t n, DataFormat format) {
+  return prefix + "_" + ZeroPad(i, std::to_string(n).size()) + "_of_" + std::to_string(n) + "." + Name(format);
 }
 
 std::string DlioFilePath(const std::string& data_folder, const std::string& split, const std::string& prefix, uint64_t i,
-                         uint64_t n, uint64_t num_subfolders, const std::string& format) {
+                         uint64_t n, uint64_t num_subfolders, DataFormat format) {
   fs::path p = fs::path(data_folder) / split;
   if (num_subfolders > 1) p /= ZeroPad(i % num_subfolders, std::to_string(num_subfolders).size());
   return (p / DlioFileName(prefix, i, n, format)).string();
@@ -29,7 +29,7 @@ namespace {
 
 // Regular files in `dir` whose name ends with the format (DLIO's endswith test; TFRecord also takes the common
 // ".tfrecords" spelling), skipping hidden files (Feedrate's generator writes to hidden temporary names first).
-Status ListFormatFiles(const fs::path& dir, const std::string& format, std::vector<std::string>* out) {
+Status ListFormatFiles(const fs::path& dir, DataFormat format, std::vector<std::string>* out) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     if (!DatasetFileNameMatches(it->path().filename().string(), format)) continue;
@@ -41,14 +41,14 @@ Status ListFormatFiles(const fs::path& dir, const std::string& format, std::vect
 
 }  // namespace
 
-bool DatasetFileNameMatches(const std::string& name, const std::string& format) {
-  const bool match = name.ends_with(format) || (format == "tfrecord" && name.ends_with(".tfrecords"));
+bool DatasetFileNameMatches(const std::string& name, DataFormat format) {
+  const bool match = name.ends_with(Name(format)) || (format == DataFormat::kTfRecord && name.ends_with(".tfrecords"));
   return match && !name.empty() && name[0] != '.';
 }
 
 Result<std::vector<std::string>> SelectDatasetFiles(const std::string& where, std::vector<std::string> files,
                                                     uint64_t subfolders_found, const std::string& split,
-                                                    const std::string& format, uint64_t num_files, uint64_t num_subfolders) {
+                                                    DataFormat format, uint64_t num_files, uint64_t num_subfolders) {
   if (num_subfolders > 1 && subfolders_found != num_subfolders) {
     return Status::InvalidArgument(where + ": found " + std::to_string(subfolders_found) + " subfolders, dataset.num_subfolders_" +
                                    split + " is " + std::to_string(num_subfolders));
@@ -79,7 +79,7 @@ Result<std::vector<std::string>> SelectDatasetFiles(const std::string& where, st
   }
   if (found < num_files) {
     std::string hint = num_subfolders <= 1 ? "" : " across its subfolders";
-    return Status::NotFound(where + ": found " + std::to_string(found) + " ." + format + " files" + hint +
+    return Status::NotFound(where + ": found " + std::to_string(found) + " ." + Name(format) + " files" + hint +
                             ", the workload needs dataset.num_files_" + (split == "train" ? "train" : "eval") + "=" +
                             std::to_string(num_files) + " (run `feedrate datagen` or lower it)");
   }
@@ -87,7 +87,7 @@ Result<std::vector<std::string>> SelectDatasetFiles(const std::string& where, st
 }
 
 Result<std::vector<std::string>> DiscoverFiles(const std::string& data_folder, const std::string& split,
-                                               const std::string& format, uint64_t num_files, uint64_t num_subfolders) {
+                                               DataFormat format, uint64_t num_files, uint64_t num_subfolders) {
   fs::path dir = fs::path(data_folder) / split;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {

@@ -6,28 +6,29 @@
 #include <vector>
 
 #include "loader/status.h"
+#include "loader/util/choices.h"
 
 namespace feedrate {
 
 // "7" padded to `width` digits: "007".
 std::string ZeroPad(uint64_t i, size_t width);
 // DLIO's file name for index i of n: "<prefix>_<i padded to len(str(n))>_of_<n>.<format>".
-std::string DlioFileName(const std::string& prefix, uint64_t i, uint64_t n, const std::string& format);
+std::string DlioFileName(const std::string& prefix, uint64_t i, uint64_t n, DataFormat format);
 // Full path: <folder>/<split>/[<i % nsub padded>/]<name>, subfolders only when num_subfolders > 1.
 std::string DlioFilePath(const std::string& data_folder, const std::string& split, const std::string& prefix, uint64_t i,
-                         uint64_t n, uint64_t num_subfolders, const std::string& format);
+                         uint64_t n, uint64_t num_subfolders, DataFormat format);
 
 // Whether a file (or object) name is one of the split's data files: it ends with the format (DLIO's endswith test;
 // TFRecord also takes ".tfrecords") and is not hidden (Feedrate's generator writes hidden temporary names first).
-bool DatasetFileNameMatches(const std::string& name, const std::string& format);
+bool DatasetFileNameMatches(const std::string& name, DataFormat format);
 // The split's files out of everything listed under `where` (a directory or an S3 prefix): the subfolder count
 // checked, sorted by basename (DLIO's order), trimmed to `num_files`; too few is NotFound naming `where`.
 Result<std::vector<std::string>> SelectDatasetFiles(const std::string& where, std::vector<std::string> files,
                                                     uint64_t subfolders_found, const std::string& split,
-                                                    const std::string& format, uint64_t num_files, uint64_t num_subfolders);
+                                                    DataFormat format, uint64_t num_files, uint64_t num_subfolders);
 // The files of one split, in DLIO's order (sorted by basename), trimmed to `num_files`.
 // Errors: missing directory, fewer files than needed, subfolder layout not matching num_subfolders.
 Result<std::vector<std::string>> DiscoverFiles(const std::string& data_folder, const std::string& split,
-                                               const std::string& format, uint64_t num_files, uint64_t num_subfolders);
+                                               DataFormat format, uint64_t num_files, uint64_t num_subfolders);
 
 }  // namespace feedrate

@@ -123,17 +123,15 @@ herr_t OnLink(hid_t group, const char* name, const H5L_info_t* info, void* data)
 }
 
 Result<H5DatasetInfo> Describe(const Hid& file, const std::string& path, const std::string& name) {
-  auto d = OpenDataset(file, path, name);
-  if (!d.ok()) return d.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto d, OpenDataset(file, path, name));
   const std::string where = path + ": dataset " + name;
   H5DatasetInfo info;
   info.path = name;
-  Hid type(H5Dget_type(d->get()), H5Tclose);
-  auto descr = NumpyDescr(type.get(), where);
-  if (!descr.ok()) return descr.status();
-  info.dtype = *descr;
+  Hid type(H5Dget_type(d.get()), H5Tclose);
+  FEEDRATE_ASSIGN_OR_RETURN(auto descr, NumpyDescr(type.get(), where));
+  info.dtype = descr;
   info.itemsize = H5Tget_size(type.get());
-  Hid space(H5Dget_space(d->get()), H5Sclose);
+  Hid space(H5Dget_space(d.get()), H5Sclose);
   int rank = H5Sget_simple_extent_ndims(space.get());
   if (rank < 0) return Status::Corruption(where + ": unreadable dataspace (" + H5Message() + ")");
   std::vector<hsize_t> dims(static_cast<size_t>(rank)), maxd(static_cast<size_t>(rank));
@@ -142,7 +140,7 @@ Result<H5DatasetInfo> Describe(const Hid& file, const std::string& path, const s
     info.shape.push_back(dims[static_cast<size_t>(i)]);
     info.maxshape.push_back(maxd[static_cast<size_t>(i)] == H5S_UNLIMITED ? -1 : static_cast<int64_t>(maxd[static_cast<size_t>(i)]));
   }
-  Hid dcpl(H5Dget_create_plist(d->get()), H5Pclose);
+  Hid dcpl(H5Dget_create_plist(d.get()), H5Pclose);
   switch (H5Pget_layout(dcpl.get())) {
     case H5D_CONTIGUOUS: info.layout = "contiguous"; break;
     case H5D_CHUNKED: info.layout = "chunked"; break;
@@ -155,7 +153,7 @@ Result<H5DatasetInfo> Describe(const Hid& file, const std::string& path, const s
     H5Pget_chunk(dcpl.get(), rank, c.data());
     info.chunks.assign(c.begin(), c.end());
     hsize_t n = 0;
-    if (H5Dget_num_chunks(d->get(), space.get(), &n) >= 0) info.num_chunks = n;
+    if (H5Dget_num_chunks(d.get(), space.get(), &n) >= 0) info.num_chunks = n;
   }
   const int nf = H5Pget_nfilters(dcpl.get());
   for (int i = 0; i < nf; ++i) {
@@ -168,10 +166,10 @@ Result<H5DatasetInfo> Describe(const Hid& file, const std::string& path, const s
     info.filters.push_back({static_cast<int>(id), fname, cd});
   }
   if (info.layout == "contiguous") {
-    haddr_t a = H5Dget_offset(d->get());
+    haddr_t a = H5Dget_offset(d.get());
     if (a != HADDR_UNDEF) info.contiguous_offset = a;
   }
-  info.storage_size = H5Dget_storage_size(d->get());
+  info.storage_size = H5Dget_storage_size(d.get());
   return info;
 }
 
@@ -184,30 +182,26 @@ uint64_t H5DatasetInfo::nbytes() const {
 }
 
 Result<std::vector<H5DatasetInfo>> ListHdf5Datasets(const std::string& path, const ByteSource* src) {
-  auto f = OpenFile(path, src);
-  if (!f.ok()) return f.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto f, OpenFile(path, src));
   Visit v;
-  if (H5Lvisit(f->get(), H5_INDEX_NAME, H5_ITER_INC, OnLink, &v) < 0) {
+  if (H5Lvisit(f.get(), H5_INDEX_NAME, H5_ITER_INC, OnLink, &v) < 0) {
     return Status::Corruption(path + ": cannot walk the HDF5 groups (" + H5Message() + ")");
   }
   std::vector<H5DatasetInfo> out;
   for (const auto& name : v.datasets) {
-    auto info = Describe(*f, path, name);
-    if (!info.ok()) return info.status();
-    out.push_back(std::move(*info));
+    FEEDRATE_ASSIGN_OR_RETURN(auto info, Describe(f, path, name));
+    out.push_back(std::move(info));
   }
   return out;
 }
 
 Result<std::vector<H5Chunk>> ListHdf5Chunks(const std::string& path, const std::string& dataset, const ByteSource* src) {
-  auto f = OpenFile(path, src);
-  if (!f.ok()) return f.status();
-  auto d = OpenDataset(*f, path, dataset);
-  if (!d.ok()) return d.status();
-  Hid space(H5Dget_space(d->get()), H5Sclose);
+  FEEDRATE_ASSIGN_OR_RETURN(auto f, OpenFile(path, src));
+  FEEDRATE_ASSIGN_OR_RETURN(auto d, OpenDataset(f, path, dataset));
+  Hid space(H5Dget_space(d.get()), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space.get());
   hsize_t n = 0;
-  if (H5Dget_num_chunks(d->get(), space.get(), &n) < 0) {
+  if (H5Dget_num_chunks(d.get(), space.get(), &n) < 0) {
     return Status::Unsupported(path + ": dataset " + dataset + " is not chunked (" + H5Message() + ")");
   }
   std::vector<H5Chunk> out;
@@ -217,7 +211,7 @@ Result<std::vector<H5Chunk>> ListHdf5Chunks(const std::string& path, const std::
     haddr_t addr = 0;
     hsize_t size = 0;
     // The 1.10 header warns fspace_id must be the dataset's own space (H5S_ALL is mishandled).
-    if (H5Dget_chunk_info(d->get(), space.get(), k, coords.data(), &mask, &addr, &size) < 0) {
+    if (H5Dget_chunk_info(d.get(), space.get(), k, coords.data(), &mask, &addr, &size) < 0) {
       return Status::Corruption(path + ": dataset " + dataset + ": chunk " + std::to_string(k) + " unreadable (" + H5Message() + ")");
     }
     out.push_back({std::vector<uint64_t>(coords.begin(), coords.begin() + rank), addr, size, mask});
@@ -226,11 +220,9 @@ Result<std::vector<H5Chunk>> ListHdf5Chunks(const std::string& path, const std::
 }
 
 Result<std::string> Hdf5DataSha256(const std::string& path, const std::string& dataset) {
-  auto f = OpenFile(path);
-  if (!f.ok()) return f.status();
-  auto d = OpenDataset(*f, path, dataset);
-  if (!d.ok()) return d.status();
-  Hid dcpl(H5Dget_create_plist(d->get()), H5Pclose);
+  FEEDRATE_ASSIGN_OR_RETURN(auto f, OpenFile(path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto d, OpenDataset(f, path, dataset));
+  Hid dcpl(H5Dget_create_plist(d.get()), H5Pclose);
   for (int i = 0, nf = H5Pget_nfilters(dcpl.get()); i < nf; ++i) {
     unsigned flags = 0, config = 0;
     size_t nelmts = 0;
@@ -244,8 +236,8 @@ Result<std::string> Hdf5DataSha256(const std::string& path, const std::string& d
   }
   // Read with the stored datatype as memory type: no conversion, so the bytes keep the file's byte order. Large
   // datasets go through in blocks of whole first-axis rows (C order), so memory stays bounded.
-  Hid type(H5Dget_type(d->get()), H5Tclose);
-  Hid space(H5Dget_space(d->get()), H5Sclose);
+  Hid type(H5Dget_type(d.get()), H5Tclose);
+  Hid space(H5Dget_space(d.get()), H5Sclose);
   const size_t item = H5Tget_size(type.get());
   const int rank = H5Sget_simple_extent_ndims(space.get());
   std::vector<hsize_t> dims(static_cast<size_t>(std::max(rank, 0)));
@@ -266,7 +258,7 @@ Result<std::string> Hdf5DataSha256(const std::string& path, const std::string& d
       start[0] = r;
       count[0] = n;
     }
-    if (ReadBox(*d, type, start, count, buf.data()) < 0) {
+    if (ReadBox(d, type, start, count, buf.data()) < 0) {
       return Status::Corruption(path + ": dataset " + dataset + ": read failed (" + H5Message() + ")");
     }
     FEEDRATE_RETURN_IF_ERROR(hash.Update(buf.data(), buf.size()));
@@ -276,16 +268,14 @@ Result<std::string> Hdf5DataSha256(const std::string& path, const std::string& d
 
 Result<std::string> ReadHdf5Box(const std::string& path, const std::string& dataset, const std::vector<uint64_t>& start,
                                 const std::vector<uint64_t>& count) {
-  auto f = OpenFile(path);
-  if (!f.ok()) return f.status();
-  auto d = OpenDataset(*f, path, dataset);
-  if (!d.ok()) return d.status();
-  Hid type(H5Dget_type(d->get()), H5Tclose);
+  FEEDRATE_ASSIGN_OR_RETURN(auto f, OpenFile(path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto d, OpenDataset(f, path, dataset));
+  Hid type(H5Dget_type(d.get()), H5Tclose);
   uint64_t bytes = H5Tget_size(type.get());
   for (uint64_t c : count) bytes *= c;
   std::string out(bytes, '\0');
   std::vector<hsize_t> s(start.begin(), start.end()), c(count.begin(), count.end());
-  if (ReadBox(*d, type, s, c, out.data()) < 0) {
+  if (ReadBox(d, type, s, c, out.data()) < 0) {
     return Status::Corruption(path + ": dataset " + dataset + ": read failed (" + H5Message() + ")");
   }
   return out;

@@ -116,10 +116,10 @@ const char* ImageSignature(const char* data, size_t n) {
   return "unknown";
 }
 
-Status CheckImageSignature(const std::string& format, const char* data, size_t n, const std::string& path) {
+Status CheckImageSignature(DataFormat format, const char* data, size_t n, const std::string& path) {
   const std::string has = ImageSignature(data, n);
-  const bool ok = format == "png" ? has == "PNG" : has == "JPEG";
-  return ok ? Status::Ok() : Status::Corruption(path + ": not a " + format + " file (" + has + " signature)");
+  const bool ok = format == DataFormat::kPng ? has == "PNG" : has == "JPEG";
+  return ok ? Status::Ok() : Status::Corruption(path + ": not a " + Name(format) + " file (" + has + " signature)");
 }
 
 Status ImageDecoder::Decode(const char* data, size_t n, uint64_t* pixel_bytes) {

@@ -25,33 +25,27 @@ Result<std::string> Sha256OfArray(int fd, const NpArray& a, const std::string& p
 }  // namespace
 
 Result<FileReport> InspectNumpyFile(const std::string& path) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  auto size = FileSize(fd->get(), path);
-  if (!size.ok()) return size.status();
-  auto kind = DetectNumpyFileKind(fd->get(), *size, path);
-  if (!kind.ok()) return kind.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto size, FileSize(fd.get(), path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto kind, DetectNumpyFileKind(fd.get(), size, path));
   FileReport report;
   report.path = path;
-  report.size = *size;
+  report.size = size;
   std::vector<NpArray> arrays;
-  if (*kind == NumpyFileKind::kNpy) {
+  if (kind == NumpyFileKind::kNpy) {
     report.kind = "npy";
-    auto a = ReadNpyFile(fd->get(), *size, path);
-    if (!a.ok()) return a.status();
-    arrays.push_back(std::move(*a));
-  } else if (*kind == NumpyFileKind::kNpz) {
+    FEEDRATE_ASSIGN_OR_RETURN(auto a, ReadNpyFile(fd.get(), size, path));
+    arrays.push_back(std::move(a));
+  } else if (kind == NumpyFileKind::kNpz) {
     report.kind = "npz";
-    auto as = ReadNpzArrays(fd->get(), *size, path);
-    if (!as.ok()) return as.status();
-    arrays = std::move(*as);
+    FEEDRATE_ASSIGN_OR_RETURN(auto as, ReadNpzArrays(fd.get(), size, path));
+    arrays = std::move(as);
   } else {
     return Status::Corruption(path + ": neither a .npy file nor a zip/.npz archive (unrecognised magic bytes)");
   }
   for (auto& a : arrays) {
-    auto h = Sha256OfArray(fd->get(), a, path);
-    if (!h.ok()) return h.status();
-    report.arrays.push_back({std::move(a), std::move(*h)});
+    FEEDRATE_ASSIGN_OR_RETURN(auto h, Sha256OfArray(fd.get(), a, path));
+    report.arrays.push_back({std::move(a), std::move(h)});
   }
   return report;
 }

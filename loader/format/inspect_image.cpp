@@ -9,15 +9,13 @@
 namespace feedrate {
 
 Result<ImageReport> InspectImageFile(const std::string& path) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  auto size = FileSize(fd->get(), path);
-  if (!size.ok()) return size.status();
-  std::string bytes(static_cast<size_t>(*size), '\0');
-  FEEDRATE_RETURN_IF_ERROR(PreadFull(fd->get(), bytes.data(), bytes.size(), 0, path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto size, FileSize(fd.get(), path));
+  std::string bytes(static_cast<size_t>(size), '\0');
+  FEEDRATE_RETURN_IF_ERROR(PreadFull(fd.get(), bytes.data(), bytes.size(), 0, path));
   ImageReport r;
   r.path = path;
-  r.size = *size;
+  r.size = size;
   auto dims = ReadImageSize(bytes.data(), bytes.size());
   if (!dims.ok()) return Status::Corruption(path + ": " + dims.status().message());
   r.width = dims->width;
@@ -29,9 +27,8 @@ Result<ImageReport> InspectImageFile(const std::string& path) {
   if (!st.ok()) return Status::Corruption(path + ": " + st.message());
   Sha256 hash;
   FEEDRATE_RETURN_IF_ERROR(hash.Update(decoder.pixels(), r.pixel_bytes));
-  auto hex = hash.FinishHex();
-  if (!hex.ok()) return hex.status();
-  r.pixels_sha256 = *hex;
+  FEEDRATE_ASSIGN_OR_RETURN(auto hex, hash.FinishHex());
+  r.pixels_sha256 = hex;
   return r;
 }
 

@@ -41,23 +41,19 @@ Result<ParquetChunkPages> WalkChunk(const ByteSource& src, const PqColumnChunk& 
 }  // namespace
 
 Result<ParquetReport> InspectParquetFile(const std::string& path) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  auto size = FileSize(fd->get(), path);
-  if (!size.ok()) return size.status();
-  FdByteSource src(fd->get(), *size, path);
-  auto meta = ReadParquetFooter(src);
-  if (!meta.ok()) return meta.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto size, FileSize(fd.get(), path));
+  FdByteSource src(fd.get(), size, path);
+  FEEDRATE_ASSIGN_OR_RETURN(auto meta, ReadParquetFooter(src));
   ParquetReport r;
   r.path = path;
-  r.size = *size;
-  r.meta = std::move(*meta);
+  r.size = size;
+  r.meta = std::move(meta);
   for (size_t g = 0; g < r.meta.row_groups.size(); ++g) {
     r.pages.emplace_back();
     for (const auto& c : r.meta.row_groups[g].columns) {
-      auto p = WalkChunk(src, c, path + ": row group " + std::to_string(g) + ", column " + c.path);
-      if (!p.ok()) return p.status();
-      r.pages.back().push_back(*p);
+      FEEDRATE_ASSIGN_OR_RETURN(auto p, WalkChunk(src, c, path + ": row group " + std::to_string(g) + ", column " + c.path));
+      r.pages.back().push_back(p);
     }
   }
   return r;

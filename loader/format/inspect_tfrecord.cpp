@@ -9,20 +9,17 @@
 namespace feedrate {
 
 Result<TfRecordReport> InspectTfRecordFile(const std::string& path) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  auto size = FileSize(fd->get(), path);
-  if (!size.ok()) return size.status();
-  auto entries = ScanTfRecordFile(fd->get(), *size, path);
-  if (!entries.ok()) return entries.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto size, FileSize(fd.get(), path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto entries, ScanTfRecordFile(fd.get(), size, path));
   TfRecordReport report;
   report.path = path;
-  report.size = *size;
+  report.size = size;
   std::vector<char> buf;
-  for (size_t k = 0; k < entries->size(); ++k) {
-    const TfRecordEntry& e = (*entries)[k];
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const TfRecordEntry& e = entries[k];
     buf.resize(e.framed());
-    FEEDRATE_RETURN_IF_ERROR(PreadFull(fd->get(), buf.data(), buf.size(), e.offset, path));
+    FEEDRATE_RETURN_IF_ERROR(PreadFull(fd.get(), buf.data(), buf.size(), e.offset, path));
     FEEDRATE_RETURN_IF_ERROR(CheckTfRecord(buf.data(), e.length, true, path, k, e.offset));
     TfRecordRecordReport r;
     r.entry = e;
@@ -41,13 +38,11 @@ Result<TfRecordReport> InspectTfRecordFile(const std::string& path) {
 }
 
 Result<FileFormat> DetectFileFormat(const std::string& path) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  auto size = FileSize(fd->get(), path);
-  if (!size.ok()) return size.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto size, FileSize(fd.get(), path));
   char head[12] = {};
-  size_t n = static_cast<size_t>(std::min<uint64_t>(*size, sizeof head));
-  if (n > 0) FEEDRATE_RETURN_IF_ERROR(PreadFull(fd->get(), head, n, 0, path));
+  size_t n = static_cast<size_t>(std::min<uint64_t>(size, sizeof head));
+  if (n > 0) FEEDRATE_RETURN_IF_ERROR(PreadFull(fd.get(), head, n, 0, path));
   if (n >= 6 && std::memcmp(head, "\x93NUMPY", 6) == 0) return FileFormat::kNpy;
   if (n >= 4 && std::memcmp(head, "PK", 2) == 0) return FileFormat::kNpz;
   if (n >= 8 && std::memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0) return FileFormat::kHdf5;

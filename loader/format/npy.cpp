@@ -117,12 +117,11 @@ Result<uint64_t> NpyDataOffset(std::string_view prefix, const std::string& name)
 }
 
 Result<NpyHeader> ParseNpyHeader(std::string_view prefix, const std::string& name) {
-  auto off = NpyDataOffset(prefix, name);
-  if (!off.ok()) return off.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto off, NpyDataOffset(prefix, name));
   NpyHeader h;
   h.major = static_cast<unsigned char>(prefix[6]);
   h.minor = static_cast<unsigned char>(prefix[7]);
-  h.data_offset = *off;
+  h.data_offset = off;
   size_t start = h.major == 1 ? 10 : 12;
   h.header_len = static_cast<uint32_t>(h.data_offset - start);
   if (prefix.size() < h.data_offset) {
@@ -176,9 +175,8 @@ Result<NpyHeader> ParseNpyHeader(std::string_view prefix, const std::string& nam
   }
   if (!have_descr || !have_order || !have_shape) return Bad(name, "missing descr, fortran_order or shape");
   if (structured) return Status::Unsupported(name + ": unsupported dtype (structured array)");
-  auto isz = ItemSize(h.descr, name);
-  if (!isz.ok()) return isz.status();
-  h.itemsize = *isz;
+  FEEDRATE_ASSIGN_OR_RETURN(auto isz, ItemSize(h.descr, name));
+  h.itemsize = isz;
   h.count = 1;
   for (uint64_t d : h.shape) {
     if (d != 0 && h.count > std::numeric_limits<uint64_t>::max() / d) return Bad(name, "shape overflows");

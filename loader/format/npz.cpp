@@ -89,20 +89,17 @@ Result<NpyHeader> ReadMemberHeader(const ByteSource& src, const ZipMember& m, co
   std::string buf(kNpyPreludeBytes, '\0');
   size_t have = 0;
   while (have < buf.size()) {
-    auto n = r.Read(buf.data() + have, buf.size() - have);
-    if (!n.ok()) return n.status();
-    if (*n == 0) return Status::Corruption(label + ": too short for a .npy header");
-    have += *n;
+    FEEDRATE_ASSIGN_OR_RETURN(auto n, r.Read(buf.data() + have, buf.size() - have));
+    if (n == 0) return Status::Corruption(label + ": too short for a .npy header");
+    have += n;
   }
-  auto off = NpyDataOffset(buf, label);
-  if (!off.ok()) return off.status();
-  if (*off > (1u << 24)) return Status::Corruption(label + ": implausible .npy header length " + std::to_string(*off));
-  buf.resize(*off);
+  FEEDRATE_ASSIGN_OR_RETURN(auto off, NpyDataOffset(buf, label));
+  if (off > (1u << 24)) return Status::Corruption(label + ": implausible .npy header length " + std::to_string(off));
+  buf.resize(off);
   while (have < buf.size()) {
-    auto n = r.Read(buf.data() + have, buf.size() - have);
-    if (!n.ok()) return n.status();
-    if (*n == 0) return Status::Corruption(label + ": truncated .npy header");
-    have += *n;
+    FEEDRATE_ASSIGN_OR_RETURN(auto n, r.Read(buf.data() + have, buf.size() - have));
+    if (n == 0) return Status::Corruption(label + ": truncated .npy header");
+    have += n;
   }
   return ParseNpyHeader(buf, label);
 }
@@ -111,16 +108,14 @@ Result<NpyHeader> ReadMemberHeader(const ByteSource& src, const ZipMember& m, co
 
 Result<std::vector<NpArray>> ReadNpzArrays(const ByteSource& src) {
   const std::string& path = src.name();
-  auto members = ReadZipDirectory(src);
-  if (!members.ok()) return members.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto members, ReadZipDirectory(src));
   std::vector<NpArray> arrays;
-  for (const auto& m : *members) {
+  for (const auto& m : members) {
     NpArray a;
     a.name = m.name.size() > 4 && m.name.ends_with(".npy") ? m.name.substr(0, m.name.size() - 4) : m.name;
     a.member = m;
-    auto h = ReadMemberHeader(src, m, path);
-    if (!h.ok()) return h.status();
-    a.header = std::move(*h);
+    FEEDRATE_ASSIGN_OR_RETURN(auto h, ReadMemberHeader(src, m, path));
+    a.header = std::move(h);
     if (a.header.data_offset + a.header.nbytes > m.uncompressed_size) {
       return Status::Corruption(path + ": member '" + m.name + "' holds " + std::to_string(m.uncompressed_size) +
                                 " bytes but its .npy header describes " +
@@ -137,21 +132,19 @@ Result<NpArray> ReadNpyFile(const ByteSource& src) {
   const std::string& path = src.name();
   std::string prefix(static_cast<size_t>(std::min<uint64_t>(file_size, 4096)), '\0');
   FEEDRATE_RETURN_IF_ERROR(src.ReadAt(prefix.data(), prefix.size(), 0));
-  auto off = NpyDataOffset(prefix, path);
-  if (!off.ok()) return off.status();
-  if (*off > prefix.size()) {
-    if (*off > file_size) return Status::Corruption(path + ": file is truncated inside the .npy header");
-    prefix.resize(*off);
+  FEEDRATE_ASSIGN_OR_RETURN(auto off, NpyDataOffset(prefix, path));
+  if (off > prefix.size()) {
+    if (off > file_size) return Status::Corruption(path + ": file is truncated inside the .npy header");
+    prefix.resize(off);
     FEEDRATE_RETURN_IF_ERROR(src.ReadAt(prefix.data(), prefix.size(), 0));
   }
-  auto h = ParseNpyHeader(prefix, path);
-  if (!h.ok()) return h.status();
-  if (h->data_offset + h->nbytes > file_size) {
-    return Status::Corruption(path + ": file is truncated: the array needs " + std::to_string(h->data_offset + h->nbytes) +
+  FEEDRATE_ASSIGN_OR_RETURN(auto h, ParseNpyHeader(prefix, path));
+  if (h.data_offset + h.nbytes > file_size) {
+    return Status::Corruption(path + ": file is truncated: the array needs " + std::to_string(h.data_offset + h.nbytes) +
                               " bytes, the file has " + std::to_string(file_size));
   }
   NpArray a;
-  a.header = std::move(*h);
+  a.header = std::move(h);
   a.data_offset_in_file = a.header.data_offset;
   return a;
 }
@@ -176,13 +169,12 @@ Status StreamArrayData(const ByteSource& src, const NpArray& array, const ChunkS
   uint32_t crc = 0;
   uint64_t pos = 0, data_begin = array.header.data_offset, data_end = data_begin + array.header.nbytes;
   for (;;) {
-    auto n = r.Read(buf.data(), buf.size());
-    if (!n.ok()) return n.status();
-    if (*n == 0) break;
-    crc = Crc32ZipExtend(crc, buf.data(), *n);
-    uint64_t lo = std::max(pos, data_begin), hi = std::min(pos + *n, data_end);
+    FEEDRATE_ASSIGN_OR_RETURN(auto n, r.Read(buf.data(), buf.size()));
+    if (n == 0) break;
+    crc = Crc32ZipExtend(crc, buf.data(), n);
+    uint64_t lo = std::max(pos, data_begin), hi = std::min(pos + n, data_end);
     if (lo < hi) FEEDRATE_RETURN_IF_ERROR(sink(buf.data() + (lo - pos), static_cast<size_t>(hi - lo)));
-    pos += *n;
+    pos += n;
   }
   if (pos != m.uncompressed_size) {
     return Status::Corruption(path + ": member '" + m.name + "' has " + std::to_string(pos) + " bytes, expected " +

@@ -22,10 +22,8 @@ namespace {
 // A local file (opened, its size taken) or the opener's object.
 Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& name, const IndexOptions& o) {
   if (o.opener != nullptr) return o.opener->Open(name);
-  auto fd = OpenForRead(name);
-  if (!fd.ok()) return fd.status();
-  auto size = FileSize(fd->get(), name);
-  if (!size.ok()) return size.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(name));
+  FEEDRATE_ASSIGN_OR_RETURN(auto size, FileSize(fd.get(), name));
   struct Owned final : ByteSource {
     Owned(UniqueFd f, uint64_t n, const std::string& p) : fd(std::move(f)), src(fd.get(), n, p) {}
     uint64_t size() const override { return src.size(); }
@@ -34,7 +32,7 @@ Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& name, const In
     UniqueFd fd;
     FdByteSource src;
   };
-  return std::unique_ptr<ByteSource>(std::make_unique<Owned>(std::move(*fd), *size, name));
+  return std::unique_ptr<ByteSource>(std::make_unique<Owned>(std::move(fd), size, name));
 }
 
 Result<FileSamples> IndexTfRecord(const ByteSource& src, const IndexOptions& o, std::vector<SampleExtent>* listed) {
@@ -42,33 +40,29 @@ Result<FileSamples> IndexTfRecord(const ByteSource& src, const IndexOptions& o, 
   const uint64_t size = src.size();
   // Uniform files (DLIO's) are indexed from three headers; every record's length field is checked again when it
   // is read, so a wrong guess cannot go unnoticed. Otherwise the DLIO/DALI .idx file, else a header walk.
-  auto probed = ProbeUniformTfRecordFile(src);
-  if (!probed.ok()) return probed.status();
-  std::vector<TfRecordEntry> entries = std::move(*probed);
+  FEEDRATE_ASSIGN_OR_RETURN(auto probed, ProbeUniformTfRecordFile(src));
+  std::vector<TfRecordEntry> entries = std::move(probed);
   // On S3 the index is the object <prefix>/index/<split>/<file>.idx (a HEAD and one GET instead of a ranged GET
   // per record header beyond the block cache; an empty prefix, a dataset at the bucket's root, gives index/...);
   // a missing one means a header walk, as for files.
   if (entries.empty() && o.opener != nullptr) {
     auto idx_src = o.opener->Open(TfRecordIndexPath(o.data_folder, o.split, path));
     if (idx_src.ok()) {
-      auto r = ReadTfRecordIndex(**idx_src, size);
-      if (!r.ok()) return r.status();
-      entries = std::move(*r);
+      FEEDRATE_ASSIGN_OR_RETURN(auto r, ReadTfRecordIndex(**idx_src, size));
+      entries = std::move(r);
     } else if (idx_src.status().code() != Status::Code::kNotFound) {
       return idx_src.status().WithContext("TFRecord index for " + path);
     }
   } else if (entries.empty() && !o.data_folder.empty()) {
     const std::string idx = TfRecordIndexPath(o.data_folder, o.split, path);
     if (std::error_code ec; std::filesystem::exists(idx, ec)) {
-      auto r = ReadTfRecordIndex(idx, size);
-      if (!r.ok()) return r.status();
-      entries = std::move(*r);
+      FEEDRATE_ASSIGN_OR_RETURN(auto r, ReadTfRecordIndex(idx, size));
+      entries = std::move(r);
     }
   }
   if (entries.empty()) {
-    auto scanned = ScanTfRecordFile(src);
-    if (!scanned.ok()) return scanned.status();
-    entries = std::move(*scanned);
+    FEEDRATE_ASSIGN_OR_RETURN(auto scanned, ScanTfRecordFile(src));
+    entries = std::move(scanned);
   }
   if (entries.size() < o.samples_per_file) {
     return Status::Corruption(path + ": " + std::to_string(entries.size()) + " records, fewer than dataset.num_samples_per_file=" +
@@ -91,11 +85,10 @@ Result<FileSamples> IndexTfRecord(const ByteSource& src, const IndexOptions& o, 
 // chunks that hold whole rows; filtered chunks are read whole, raw, and decoded by the prefetcher's check.
 Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
                               FileDecode* decode, const ByteSource* src) {
-  auto list = ListHdf5Datasets(src != nullptr ? src->name() : path, src);
-  if (!list.ok()) return list.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto list, ListHdf5Datasets(src != nullptr ? src->name() : path, src));
   const H5DatasetInfo* d = nullptr;
   for (const char* name : {"/records", "/records_0"}) {
-    for (const auto& x : *list) {
+    for (const auto& x : list) {
       if (d == nullptr && x.path == name) d = &x;
     }
   }
@@ -121,16 +114,14 @@ Result<FileSamples> IndexHdf5(const std::string& path, const IndexOptions& o, st
     }
   }
   if (filtered) {
-    auto codec = MakeHdf5ChunkCodec(*d, where);
-    if (!codec.ok()) return codec.status();
-    decode->codec = std::move(*codec);
+    FEEDRATE_ASSIGN_OR_RETURN(auto codec, MakeHdf5ChunkCodec(*d, where));
+    decode->codec = std::move(codec);
     decode->masks.assign(o.samples_per_file, 0);
   }
-  auto chunks = ListHdf5Chunks(src != nullptr ? src->name() : path, d->path, src);
-  if (!chunks.ok()) return chunks.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto chunks, ListHdf5Chunks(src != nullptr ? src->name() : path, d->path, src));
   listed->assign(o.samples_per_file, SampleExtent{0, 0, 0});
   std::vector<char> have(o.samples_per_file, 0);
-  for (const auto& c : *chunks) {
+  for (const auto& c : chunks) {
     for (uint64_t k = 0; k < d->chunks[0]; ++k) {
       const uint64_t r = c.coords[0] + k;
       if (r >= o.samples_per_file) break;
@@ -191,11 +182,11 @@ Result<FileSamples> IndexIndexedBinary(const ByteSource& data, const std::string
 }
 
 // JPEG/PNG (RetinaNet in the v3.0 drafts): one sample per file, the whole file, as DLIO's PIL reader opens it.
-Result<FileSamples> IndexImage(const ByteSource& src, const std::string& format, const IndexOptions& o) {
+Result<FileSamples> IndexImage(const ByteSource& src, DataFormat format, const IndexOptions& o) {
   const std::string& path = src.name();
   const uint64_t size = src.size();
   char head[8] = {};
-  if (size < sizeof head) return Status::Corruption(path + ": " + std::to_string(size) + " bytes: too short for a " + format);
+  if (size < sizeof head) return Status::Corruption(path + ": " + std::to_string(size) + " bytes: too short for a " + Name(format));
   FEEDRATE_RETURN_IF_ERROR(src.ReadAt(head, sizeof head, 0));
   FEEDRATE_RETURN_IF_ERROR(CheckImageSignature(format, head, sizeof head, path));
   if (o.samples_per_file != 1) {
@@ -208,18 +199,16 @@ Result<FileSamples> IndexImage(const ByteSource& src, const std::string& format,
 // Parquet: row k's extent is its share of its row group's span (extents of a row group tile the span exactly; in a
 // span shorter than its rows some rows read nothing, which the engines complete at once).
 Result<FileSamples> IndexParquet(const ByteSource& src, const IndexOptions& o, std::vector<SampleExtent>* listed) {
-  auto m = ReadParquetFooter(src);
-  if (!m.ok()) return m.status();
-  if (m->num_rows < 0 || static_cast<uint64_t>(m->num_rows) < o.samples_per_file) {
-    return Status::Corruption(src.name() + ": " + std::to_string(m->num_rows) + " rows, fewer than dataset.num_samples_per_file=" +
+  FEEDRATE_ASSIGN_OR_RETURN(auto m, ReadParquetFooter(src));
+  if (m.num_rows < 0 || static_cast<uint64_t>(m.num_rows) < o.samples_per_file) {
+    return Status::Corruption(src.name() + ": " + std::to_string(m.num_rows) + " rows, fewer than dataset.num_samples_per_file=" +
                               std::to_string(o.samples_per_file));
   }
-  auto spans = ParquetReadSpans(*m, o.parquet_columns, src.name());
-  if (!spans.ok()) return spans.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto spans, ParquetReadSpans(m, o.parquet_columns, src.name()));
   listed->clear();
-  for (size_t g = 0; g < spans->size() && listed->size() < o.samples_per_file; ++g) {
-    const PqSpan& sp = (*spans)[g];
-    const auto rows = static_cast<uint64_t>(m->row_groups[g].num_rows);
+  for (size_t g = 0; g < spans.size() && listed->size() < o.samples_per_file; ++g) {
+    const PqSpan& sp = spans[g];
+    const auto rows = static_cast<uint64_t>(m.row_groups[g].num_rows);
     if (rows > 0 && sp.length == 0) {
       return Status::Corruption(src.name() + ": row group " + std::to_string(g) + " has no bytes in the selected columns");
     }
@@ -236,33 +225,32 @@ Result<FileSamples> IndexParquet(const ByteSource& src, const IndexOptions& o, s
 
 }  // namespace
 
-bool TrainingFormatSupported(const std::string& format) {
-  return format == "npz" || format == "npy" || format == "tfrecord" || format == "hdf5" || format == "indexed_binary" ||
-         format == "jpeg" || format == "jpg" || format == "png" || format == "parquet";
+bool TrainingFormatSupported(DataFormat format) {
+  using F = DataFormat;
+  return format == F::kNpz || format == F::kNpy || format == F::kTfRecord || format == F::kHdf5 ||
+         format == F::kIndexedBinary || IsImage(format) || format == F::kParquet;
 }
 
 Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
                                       FileDecode* decode) {
-  if (o.format == "hdf5" && o.opener == nullptr) return IndexHdf5(path, o, listed, decode, nullptr);
-  auto opened = OpenSource(path, o);
-  if (!opened.ok()) return opened.status();
-  const ByteSource& src = **opened;
+  if (o.format == DataFormat::kHdf5 && o.opener == nullptr) return IndexHdf5(path, o, listed, decode, nullptr);
+  FEEDRATE_ASSIGN_OR_RETURN(auto opened, OpenSource(path, o));
+  const ByteSource& src = *opened;
   // On other stores libhdf5 reads the metadata through the object (a read-only driver over ranged GETs).
-  if (o.format == "hdf5") return IndexHdf5(path, o, listed, decode, &src);
-  if (o.format == "tfrecord") return IndexTfRecord(src, o, listed);
-  if (o.format == "indexed_binary") return IndexIndexedBinary(src, path, o, listed);
-  if (o.format == "parquet") return IndexParquet(src, o, listed);
-  if (o.format == "jpeg" || o.format == "jpg" || o.format == "png") return IndexImage(src, o.format, o);
-  const std::string& format = o.format;
+  if (o.format == DataFormat::kHdf5) return IndexHdf5(path, o, listed, decode, &src);
+  if (o.format == DataFormat::kTfRecord) return IndexTfRecord(src, o, listed);
+  if (o.format == DataFormat::kIndexedBinary) return IndexIndexedBinary(src, path, o, listed);
+  if (o.format == DataFormat::kParquet) return IndexParquet(src, o, listed);
+  if (IsImage(o.format)) return IndexImage(src, o.format, o);
+  const DataFormat format = o.format;
   const uint64_t samples_per_file = o.samples_per_file;
   const NpyHeader* header = nullptr;
   FileSamples e;
   NpArray array;
-  if (format == "npz") {
-    auto arrays = ReadNpzArrays(src);
-    if (!arrays.ok()) return arrays.status();
+  if (format == DataFormat::kNpz) {
+    FEEDRATE_ASSIGN_OR_RETURN(auto arrays, ReadNpzArrays(src));
     bool found = false;
-    for (auto& a : *arrays) {
+    for (auto& a : arrays) {
       if (a.name == "x") {
         array = std::move(a);
         found = true;
@@ -272,14 +260,13 @@ Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOption
     if (!found) return Status::Corruption(path + ": npz has no 'x' array (DLIO's npz reader reads f['x'])");
     e.first_offset = array.member->data_offset;
     e.length = array.member->compressed_size;
-  } else if (format == "npy") {
-    auto a = ReadNpyFile(src);
-    if (!a.ok()) return a.status();
-    array = std::move(*a);
+  } else if (format == DataFormat::kNpy) {
+    FEEDRATE_ASSIGN_OR_RETURN(auto a, ReadNpyFile(src));
+    array = std::move(a);
     e.first_offset = 0;
     e.length = array.header.data_offset + array.header.nbytes;
   } else {
-    return Status::Unsupported(path + ": format '" + format + "' is not supported for training reads yet");
+    return Status::Unsupported(path + ": format '" + Name(format) + "' is not supported for training reads yet");
   }
   header = &array.header;
   // DLIO takes sample k as arr[..., k]: the last axis must hold every sample of the file.

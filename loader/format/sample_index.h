@@ -11,6 +11,7 @@
 #include "loader/format/sample_table.h"
 #include "loader/io/byte_source.h"
 #include "loader/status.h"
+#include "loader/util/choices.h"
 
 namespace feedrate {
 
@@ -25,7 +26,7 @@ class SourceOpener {
 };
 
 struct IndexOptions {
-  std::string format;             // dataset.format
+  DataFormat format = DataFormat::kNpz;  // dataset.format
   uint64_t samples_per_file = 1;
   std::string data_folder;        // for TFRecord .idx files: <data_folder>/index/<split>/<file>.idx
   std::string split = "train";
@@ -57,6 +58,6 @@ Status IndexTrainingFiles(const std::vector<std::string>& files, const std::vect
                           size_t threads, SampleTable* table);
 
 // Formats whose training reads Feedrate implements so far.
-bool TrainingFormatSupported(const std::string& format);
+bool TrainingFormatSupported(DataFormat format);
 
 }  // namespace feedrate

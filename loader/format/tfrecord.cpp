@@ -53,10 +53,9 @@ uint32_t TfRecordPayloadCrc(const void* payload, uint64_t n) { return MaskCrc(Cr
 
 Status CheckTfRecord(const char* rec, uint64_t expected_length, bool verify_payload, const std::string& path,
                      uint64_t record_index, uint64_t offset) {
-  auto length = ParseHeader(rec, path, record_index, offset);
-  if (!length.ok()) return length.status();
-  if (*length != expected_length) {
-    return Status::Corruption(Where(path, record_index, offset) + ": length field " + std::to_string(*length) +
+  FEEDRATE_ASSIGN_OR_RETURN(auto length, ParseHeader(rec, path, record_index, offset));
+  if (length != expected_length) {
+    return Status::Corruption(Where(path, record_index, offset) + ": length field " + std::to_string(length) +
                               ", index says " + std::to_string(expected_length) + " (file changed since indexing?)");
   }
   if (verify_payload) {
@@ -88,15 +87,14 @@ Result<std::vector<TfRecordEntry>> ScanTfRecordFile(const ByteSource& src) {
       win_len = std::min(kWindow, file_size - off);
       FEEDRATE_RETURN_IF_ERROR(src.ReadAt(window.data(), win_len, win_off));
     }
-    auto length = ParseHeader(window.data() + (off - win_off), path, record, off);
-    if (!length.ok()) return length.status();
-    if (*length > file_size - off - kTfRecordHeaderBytes ||
-        file_size - off - kTfRecordHeaderBytes - *length < kTfRecordFooterBytes) {
-      return Status::Corruption(Where(path, record, off) + ": length " + std::to_string(*length) +
+    FEEDRATE_ASSIGN_OR_RETURN(auto length, ParseHeader(window.data() + (off - win_off), path, record, off));
+    if (length > file_size - off - kTfRecordHeaderBytes ||
+        file_size - off - kTfRecordHeaderBytes - length < kTfRecordFooterBytes) {
+      return Status::Corruption(Where(path, record, off) + ": length " + std::to_string(length) +
                                 " runs past the end of the file (" + std::to_string(file_size) + " bytes)");
     }
-    out.push_back({off, *length});
-    off += *length + kTfRecordOverhead;
+    out.push_back({off, length});
+    off += length + kTfRecordOverhead;
   }
   return out;
 }
@@ -108,28 +106,26 @@ Result<std::vector<TfRecordEntry>> ProbeUniformTfRecordFile(const ByteSource& sr
   if (file_size < kTfRecordOverhead) return out;
   char h[kTfRecordHeaderBytes];
   FEEDRATE_RETURN_IF_ERROR(src.ReadAt(h, sizeof h, 0));
-  auto first = ParseHeader(h, path, 0, 0);
-  if (!first.ok()) return first.status();
-  const uint64_t stride = *first + kTfRecordOverhead;
-  if (*first > file_size || file_size % stride != 0) return out;
+  FEEDRATE_ASSIGN_OR_RETURN(auto first, ParseHeader(h, path, 0, 0));
+  const uint64_t stride = first + kTfRecordOverhead;
+  if (first > file_size || file_size % stride != 0) return out;
   const uint64_t n = file_size / stride;
   for (uint64_t k : {n / 2, n - 1}) {
     if (k == 0) continue;
     FEEDRATE_RETURN_IF_ERROR(src.ReadAt(h, sizeof h, k * stride));
     auto len = ParseHeader(h, path, k, k * stride);
-    if (!len.ok() || *len != *first) return out;  // not uniform: let the full scan find what is wrong
+    if (!len.ok() || *len != first) return out;  // not uniform: let the full scan find what is wrong
   }
   out.reserve(n);
-  for (uint64_t k = 0; k < n; ++k) out.push_back({k * stride, *first});
+  for (uint64_t k = 0; k < n; ++k) out.push_back({k * stride, first});
   return out;
 }
 
 Result<std::vector<TfRecordEntry>> ReadTfRecordIndex(const std::string& idx_path, uint64_t data_file_size) {
   auto fd = OpenForRead(idx_path);
   if (!fd.ok()) return fd.status().WithContext("TFRecord index");
-  auto size = FileSize(fd->get(), idx_path);
-  if (!size.ok()) return size.status();
-  return ReadTfRecordIndex(FdByteSource(fd->get(), *size, idx_path), data_file_size);
+  FEEDRATE_ASSIGN_OR_RETURN(auto size, FileSize(fd->get(), idx_path));
+  return ReadTfRecordIndex(FdByteSource(fd->get(), size, idx_path), data_file_size);
 }
 
 Result<std::vector<TfRecordEntry>> ReadTfRecordIndex(const ByteSource& idx, uint64_t data_file_size) {

@@ -1,5 +1,5 @@
 // Engine settings and selection: ResolveEngineOptions (the one place that turns a run's reader settings into the
-// engine's effective numbers) and MakeEngine: "auto" (io_uring, falling back to POSIX), "uring", "posix".
+// engine's effective numbers) and MakeEngine: auto (io_uring, falling back to POSIX), uring, posix.
 #pragma once
 
 #include <memory>
@@ -7,6 +7,7 @@
 
 #include "loader/io/io_engine.h"
 #include "loader/status.h"
+#include "loader/util/choices.h"
 
 namespace feedrate {
 
@@ -49,9 +50,9 @@ struct ResolvedEngine {
 // S3 runs at most one event loop per CPU; the queue holds every sample the rank's prefetchers keep in flight.
 ResolvedEngine ResolveEngineOptions(const EngineRequest& r);
 
-// Errors: an unknown kind, or an explicit "uring" whose rings cannot be set up (with the reason).
-Result<EngineChoice> MakeEngine(const std::string& kind, const FileTable& files, const EngineOptions& options);
+// Errors: an explicit kUring whose rings cannot be set up (with the reason).
+Result<EngineChoice> MakeEngine(EngineKind kind, const FileTable& files, const EngineOptions& options);
 // Upper bound of the buffer memory an engine of `kind` takes with `options` (for the memory check).
-uint64_t EngineBufferBytes(const std::string& kind, const EngineOptions& options);
+uint64_t EngineBufferBytes(EngineKind kind, const EngineOptions& options);
 
 }  // namespace feedrate

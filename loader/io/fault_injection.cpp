@@ -77,9 +77,8 @@ Result<FaultPlan> ParseFaultPlan(const std::string& text) {
       if (eq == std::string::npos) return Status::InvalidArgument("--inject '" + item + "': expected key=value in '" + kv + "'");
       const std::string key = kv.substr(0, eq), v = kv.substr(eq + 1);
       auto num = [&](uint64_t* out) -> Status {
-        auto n = Number(item, key, v);
-        if (!n.ok()) return n.status();
-        *out = *n;
+        FEEDRATE_ASSIGN_OR_RETURN(auto n, Number(item, key, v));
+        *out = n;
         return Status::Ok();
       };
       if (key == "every") {
@@ -93,13 +92,11 @@ Result<FaultPlan> ParseFaultPlan(const std::string& text) {
         r.file = v;
       } else if (key == "offset") {
         const size_t dash = v.find('-');
-        auto b = Number(item, key, v.substr(0, dash));
-        if (!b.ok()) return b.status();
-        r.offset_begin = *b;
+        FEEDRATE_ASSIGN_OR_RETURN(auto b, Number(item, key, v.substr(0, dash)));
+        r.offset_begin = b;
         if (dash != std::string::npos) {
-          auto e = Number(item, key, v.substr(dash + 1));
-          if (!e.ok()) return e.status();
-          r.offset_end = *e;
+          FEEDRATE_ASSIGN_OR_RETURN(auto e, Number(item, key, v.substr(dash + 1)));
+          r.offset_end = e;
           if (r.offset_end <= r.offset_begin) return Status::InvalidArgument("--inject '" + item + "': offset range " + v + " is empty");
         }
       } else if (key == "op") {

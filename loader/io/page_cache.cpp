@@ -66,11 +66,10 @@ Result<Residency> MincoreWindowResidency(int fd, uint64_t offset, uint64_t lengt
   const uint64_t start = (first_page + h % (pages - kResidencyWindowPages + 1)) * page;
   const uint64_t lo = std::max(start, offset);
   const uint64_t hi = std::min(start + kResidencyWindowPages * page, offset + length);
-  auto w = ProbeResidency(fd, lo, hi - lo);
-  if (!w.ok()) return w.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto w, ProbeResidency(fd, lo, hi - lo));
   Residency r;
   r.bytes = length;
-  r.resident_bytes = static_cast<uint64_t>(static_cast<double>(length) * w->fraction());
+  r.resident_bytes = static_cast<uint64_t>(static_cast<double>(length) * w.fraction());
   return r;
 }
 
@@ -129,30 +128,26 @@ Result<Residency> ProbeResidency(int fd, uint64_t offset, uint64_t length) {
 }
 
 Result<Residency> ProbeResidency(const std::string& path, uint64_t offset, uint64_t length) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  auto r = ProbeResidency(fd->get(), offset, length);
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  auto r = ProbeResidency(fd.get(), offset, length);
   if (!r.ok()) return r.status().WithContext(path);
   return r;
 }
 
 Result<Residency> ProbeFileResidency(const std::string& path) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  auto size = FileSize(fd->get(), path);
-  if (!size.ok()) return size.status();
-  auto r = ProbeResidency(fd->get(), 0, *size);
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto size, FileSize(fd.get(), path));
+  auto r = ProbeResidency(fd.get(), 0, size);
   if (!r.ok()) return r.status().WithContext(path);
   return r;
 }
 
 Status EvictFromPageCache(const std::string& path, bool flush_first) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  if (flush_first && ::fdatasync(fd->get()) != 0 && errno != EINVAL) {
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  if (flush_first && ::fdatasync(fd.get()) != 0 && errno != EINVAL) {
     return Status::Errno(path + ": fdatasync before eviction failed", errno);
   }
-  if (int err = ::posix_fadvise(fd->get(), 0, 0, POSIX_FADV_DONTNEED); err != 0) {
+  if (int err = ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED); err != 0) {
     return Status::Errno(path + ": posix_fadvise(DONTNEED) failed", err);
   }
   return Status::Ok();

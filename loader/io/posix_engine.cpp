@@ -26,9 +26,8 @@ Result<FileTable> FileTable::Create(std::vector<std::string> paths, FileOpenMode
   if (mode == FileOpenMode::kOnce) {
     t.fds_.reserve(t.paths_.size());
     for (const auto& p : t.paths_) {
-      auto fd = OpenForRead(p, open_flags);
-      if (!fd.ok()) return fd.status();
-      t.fds_.push_back(std::move(*fd));
+      FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(p, open_flags));
+      t.fds_.push_back(std::move(fd));
     }
   }
   return t;

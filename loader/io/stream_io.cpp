@@ -193,9 +193,8 @@ Status StreamIo::Stream(int fd, const std::string& path, uint64_t total, uint64_
 }
 
 Status StreamIo::WriteFile(const std::string& path, uint64_t bytes, bool fsync, uint64_t content_key) {
-  auto pending = WriteData(path, bytes, content_key);
-  if (!pending.ok()) return pending.status();
-  return Commit(std::move(*pending), fsync);
+  FEEDRATE_ASSIGN_OR_RETURN(auto pending, WriteData(path, bytes, content_key));
+  return Commit(std::move(pending), fsync);
 }
 
 Result<StreamIo::PendingFile> StreamIo::WriteData(const std::string& path, uint64_t bytes, uint64_t content_key) {

@@ -77,9 +77,7 @@ struct UringEngine::Worker {
       submit_fail_after = std::atoll(e);
       if (const char* colon = std::strchr(e, ':')) submit_fail_errno = std::atoi(colon + 1);
     }
-    auto how_or = InitRingWithLadder(ring, static_cast<unsigned>(depth));
-    if (!how_or.ok()) return how_or.status();
-    std::string how = *how_or;
+    FEEDRATE_ASSIGN_OR_RETURN(std::string how, InitRingWithLadder(ring, static_cast<unsigned>(depth)));
     ring_ready = true;
     memory = AlignedBuffer(depth * transfer_size, std::max<size_t>(AlignedBuffer::kAlignment, align));
     std::vector<iovec> iov(depth);

@@ -133,7 +133,7 @@ Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* d
     case SampleCheck::kPngSignature: {
       if (data == nullptr) break;  // larger than one transfer: read, not checked (docs/formats.md)
       // The indexer's check, for a file it did not open.
-      return CheckImageSignature(table_.check == SampleCheck::kPngSignature ? "png" : "jpeg", data, e.length, path);
+      return CheckImageSignature(table_.check == SampleCheck::kPngSignature ? DataFormat::kPng : DataFormat::kJpeg, data, e.length, path);
     }
     case SampleCheck::kImageDecode: {
       thread_local ImageDecoder decoder;  // per I/O thread: keeps its decompressor and pixel buffer

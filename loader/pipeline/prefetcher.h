@@ -14,12 +14,13 @@
 #include "loader/io/io_engine.h"
 #include "loader/io/page_cache.h"
 #include "loader/status.h"
+#include "loader/util/choices.h"
 
 namespace feedrate {
 
 // run --verify: each sample's payload (content_pattern.h) checked against the dataset's verifiable pattern.
 struct ContentCheck {
-  std::string format;
+  DataFormat format = DataFormat::kNpz;
   std::vector<uint64_t> keys;  // per file of the FileTable: ContentKey(seed, path relative to the data folder)
   double fraction = 1.0;       // of each sample's payload bytes, as one window at a varying position
   std::atomic<uint64_t> bytes_checked{0};

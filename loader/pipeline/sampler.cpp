@@ -30,7 +30,7 @@ Result<Sampler> Sampler::Create(const SamplerConfig& cfg) {
     }
     s.steps_ = static_cast<uint64_t>(cfg.total_training_steps);
   }
-  if (cfg.order == "dlio" && cfg.data_loader != "tensorflow") {
+  if (cfg.order == SampleOrder::kDlio && cfg.data_loader != DataLoader::kTensorFlow) {
     uint64_t per = (s.total_ + cfg.world - 1) / cfg.world;
     uint64_t last_begin = per * (cfg.world - 1);
     uint64_t last_len = last_begin >= s.total_ ? 0 : s.total_ - last_begin;
@@ -42,7 +42,7 @@ Result<Sampler> Sampler::Create(const SamplerConfig& cfg) {
           "using balanced contiguous shards instead");
     }
   }
-  if (cfg.data_loader == "tensorflow") {
+  if (cfg.data_loader == DataLoader::kTensorFlow) {
     // DLIO's reconfigure(epoch 1) before the dataset is built: np.random.seed(seed [+ 1]); np.random.shuffle(files).
     // The tf.data pipeline is built once and repeated, so this order holds for every epoch.
     s.tf_files_.resize(cfg.num_files);
@@ -57,9 +57,9 @@ Result<Sampler> Sampler::Create(const SamplerConfig& cfg) {
 
 void Sampler::EpochSamples(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const {
   out->clear();
-  if (cfg_.order == "shuffled") {
+  if (cfg_.order == SampleOrder::kShuffled) {
     Shuffled(epoch, acc, out);
-  } else if (cfg_.data_loader == "tensorflow") {
+  } else if (cfg_.data_loader == DataLoader::kTensorFlow) {
     DlioTensorflow(epoch, acc, out);
   } else {
     DlioPytorch(acc, out);

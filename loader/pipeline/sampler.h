@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loader/status.h"
+#include "loader/util/choices.h"
 
 namespace feedrate {
 
@@ -15,8 +16,8 @@ struct SamplerConfig {
   uint64_t samples_per_file = 1;
   uint64_t batch_size = 1;
   uint64_t world = 1;                  // total emulated accelerators (ranks x accelerators per rank)
-  std::string data_loader = "pytorch"; // pytorch: contiguous shard; tensorflow: files round-robin
-  std::string order = "dlio";          // "dlio" | "shuffled"
+  DataLoader data_loader = DataLoader::kPyTorch;  // pytorch: contiguous shard; tensorflow: files round-robin
+  SampleOrder order = SampleOrder::kDlio;
   bool file_shuffle = false;
   bool sample_shuffle = false;
   uint64_t shuffle_size = 1024;        // TensorFlow path: the record shuffle buffer (reader.shuffle_size)

@@ -34,10 +34,10 @@ std::string BenchObjectKey(const std::string& prefix, uint64_t size, unsigned i)
 }
 
 Status EnsureBenchObjects(S3Client& s3, const std::string& prefix, uint64_t size, unsigned count) {
-  auto listed = s3.List((prefix.empty() ? "" : prefix + "/") + "feedrate-s3bench/obj-" + std::to_string(size) + "-");
-  if (!listed.ok()) return listed.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto listed,
+                            s3.List((prefix.empty() ? "" : prefix + "/") + "feedrate-s3bench/obj-" + std::to_string(size) + "-"));
   std::vector<bool> have(count, false);
-  for (const auto& o : listed.value()) {
+  for (const auto& o : listed) {
     for (unsigned i = 0; i < count; ++i) {
       if (o.key == BenchObjectKey(prefix, size, i) && o.size == size) have[i] = true;
     }

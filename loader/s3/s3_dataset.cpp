@@ -18,9 +18,8 @@ Result<std::unique_ptr<S3Client>> S3Store::Connect(unsigned max_parallel) const 
 
 Result<S3Store> S3StoreFor(const WorkloadConfig& cfg) {
   S3Store s;
-  auto cred = LoadS3Credentials();
-  if (!cred.ok()) return cred.status();
-  s.credentials = std::move(*cred);
+  FEEDRATE_ASSIGN_OR_RETURN(auto cred, LoadS3Credentials());
+  s.credentials = std::move(cred);
   s.endpoint.region = cfg.s3_region;
   s.endpoint.path_style = cfg.s3_path_style;
   if (!cfg.s3_endpoint.empty()) s.endpoint.url = cfg.s3_endpoint;
@@ -31,14 +30,13 @@ Result<S3Store> S3StoreFor(const WorkloadConfig& cfg) {
 
 Result<std::string> GetS3Text(S3Client& client, const std::string& key, uint64_t max_bytes) {
   std::string text(max_bytes, '\0');
-  auto got = client.Get(key, 0, 0, text.data(), text.size());
-  if (!got.ok()) return got.status();
-  text.resize(*got);
+  FEEDRATE_ASSIGN_OR_RETURN(auto got, client.Get(key, 0, 0, text.data(), text.size()));
+  text.resize(got);
   return text;
 }
 
 Result<std::vector<std::string>> DiscoverS3Objects(S3Client& client, const S3Store& store, const std::string& split,
-                                                   const std::string& format, uint64_t num_files, uint64_t num_subfolders,
+                                                   DataFormat format, uint64_t num_files, uint64_t num_subfolders,
                                                    S3SizeMap* sizes) {
   const std::string dir = store.Key(split) + "/";
   auto listed = client.List(dir);
@@ -81,9 +79,8 @@ Status S3ObjectSource::ReadAt(void* buf, size_t len, uint64_t offset) const {
   }
   ++requests_;
   if (len >= kBlock) {
-    auto got = client_.Get(key_, offset, len, static_cast<char*>(buf), len);
-    if (!got.ok()) return got.status();
-    if (*got != len) return Status::Corruption(url_ + ": " + std::to_string(*got) + " bytes at offset " + std::to_string(offset));
+    FEEDRATE_ASSIGN_OR_RETURN(auto got, client_.Get(key_, offset, len, static_cast<char*>(buf), len));
+    if (got != len) return Status::Corruption(url_ + ": " + std::to_string(got) + " bytes at offset " + std::to_string(offset));
     return Status::Ok();
   }
   const uint64_t n = std::min<uint64_t>(kBlock, size_ - offset);
@@ -130,9 +127,8 @@ Result<std::unique_ptr<ByteSource>> S3SourceOpener::Open(const std::string& name
     }
   }
   if (client == nullptr) {
-    auto c = store_.Connect(1);
-    if (!c.ok()) return c.status();
-    client = std::move(*c);
+    FEEDRATE_ASSIGN_OR_RETURN(auto c, store_.Connect(1));
+    client = std::move(c);
   }
   uint64_t size = 0;
   if (auto it = sizes_.find(name); it != sizes_.end()) {

@@ -41,7 +41,7 @@ using S3SizeMap = std::unordered_map<std::string, uint64_t>;
 // The keys of split `split`'s objects under store.prefix, as DiscoverFiles finds files: names ending with the
 // format, subfolders counted, sorted by basename, trimmed to num_files. Their sizes go into *sizes.
 Result<std::vector<std::string>> DiscoverS3Objects(S3Client& client, const S3Store& store, const std::string& split,
-                                                   const std::string& format, uint64_t num_files, uint64_t num_subfolders,
+                                                   DataFormat format, uint64_t num_files, uint64_t num_subfolders,
                                                    S3SizeMap* sizes);
 
 // One object read by ranged GETs. Small reads fetch a whole block (64 KiB) and serve later reads inside it from

@@ -45,9 +45,8 @@ Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const 
   const size_t depth = std::max<size_t>(1, e->options_.queue_depth);
   for (size_t i = 0; i < loops; ++i) {
     auto loop = std::make_unique<Loop>();
-    auto client = store.Connect(static_cast<unsigned>(depth));
-    if (!client.ok()) return client.status();
-    loop->client = std::move(*client);
+    FEEDRATE_ASSIGN_OR_RETURN(auto client, store.Connect(static_cast<unsigned>(depth)));
+    loop->client = std::move(client);
     loop->parts.resize(depth);
     loop->buffers.reserve(depth);
     for (auto& p : loop->parts) {

@@ -93,13 +93,14 @@ int64_t FirstContentMismatch(uint64_t key, uint64_t file_offset, const char* p, 
   return -1;
 }
 
-bool ContentVerifiable(const std::string& format) {
-  return format == "npz" || format == "npy" || format == "tfrecord" || format == "indexed_binary";
+bool ContentVerifiable(DataFormat format) {
+  return format == DataFormat::kNpz || format == DataFormat::kNpy || format == DataFormat::kTfRecord ||
+         format == DataFormat::kIndexedBinary;
 }
 
-Result<std::pair<uint64_t, uint64_t>> ContentRange(const std::string& format, const char* data, uint64_t len) {
-  if (format == "indexed_binary") return std::make_pair(uint64_t{0}, len);
-  if (format == "npz" || format == "npy") {
+Result<std::pair<uint64_t, uint64_t>> ContentRange(DataFormat format, const char* data, uint64_t len) {
+  if (format == DataFormat::kIndexedBinary) return std::make_pair(uint64_t{0}, len);
+  if (format == DataFormat::kNpz || format == DataFormat::kNpy) {
     if (len >= 10 && std::memcmp(data, "\x93NUMPY", 6) == 0) {
       const auto* u = reinterpret_cast<const unsigned char*>(data);
       const uint64_t header = u[6] == 1 ? 10 + (u[8] | (u[9] << 8))
@@ -109,7 +110,7 @@ Result<std::pair<uint64_t, uint64_t>> ContentRange(const std::string& format, co
     }
     return std::make_pair(uint64_t{0}, len);
   }
-  if (format == "tfrecord") {
+  if (format == DataFormat::kTfRecord) {
     // record: u64 length, u32 crc, Example, u32 crc. Example{1: Features{1: map entry{1: key, 2: Feature{1: BytesList{1: bytes}}}}}
     if (len < 16) return Status::Corruption("the record is shorter than its framing");
     const auto* p = reinterpret_cast<const unsigned char*>(data) + 12;
@@ -128,7 +129,7 @@ Result<std::pair<uint64_t, uint64_t>> ContentRange(const std::string& format, co
     }
     return Status::Corruption("the record's tf.train.Example has no \"image\" bytes feature");
   }
-  return Status::Unsupported("content checks cover npz, npy, tfrecord and indexed_binary datasets, not '" + format + "'");
+  return Status::Unsupported("content checks cover npz, npy, tfrecord and indexed_binary datasets, not '" + std::string(Name(format)) + "'");
 }
 
 std::string ContentMarkerPath(const std::string& data_folder) { return data_folder + "/.feedrate-content"; }

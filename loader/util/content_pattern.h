@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "loader/status.h"
+#include "loader/util/choices.h"
 
 namespace feedrate {
 
@@ -24,9 +25,9 @@ uint8_t ExpectedContentByte(uint64_t key, uint64_t file_offset);
 // npy/npz after the npy header when the sample starts with one; tfrecord the Example's "image" bytes (found by
 // walking the protobuf framing); raw/indexed_binary all of it. Formats whose stored bytes are not the payload
 // (hdf5 through libhdf5, jpeg/png compressed) are Unsupported.
-Result<std::pair<uint64_t, uint64_t>> ContentRange(const std::string& format, const char* data, uint64_t len);
+Result<std::pair<uint64_t, uint64_t>> ContentRange(DataFormat format, const char* data, uint64_t len);
 // Whether datagen can write verifiable content for the format (and run --verify check it).
-bool ContentVerifiable(const std::string& format);
+bool ContentVerifiable(DataFormat format);
 
 // The marker datagen leaves in the data folder: "<data_folder>/.feedrate-content" with "verifiable seed=<N>".
 std::string ContentMarkerPath(const std::string& data_folder);

@@ -9,7 +9,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace feedrate;
   (void)ParseNpyHeader(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.npy");
   (void)NpyDataOffset(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.npy");
-  auto range = ContentRange("npy", reinterpret_cast<const char*>(data), size);  // run --verify's header skip
+  auto range = ContentRange(DataFormat::kNpy, reinterpret_cast<const char*>(data), size);  // run --verify's header skip
   if (range.ok() && (range->first > range->second || range->second > size)) __builtin_trap();
   fuzz::MemFile f(data, size);
   (void)DetectNumpyFileKind(f.fd(), f.size(), "fuzz.npy");

@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size >= 4) std::memcpy(&data_size, data, 4);
   (void)ReadTfRecordIndex(f.path(), data_size);
   // The same bytes as one framed record whose Example is walked for its "image" payload (run --verify).
-  auto range = ContentRange("tfrecord", reinterpret_cast<const char*>(data), size);
+  auto range = ContentRange(DataFormat::kTfRecord, reinterpret_cast<const char*>(data), size);
   if (range.ok() && (range->first > range->second || range->second > size)) __builtin_trap();
   return 0;
 }

@@ -125,19 +125,15 @@ TEST_F(Faults, EnospcInDatagenLeavesNoPartialFileAndARerunFinishesTheRest) {
   EXPECT_TRUE(run.code == 0 || run.code == 3) << run.output;
 }
 
-// Starts a long two-rank run, waits until training is under way (rank 0 has reported its first epoch:
-// --json-events), then runs `action`, a shell snippet with $r0, $r1 = rank 0's and rank 1's pids and $ranks =
-// both, and returns how the job ended.
-CmdResult RunAndHitRank1(const test::TempDir& dir, const std::string& data, const std::string& results,
-                         const std::string& name, const std::string& action) {
+// Starts a two-rank `job` (a feedrate command line writing --json-events to stdout, results in `results`), waits
+// until `ready` (a fixed string) shows in its events, then runs `action`, a shell snippet with $r0, $r1 = rank 0's
+// and rank 1's pids and $ranks = both, and returns how the job ended.
+CmdResult StartAndHitRank1(const test::TempDir& dir, const std::string& job, const std::string& ready,
+                           const std::string& results, const std::string& name, const std::string& action) {
   const std::string script = dir / ("hit_" + name + ".sh"), events = dir / ("events_" + name + ".jsonl");
-  test::WriteFile(script, MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + data + kShape +
-                                             " --param reader.batch_size=1 --param train.epochs=1000000"
-                                             " --param train.computation_time=0.001 --json-events --collective-timeout 3"
-                                             " --results-dir " + results) +
-                              " > " + events + " &\n"
+  test::WriteFile(script, MpiFeedrate(2, job) + " > " + events + " &\n"
                               "job=$!\n"
-                              "for i in $(seq 900); do grep -q '\"event\":\"epoch\"' " + events +
+                              "for i in $(seq 900); do grep -qF '" + ready + "' " + events +
                               " 2>/dev/null && break; sleep 0.1; done\n"
                               "r0= r1= ranks=\n"
                               "for p in $(pgrep -f \"results-dir " + results + "\"); do\n"
@@ -149,6 +145,17 @@ CmdResult RunAndHitRank1(const test::TempDir& dir, const std::string& data, cons
                               action + "\n"
                               "wait $job\n");
   return Sh("bash " + script, 100);
+}
+
+// A long two-rank run, hit once training is under way (rank 0 has reported its first epoch).
+CmdResult RunAndHitRank1(const test::TempDir& dir, const std::string& data, const std::string& results,
+                         const std::string& name, const std::string& action) {
+  return StartAndHitRank1(dir,
+                          "run -w unet3d_h100 --data-dir " + data + kShape +
+                              " --param reader.batch_size=1 --param train.epochs=1000000"
+                              " --param train.computation_time=0.001 --json-events --collective-timeout 3"
+                              " --results-dir " + results,
+                          "\"event\":\"epoch\"", results, name, action);
 }
 
 // A rank that stops answering (alive but frozen, like a process stuck in the kernel) ends the job within
@@ -165,6 +172,26 @@ TEST_F(Faults, ARankThatStopsAnsweringEndsTheJobNamingIt) {
   EXPECT_EQ(s["feedrate"]["status"], "failed");
   EXPECT_NE(s["feedrate"]["error"].get<std::string>().find("rank 1 ("), std::string::npos) << s["feedrate"]["error"];
   EXPECT_FALSE(s.contains("metric"));
+}
+
+// The same watchdog in `feedrate checkpoint`: rank 1 frozen after the first checkpoint ends the job naming it, and
+// rank 0 leaves a summary that says it failed and how many checkpoints were whole.
+TEST_F(Faults, ACheckpointRankThatStopsAnsweringLeavesAFailedSummary) {
+  const std::string results = dir_ / "ck_hang";
+  auto r = StartAndHitRank1(dir_,
+                            "checkpoint -w llama3_8b --dir " + (dir_ / "ck") +
+                                " --scale 0.0002 --time-between 1 --num-checkpoints-write 20 --num-checkpoints-read 0"
+                                " --collective-timeout 3 --results-dir " + results,
+                            "checkpoint 1/20 written", results, "ck_stop", "kill -STOP $r1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("did not complete within 3 s (--collective-timeout): rank 1 ("), std::string::npos) << r.output;
+  auto s = ReadJson(results + "/summary.json");
+  ASSERT_TRUE(s.is_object()) << r.output;
+  EXPECT_EQ(s["feedrate"]["status"], "failed");
+  EXPECT_NE(s["feedrate"]["error"].get<std::string>().find("rank 1 ("), std::string::npos) << s["feedrate"]["error"];
+  EXPECT_GE(s["feedrate"]["checkpoints_written"].get<int>(), 1);
+  EXPECT_LT(s["feedrate"]["checkpoints_written"].get<int>(), 20);
+  EXPECT_FALSE(s.contains("metric"));  // nothing that reads as a result
 }
 
 // A rank that is late by more than --collective-timeout but arrives while rank 0 calls the roll (frozen for 4.5 s,

@@ -22,7 +22,7 @@ std::string ErrorOf(const std::string& yaml, const std::vector<std::string>& ov 
 
 TEST(Config, BuiltinUnet3dH100) {
   auto c = LoadWorkload("unet3d_h100", {});
-  EXPECT_EQ(c.format, "npz");
+  EXPECT_EQ(c.format, DataFormat::kNpz);
   EXPECT_EQ(c.num_files_train, 168u);
   EXPECT_EQ(c.batch_size, 7u);
   EXPECT_DOUBLE_EQ(c.computation_time.mean, 0.323);
@@ -31,7 +31,7 @@ TEST(Config, BuiltinUnet3dH100) {
   EXPECT_EQ(c.read_threads, 4u);
   EXPECT_EQ(c.epochs, 5u);
   EXPECT_DOUBLE_EQ(c.au, 0.90);
-  EXPECT_EQ(c.data_loader, "pytorch");
+  EXPECT_EQ(c.data_loader, DataLoader::kPyTorch);
   EXPECT_EQ(c.sample_shuffle, "seed");
   EXPECT_EQ(BuiltinWorkloads().size(), 30u);  // 26 training workloads, 4 llama3 checkpoint workloads
   EXPECT_EQ(LoadWorkload("unet3d_b200", {}).num_files_train, 7200u);
@@ -42,8 +42,8 @@ TEST(Config, BuiltinUnet3dH100) {
 // The TensorFlow-path workloads: numbers from the MLPerf Storage v2.0 / DLIO tables (reference spec 1.1).
 TEST(Config, BuiltinTfRecordWorkloads) {
   auto r = LoadWorkload("resnet50_h100", {});
-  EXPECT_EQ(r.format, "tfrecord");
-  EXPECT_EQ(r.data_loader, "tensorflow");
+  EXPECT_EQ(r.format, DataFormat::kTfRecord);
+  EXPECT_EQ(r.data_loader, DataLoader::kTensorFlow);
   EXPECT_EQ(r.num_files_train, 1024u);
   EXPECT_EQ(r.num_samples_per_file, 1251u);
   EXPECT_DOUBLE_EQ(r.record_length, 114660.07);
@@ -144,6 +144,28 @@ TEST(Config, BadValuesNameKeyAndValue) {
   EXPECT_NE(ErrorOf("train:\n  epochs: lots\n").find("train.epochs"), std::string::npos);
   EXPECT_NE(ErrorOf("{not: [valid").find("not valid YAML"), std::string::npos);
   EXPECT_NE(ErrorOf("", {"novalue"}).find("key.path=value"), std::string::npos);
+}
+
+// The closed sets are parsed once, where the workload is read: every name parses back to its value, the overrides
+// reach the typed fields, and a name outside a set is an error that lists the set.
+TEST(Config, ClosedSetsParseOnceIntoEnums) {
+  for (std::string_view n : Names<DataFormat>()) EXPECT_EQ(Name(*feedrate::Parse<DataFormat>(n)), n);
+  for (std::string_view n : Names<DataLoader>()) EXPECT_EQ(Name(*feedrate::Parse<DataLoader>(n)), n);
+  for (std::string_view n : Names<SampleOrder>()) EXPECT_EQ(Name(*feedrate::Parse<SampleOrder>(n)), n);
+  for (std::string_view n : Names<EngineKind>()) EXPECT_EQ(Name(*feedrate::Parse<EngineKind>(n)), n);
+  EXPECT_EQ(Names<DataFormat>().size(), 11u);
+  EXPECT_FALSE(feedrate::Parse<DataFormat>("jpg").has_value());  // DLIO's FormatType spells it jpeg
+  EXPECT_FALSE(feedrate::Parse<EngineKind>("").has_value());
+  auto c = Parse("dataset: {format: indexed_binary}\nreader: {data_loader: dali}\n",
+                 {"feedrate.engine=posix", "feedrate.order=shuffled"});
+  EXPECT_EQ(c.format, DataFormat::kIndexedBinary);
+  EXPECT_EQ(c.data_loader, DataLoader::kDali);
+  EXPECT_EQ(c.engine, EngineKind::kPosix);
+  EXPECT_EQ(c.order, SampleOrder::kShuffled);
+  EXPECT_EQ(Parse("framework: tensorflow\n").data_loader, DataLoader::kTensorFlow);
+  const std::string e = ErrorOf("feedrate:\n  engine: spdk\n");
+  EXPECT_NE(e.find("feedrate.engine"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected one of auto, posix, uring"), std::string::npos) << e;
 }
 
 TEST(Config, ComputationTimeForms) {

@@ -34,21 +34,21 @@ TEST(ContentPattern, SameBytesWhateverThePieces) {
 TEST(ContentPattern, PayloadRanges) {
   const std::string header = MakeNpyHeader("|u1", {4, 4, 1});
   std::string sample = header + std::string(16, 'x');
-  auto r = ContentRange("npz", sample.data(), sample.size());
+  auto r = ContentRange(DataFormat::kNpz, sample.data(), sample.size());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->first, header.size());
   EXPECT_EQ(r->second, sample.size());
-  EXPECT_EQ(ContentRange("npy", "abcdefghijkl", 12)->first, 0u);  // a later sample of a multi-sample array
+  EXPECT_EQ(ContentRange(DataFormat::kNpy, "abcdefghijkl", 12)->first, 0u);  // a later sample of a multi-sample array
   // A framed TFRecord record: 12-byte header, Example, 4-byte CRC; the range is the image bytes.
   const ExampleFraming fr = DlioExampleFraming(300);
   std::string record = std::string(12, '\0') + fr.prefix + std::string(300, 'i') + fr.suffix + std::string(4, '\0');
-  auto t = ContentRange("tfrecord", record.data(), record.size());
+  auto t = ContentRange(DataFormat::kTfRecord, record.data(), record.size());
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->first, 12 + fr.prefix.size());
   EXPECT_EQ(t->second - t->first, 300u);
   std::string junk(64, '\x7f');
-  EXPECT_FALSE(ContentRange("tfrecord", junk.data(), junk.size()).ok());
-  EXPECT_EQ(ContentRange("hdf5", junk.data(), junk.size()).status().code(), Status::Code::kUnsupported);
+  EXPECT_FALSE(ContentRange(DataFormat::kTfRecord, junk.data(), junk.size()).ok());
+  EXPECT_EQ(ContentRange(DataFormat::kHdf5, junk.data(), junk.size()).status().code(), Status::Code::kUnsupported);
 }
 
 }  // namespace

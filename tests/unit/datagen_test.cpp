@@ -73,7 +73,7 @@ TEST(Datagen, DurableRunsCommitInTheBackgroundAndLeaveEveryFileComplete) {
   for (const char* format : {"npz", "tfrecord"}) {
     SCOPED_TRACE(format);
     auto cfg = SmallUnet(dir / format, 9);
-    cfg.format = format;
+    cfg.format = *Parse<DataFormat>(format);
     TempFile::SetDurableCommits(true);
     DatagenOptions o;
     o.threads = 3;
@@ -97,7 +97,7 @@ TEST(Datagen, SkipExistingRewritesAFileWithTheRightSizeButAWrongHeader) {
   for (const char* format : {"npz", "npy", "tfrecord"}) {
     SCOPED_TRACE(format);
     auto cfg = SmallUnet(dir / format, 4);
-    cfg.format = format;
+    cfg.format = *Parse<DataFormat>(format);
     ASSERT_TRUE(GenerateDataset(cfg, {0, 1, 1, false}).ok());
     const std::string victim = dir / (std::string(format) + "/train/img_2_of_4." + format);
     ASSERT_TRUE(std::filesystem::exists(victim)) << victim;

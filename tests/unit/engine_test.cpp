@@ -68,7 +68,7 @@ TEST_P(EngineBytes, RandomExtentsMatchTheFile) {
   FaultInjector faults(*ParseFaultPlan(c.inject), o.odirect ? o.direct_align : 1);
   faults.BindFiles(*table);
   if (faults.any()) o.faults = &faults;
-  auto engine = MakeEngine(c.engine, *table, o);
+  auto engine = MakeEngine(*Parse<EngineKind>(c.engine), *table, o);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   ASSERT_TRUE(engine->fallback_reason.empty()) << engine->fallback_reason;
 
@@ -128,7 +128,7 @@ TEST_P(EngineBytes, SmallSamplesAreHandedOverInPlace) {
   FaultInjector faults(*ParseFaultPlan(c.inject), o.odirect ? o.direct_align : 1);
   faults.BindFiles(*table);
   if (faults.any()) o.faults = &faults;
-  auto engine = MakeEngine(c.engine, *table, o);
+  auto engine = MakeEngine(*Parse<EngineKind>(c.engine), *table, o);
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   const size_t n = 48;
   const uint64_t fit = o.transfer_size - (c.odirect ? 2 * o.direct_align : 0);
@@ -190,7 +190,7 @@ TEST(Engines, WholeFilesOfUnknownSizeAreReadToTheirEnd) {
       FaultInjector faults(*ParseFaultPlan(inject), 1);
       faults.BindFiles(*table);
       if (faults.any()) o.faults = &faults;
-      auto engine = MakeEngine(kind, *table, o);
+      auto engine = MakeEngine(*Parse<EngineKind>(kind), *table, o);
       ASSERT_TRUE(engine.ok());
       const size_t rounds = 3;
       Collector done(sizes.size() * rounds);
@@ -220,7 +220,7 @@ TEST(Engines, TruncatedFileNamesPathAndOffset) {
     auto table = FileTable::Create({path}, true);
     EngineOptions o;
     o.transfer_size = 16384;
-    auto engine = MakeEngine(kind, *table, o);
+    auto engine = MakeEngine(*Parse<EngineKind>(kind), *table, o);
     ASSERT_TRUE(engine.ok());
     Collector done(1);
     engine->engine->Submit({{0, 50000, 80000}, nullptr, &done, 0});
@@ -242,7 +242,7 @@ TEST(Engines, InjectedEioFailsTheSampleWithPathOffsetAndErrno) {
     FaultInjector faults(*ParseFaultPlan("eio:every=5"));
     faults.BindFiles(*table);
     o.faults = &faults;
-    auto engine = MakeEngine(kind, *table, o);
+    auto engine = MakeEngine(*Parse<EngineKind>(kind), *table, o);
     ASSERT_TRUE(engine.ok());
     const size_t n = 8;
     Collector done(n);
@@ -273,7 +273,7 @@ TEST(Engines, InjectedFaultsByFileAndOffset) {
     FaultInjector faults(*ParseFaultPlan("eio:file=img_3*,offset=512K-520K"));
     faults.BindFiles(*table);
     o.faults = &faults;
-    auto engine = MakeEngine(kind, *table, o);
+    auto engine = MakeEngine(*Parse<EngineKind>(kind), *table, o);
     ASSERT_TRUE(engine.ok());
     // Per file: [0, 256K) clean, [256K, 512K) touches the range's start only at its end (clean), [512K, 1M) fails.
     const std::vector<SampleExtent> extents = {{0, 0, 256 << 10}, {0, 512 << 10, 512 << 10}, {1, 0, 256 << 10},
@@ -294,8 +294,8 @@ TEST(Engines, RingSetupFailureFallsBackOrFails) {
   test::WriteFile(dir / "f", "x");
   auto table = FileTable::Create({dir / "f"}, false);
   ::setenv("FEEDRATE_TEST_URING_SETUP_ERRNO", "1", 1);  // EPERM, as under a seccomp filter
-  auto fallback = MakeEngine("auto", *table, {});
-  auto strict = MakeEngine("uring", *table, {});
+  auto fallback = MakeEngine(EngineKind::kAuto, *table, {});
+  auto strict = MakeEngine(EngineKind::kUring, *table, {});
   ::unsetenv("FEEDRATE_TEST_URING_SETUP_ERRNO");
   ASSERT_TRUE(fallback.ok());
   EXPECT_STREQ(fallback->engine->name(), "posix");
@@ -316,7 +316,7 @@ TEST(Engines, RingThatFailsForGoodFailsEveryRequestInsteadOfSpinning) {
   o.queue_depth = 4;
   o.transfer_size = 65536;
   ::setenv("FEEDRATE_TEST_URING_SUBMIT_ERRNO", "0:5", 1);
-  auto e = MakeEngine("uring", *table, o);
+  auto e = MakeEngine(EngineKind::kUring, *table, o);
   ::unsetenv("FEEDRATE_TEST_URING_SUBMIT_ERRNO");
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   constexpr size_t kRequests = 12;  // more than the ring's depth: later ones arrive after the failure
@@ -365,7 +365,7 @@ TEST(EngineOptions, ResolvedOnceForEveryUser) {
   EXPECT_EQ(e.io_threads, 8u);  // 4 per CPU
   EXPECT_EQ(e.options.threads, 8u);
   EXPECT_EQ(e.options.queue_capacity, 10u * 2 * 7 + 16);
-  EXPECT_EQ(EngineBufferBytes("uring", e.options), 8u * 16 * 1'003'520);
+  EXPECT_EQ(EngineBufferBytes(EngineKind::kUring, e.options), 8u * 16 * 1'003'520);
 
   r.posix = true;  // POSIX O_DIRECT: blocked threads are its concurrency, no cap
   e = ResolveEngineOptions(r);

@@ -82,9 +82,8 @@ std::string WriteFile(const test::TempDir& dir, const ParquetFileSpec& spec, con
 }
 
 Result<PqFileMetaData> Footer(const std::string& path) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  FdByteSource src(fd->get(), *FileSize(fd->get(), path), path);
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  FdByteSource src(fd.get(), *FileSize(fd.get(), path), path);
   return ReadParquetFooter(src);
 }
 
@@ -167,7 +166,7 @@ TEST(Parquet, SpansCoverTheSelectedColumnsAndRowsTileThem) {
   EXPECT_NE(none.status().message().find("no column 'zz'"), std::string::npos);
 
   IndexOptions o;
-  o.format = "parquet";
+  o.format = DataFormat::kParquet;
   o.samples_per_file = 600;
   o.parquet_columns = {"b", "c"};
   std::vector<SampleExtent> listed;

@@ -195,7 +195,7 @@ TEST_P(ResidencyProbeEngines, RunOnTheIoThreadOutsideWaitBatch) {
   Files f(3, 4096);
   auto table = FileTable::Create(f.paths, false);
   ASSERT_TRUE(table.ok());
-  auto engine = MakeEngine(GetParam(), *table, Opts(1, 65536, 64));
+  auto engine = MakeEngine(*Parse<EngineKind>(GetParam()), *table, Opts(1, 65536, 64));
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   Prefetcher p(*engine->engine, f.extents, 1, 2, false, 0, &*table);
   p.set_residency_sampling(1, ResidencyMethod::kCachestat, &SlowThirdProbe);

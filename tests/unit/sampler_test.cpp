@@ -55,7 +55,7 @@ TEST(Sampler, ShortLastShardFallsBackToBalanced) {
 
 TEST(Sampler, TensorflowRoundRobinFiles) {
   auto c = Cfg(10, 2, 3);
-  c.data_loader = "tensorflow";
+  c.data_loader = DataLoader::kTensorFlow;
   c.samples_per_file = 2;
   auto s = Sampler::Create(c);
   ASSERT_TRUE(s.ok());
@@ -69,7 +69,7 @@ TEST(Sampler, TensorflowRoundRobinFiles) {
 // numpy 1.24: seed 124 shuffles arange(10) to [6, 8, 3, 5, 4, 0, 9, 2, 7, 1].
 TEST(Sampler, TensorflowFileShuffleIsNumpysPermutation) {
   auto c = Cfg(10, 1, 2);
-  c.data_loader = "tensorflow";
+  c.data_loader = DataLoader::kTensorFlow;
   c.file_shuffle = true;
   auto s = Sampler::Create(c);
   ASSERT_TRUE(s.ok());
@@ -90,7 +90,7 @@ TEST(Sampler, TensorflowFileShuffleIsNumpysPermutation) {
 // none held back more than the buffer allows; a new order each epoch; shuffle_size 1 keeps file order.
 TEST(Sampler, TensorflowShuffleBufferKeepsLocality) {
   auto c = Cfg(8, 4, 1);
-  c.data_loader = "tensorflow";
+  c.data_loader = DataLoader::kTensorFlow;
   c.samples_per_file = 25;
   c.sample_shuffle = true;
   c.shuffle_size = 6;
@@ -117,7 +117,7 @@ TEST(Sampler, TensorflowShuffleBufferKeepsLocality) {
 
 TEST(Sampler, ShuffledIsSeededPerEpochPermutation) {
   auto c = Cfg(50, 5, 2);
-  c.order = "shuffled";
+  c.order = SampleOrder::kShuffled;
   c.sample_shuffle = true;
   auto s = Sampler::Create(c);
   ASSERT_TRUE(s.ok());
@@ -142,7 +142,7 @@ TEST(Sampler, ShuffledIsSeededPerEpochPermutation) {
 TEST(Sampler, FileShuffleKeepsSamplesOfAFileTogether) {
   auto c = Cfg(6, 3, 1);
   c.samples_per_file = 3;
-  c.order = "shuffled";
+  c.order = SampleOrder::kShuffled;
   c.file_shuffle = true;
   auto s = Sampler::Create(c);
   std::vector<uint64_t> v;

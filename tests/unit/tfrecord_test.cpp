@@ -22,10 +22,9 @@ std::string Frame(const std::string& payload) {
 }
 
 Result<std::vector<TfRecordEntry>> Scan(const std::string& path) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  auto size = FileSize(fd->get(), path);
-  return ScanTfRecordFile(fd->get(), *size, path);
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  auto size = FileSize(fd.get(), path);
+  return ScanTfRecordFile(fd.get(), *size, path);
 }
 
 TEST(Crc32c, PublishedVectors) {

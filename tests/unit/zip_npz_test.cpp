@@ -13,7 +13,7 @@
 namespace feedrate {
 namespace {
 
-Result<FileSamples> IndexTrainingFile(const std::string& path, const std::string& format, uint64_t spf) {
+Result<FileSamples> IndexTrainingFile(const std::string& path, DataFormat format, uint64_t spf) {
   IndexOptions o;
   o.format = format;
   o.samples_per_file = spf;
@@ -22,10 +22,9 @@ Result<FileSamples> IndexTrainingFile(const std::string& path, const std::string
 }
 
 Result<std::vector<ZipMember>> Dir(const std::string& path) {
-  auto fd = OpenForRead(path);
-  if (!fd.ok()) return fd.status();
-  auto size = FileSize(fd->get(), path);
-  return ReadZipDirectory(fd->get(), *size, path);
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  auto size = FileSize(fd.get(), path);
+  return ReadZipDirectory(fd.get(), *size, path);
 }
 
 TEST(Zip, WrittenNpzRoundTrips) {
@@ -97,7 +96,7 @@ TEST(Zip, ErrorsNameTheFileAndCause) {
   // Keep the directory but drop data in the middle: the member no longer fits before the directory.
   std::string tail = content.substr(content.size() - 200);
   test::WriteFile(dir / "hole.npz", content.substr(0, 1000) + tail);
-  auto hole = IndexTrainingFile(dir / "hole.npz", "npz", 1);
+  auto hole = IndexTrainingFile(dir / "hole.npz", DataFormat::kNpz, 1);
   ASSERT_FALSE(hole.ok());
   EXPECT_NE(hole.status().message().find("hole.npz"), std::string::npos);
 }
@@ -111,7 +110,7 @@ TEST(SampleIndex, NpzWithoutXIsRejectedForTraining) {
   std::string file = ZipLocalHeader(e) + y;
   file += ZipCentralDirectory({e}, file.size());
   test::WriteFile(dir / "nox.npz", file);
-  auto r = IndexTrainingFile(dir / "nox.npz", "npz", 1);
+  auto r = IndexTrainingFile(dir / "nox.npz", DataFormat::kNpz, 1);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("no 'x' array"), std::string::npos);
   EXPECT_NE(r.status().message().find("nox.npz"), std::string::npos);
@@ -121,12 +120,12 @@ TEST(SampleIndex, ExtentCoversTheXMember) {
   test::TempDir dir;
   AlignedBuffer scratch(1 << 16);
   ASSERT_TRUE(WriteDlioNpz(dir / "s.npz", {100, 50, 4}, 1, &scratch).ok());
-  auto e = IndexTrainingFile(dir / "s.npz", "npz", 4);
+  auto e = IndexTrainingFile(dir / "s.npz", DataFormat::kNpz, 4);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ(e->first_offset, 55u);
   EXPECT_EQ(e->stride, 0u);  // every sample of the file reads the whole member
   EXPECT_EQ(e->length, 128u + 100 * 50 * 4);
-  auto too_many = IndexTrainingFile(dir / "s.npz", "npz", 5);
+  auto too_many = IndexTrainingFile(dir / "s.npz", DataFormat::kNpz, 5);
   ASSERT_FALSE(too_many.ok());
   EXPECT_NE(too_many.status().message().find("num_samples_per_file=5"), std::string::npos);
 }

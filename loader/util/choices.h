@@ -1,0 +1,32 @@
+// The configuration's closed sets (dataset.format, reader.data_loader, feedrate.order, feedrate.engine) as enums:
+// parsed once where the workload is read, then passed by value to every layer that branches on them.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace feedrate {
+
+enum class DataFormat : unsigned char {
+  kNpz, kNpy, kHdf5, kTfRecord, kJpeg, kPng, kCsv, kIndexedBinary, kMmapIndexedBinary, kParquet, kSynthetic
+};
+enum class DataLoader : unsigned char { kPyTorch, kTensorFlow, kDali, kNativeDali, kCustom, kSynthetic };
+enum class SampleOrder : unsigned char { kDlio, kShuffled };  // DLIO v2.0's order per loader; a seeded shuffle
+enum class EngineKind : unsigned char { kAuto, kUring, kPosix };  // auto: io_uring, falling back to POSIX
+
+// DLIO's spelling of each value. A DataFormat's name is also the extension DLIO gives its files ("npz", ...).
+const char* Name(DataFormat v);
+const char* Name(DataLoader v);
+const char* Name(SampleOrder v);
+const char* Name(EngineKind v);
+
+// The value a name spells, or nullopt; `Names<E>()` lists every accepted name (for "expected one of" messages).
+template <typename E>
+std::optional<E> Parse(std::string_view name);
+template <typename E>
+std::vector<std::string_view> Names();
+
+inline bool IsImage(DataFormat f) { return f == DataFormat::kJpeg || f == DataFormat::kPng; }
+
+}  // namespace feedrate
