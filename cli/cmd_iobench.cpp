@@ -2,6 +2,7 @@
 // latency percentiles, reduced over MPI ranks; table on stdout, iobench.json and iobench.csv in the results dir.
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -24,6 +25,8 @@ struct IobenchArgs {
   int rwmixread = 50;
   bool direct = false, verify = false;
   uint64_t seed = 1;
+  XferMode xfer = XferMode::kHost;
+  int gpu = 0;
 };
 
 // Every rank's cell results folded into one: bytes and I/Os summed, the window the longest, the histogram merged.
@@ -67,6 +70,7 @@ nlohmann::json ToJson(const Cell& c) {
           {"qd", c.cell.qd},
           {"threads", c.cell.threads},
           {"engine", c.r.engine},
+          {"engine_detail", c.r.detail},
           {"mib_per_s", bytes / 1048576.0 / secs},
           {"read_mib_per_s", static_cast<double>(c.r.read_bytes) / 1048576.0 / secs},
           {"write_mib_per_s", static_cast<double>(c.r.write_bytes) / 1048576.0 / secs},
@@ -97,6 +101,13 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--rwmixread", a->rwmixread, "randrw: percent reads")->check(CLI::Range(0, 100));
   sub->add_option("--engine", a->engine, "auto, uring or posix")->check(CLI::IsMember({"auto", "uring", "posix"}));
   sub->add_flag("--direct", a->direct, "O_DIRECT");
+  sub->add_option("--xfer", a->xfer,
+                  "gdsio's transfer modes: cpuonly (host memory; default), cpu_gpu, cpu_async_gpu, cpu_cached_gpu, "
+                  "gpud (GPUDirect Storage), gpu_batch (cuFile batch API); the GPU modes read only (docs/gpu.md)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, XferMode>{
+          {"cpuonly", XferMode::kHost}, {"cpu_gpu", XferMode::kCpuGpu}, {"cpu_async_gpu", XferMode::kCpuAsyncGpu},
+          {"cpu_cached_gpu", XferMode::kCpuCachedGpu}, {"gpud", XferMode::kGpuDirect}, {"gpu_batch", XferMode::kGpuBatch}}));
+  sub->add_option("--gpu", a->gpu, "the GPU the --xfer modes land blocks in (default 0)")->check(CLI::NonNegativeNumber);
   sub->add_option("--size", a->size_text, "bytes of the file to use (default: the file's size, 1g for a new file)");
   sub->add_option("--runtime", a->runtime, "measured seconds per cell")->check(CLI::PositiveNumber);
   sub->add_option("--submit-batch", a->submit_batch,
@@ -157,6 +168,8 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
     o.direct = a->direct;
     o.verify = a->verify;
     o.seed = a->seed;
+    o.xfer = a->xfer;
+    o.gpu = a->gpu;
     std::vector<uint64_t> sizes;
     for (const auto& b : a->bs) sizes.push_back(ParseBytes(b));
     std::string dir = ResultsDirOr(a->results_dir, "iobench");
@@ -179,8 +192,9 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
     };
     if (fail(st)) return 2;
     if (comm.root()) {
-      std::printf("iobench %s: %llu bytes, %d rank(s), %.1f s per cell%s\n", o.path.c_str(),
-                  static_cast<unsigned long long>(o.size), comm.size(), o.runtime_s, o.direct ? ", O_DIRECT" : "");
+      std::printf("iobench %s: %llu bytes, %d rank(s), %.1f s per cell%s%s%s\n", o.path.c_str(),
+                  static_cast<unsigned long long>(o.size), comm.size(), o.runtime_s, o.direct ? ", O_DIRECT" : "",
+                  IsGpuXfer(o.xfer) ? ", --xfer " : "", IsGpuXfer(o.xfer) ? XferName(o.xfer) : "");
       std::printf("%-9s %7s %5s %7s %6s %10s %10s %9s %9s %9s %9s %9s\n", "rw", "bs", "qd", "threads", "engine", "MiB/s",
                   "IOPS", "p50 us", "p99 us", "p99.9 us", "max us", "CPU s/GiB");
     }
@@ -196,6 +210,7 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
             comm.Barrier();  // every rank starts the cell together
             auto r = RunIoBenchCell(o, cell);
             if (fail(r.ok() ? Status::Ok() : r.status())) return 2;
+            if (comm.root() && !r->detail.empty() && cells.empty()) std::printf("served by: %s\n", r->detail.c_str());
             Cell c = Reduce(comm, cell, std::move(*r));
             nlohmann::json j = ToJson(c);
             cells.push_back(j);
@@ -220,7 +235,8 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
     if (!comm.root()) return 0;
     nlohmann::json doc = {{"path", o.path},        {"size", o.size},     {"ranks", comm.size()},
                           {"runtime_s", o.runtime_s}, {"ramp_s", o.ramp_s}, {"submit_batch", o.submit_batch}, {"direct", o.direct},
-                          {"verify", o.verify},    {"version", FEEDRATE_VERSION}, {"cells", cells}};
+                          {"verify", o.verify},    {"xfer", XferName(o.xfer)}, {"gpu", o.gpu},
+                          {"version", FEEDRATE_VERSION}, {"cells", cells}};
     return WriteBenchResults(dir, "iobench", doc.dump(2) + "\n", csv.str());
   };
 }

@@ -3,121 +3,24 @@
 
 #include <fcntl.h>
 #include <liburing.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstring>
-#include <mutex>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "loader/io/aligned_buffer.h"
+#include "loader/iobench/cell.h"
 #include "loader/io/unique_fd.h"
 #include "loader/io/uring_setup.h"
 #include "loader/util/clock.h"
 
 namespace feedrate {
+
+using namespace iobench;  // NOLINT(google-build-using-namespace): the cell machinery of cell.h
+
 namespace {
-
-double CpuSeconds() {
-  rusage ru {};
-  ::getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-uint64_t Mix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-// The verify pattern: every 8-byte word is a function of (seed, its file offset), so any block can be checked.
-void FillPattern(char* p, uint64_t len, uint64_t offset, uint64_t seed) {
-  for (uint64_t i = 0; i + 8 <= len; i += 8) {
-    uint64_t w = Mix(seed ^ (offset + i));
-    std::memcpy(p + i, &w, 8);
-  }
-}
-bool CheckPattern(const char* p, uint64_t len, uint64_t offset, uint64_t seed, uint64_t* bad) {
-  for (uint64_t i = 0; i + 8 <= len; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    if (w != Mix(seed ^ (offset + i))) {
-      *bad = offset + i;
-      return false;
-    }
-  }
-  return true;
-}
-
-// Per-thread offset stream: sequential over the thread's slice of the file, or uniformly random blocks.
-struct Offsets {
-  bool random;
-  uint64_t bs, begin, end, cur;
-  std::mt19937_64 rng;
-  uint64_t Next() {
-    if (random) return begin + (rng() % ((end - begin) / bs)) * bs;
-    if (cur + bs > end) cur = begin;
-    uint64_t o = cur;
-    cur += bs;
-    return o;
-  }
-};
-
-struct Shared {
-  Shared(const IoBenchOptions& opts, const IoBenchCell& cell) : o(opts), c(cell) {}
-  const IoBenchOptions& o;
-  const IoBenchCell& c;
-  int64_t measure_start = 0, stop = 0;
-  std::atomic<uint64_t> bytes{0};
-  std::atomic<bool> first_done{false};
-  uint64_t first_done_bytes = 0;
-  int64_t first_done_ns = 0;
-  std::mutex mu;  // merging results and the first error (once per thread)
-  Status error;
-  LatencyHistogram latency;
-  uint64_t read_bytes = 0, write_bytes = 0, ios = 0;
-};
-
-struct ThreadStats {
-  LatencyHistogram lat;
-  uint64_t read_bytes = 0, write_bytes = 0, ios = 0;
-};
-
-bool IsRead(const IoBenchCell& c, int rwmixread, std::mt19937_64& rng) {
-  if (c.rw == "read" || c.rw == "randread") return true;
-  if (c.rw == "write" || c.rw == "randwrite") return false;
-  return static_cast<int>(rng() % 100) < rwmixread;
-}
-
-// Accounts one completed I/O; returns an error for a failed, short or mismatching one.
-Status Complete(Shared& s, ThreadStats& t, bool read, int64_t res, uint64_t off, const char* buf, int64_t started) {
-  if (res < 0) {
-    return Status::Errno(s.o.path + ": " + (read ? "read" : "write") + " failed at offset " + std::to_string(off),
-                         static_cast<int>(-res));
-  }
-  if (static_cast<uint64_t>(res) != s.c.bs) {
-    return Status::IoError(s.o.path + ": short " + (read ? "read" : "write") + " at offset " + std::to_string(off) +
-                           ": " + std::to_string(res) + " of " + std::to_string(s.c.bs) + " bytes");
-  }
-  uint64_t bad = 0;
-  if (read && s.o.verify && !CheckPattern(buf, s.c.bs, off, s.o.seed, &bad)) {
-    return Status::Corruption(s.o.path + ": verify failed at offset " + std::to_string(bad) +
-                              " (not the pattern of seed " + std::to_string(s.o.seed) + ")");
-  }
-  int64_t now = NowNs();
-  if (now >= s.measure_start && started >= s.measure_start) {
-    t.lat.Add(static_cast<uint64_t>(now - started));
-    (read ? t.read_bytes : t.write_bytes) += static_cast<uint64_t>(res);
-    ++t.ios;
-    s.bytes.fetch_add(static_cast<uint64_t>(res), std::memory_order_relaxed);
-  }
-  return Status::Ok();
-}
 
 Status PosixStream(Shared& s, int fd, Offsets& off, ThreadStats& t, char* buf, std::mt19937_64& mix) {
   while (NowNs() < s.stop) {
@@ -187,6 +90,32 @@ Status UringStream(Shared& s, io_uring& ring, int fd, Offsets& off, ThreadStats&
   return st;
 }
 
+// One host thread's stream: its own descriptor and buffers, pread/pwrite or a ring of c.qd I/Os.
+Status HostStream(Shared& s, const std::string& engine, bool writes, Offsets& off, ThreadStats& t,
+                  std::mt19937_64& mix, uint32_t ti) {
+  const IoBenchOptions& o = s.o;
+  const IoBenchCell& c = s.c;
+  int fd = ::open(o.path.c_str(), (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (o.direct ? O_DIRECT : 0));
+  if (fd < 0) return Status::Errno("cannot open " + o.path, errno);
+  UniqueFd owned(fd);
+  AlignedBuffer mem(static_cast<size_t>(c.bs) * c.qd);
+  std::vector<char*> bufs;
+  for (uint32_t q = 0; q < c.qd; ++q) bufs.push_back(mem.data() + static_cast<size_t>(q) * c.bs);
+  if (!o.verify) {  // writes carry incompressible bytes
+    std::mt19937_64 fill(o.seed + ti);
+    for (size_t i = 0; i + 8 <= mem.size(); i += 8) {
+      uint64_t w = fill();
+      std::memcpy(mem.data() + i, &w, 8);
+    }
+  }
+  if (engine == "posix") return PosixStream(s, fd, off, t, bufs[0], mix);
+  io_uring ring;
+  FEEDRATE_RETURN_IF_ERROR(InitRingWithLadder(ring, c.qd).status());
+  Status st = UringStream(s, ring, fd, off, t, bufs, mix);
+  io_uring_queue_exit(&ring);
+  return st;
+}
+
 }  // namespace
 
 Result<uint64_t> PrepareIoBenchFile(const IoBenchOptions& o, bool writes) {
@@ -215,13 +144,13 @@ Result<uint64_t> PrepareIoBenchFile(const IoBenchOptions& o, bool writes) {
 
 Result<IoBenchResult> RunIoBenchCell(const IoBenchOptions& o, const IoBenchCell& c) {
   const bool writes = c.rw != "read" && c.rw != "randread";
-  const bool random = c.rw.rfind("rand", 0) == 0;
   if (o.size < static_cast<uint64_t>(c.bs) * c.threads) {
     return Status::InvalidArgument("--size " + std::to_string(o.size) + " is smaller than one block per thread");
   }
   if (o.direct && (c.bs % 4096 != 0)) {
     return Status::InvalidArgument("--direct needs a block size that is a multiple of 4096 (got " + std::to_string(c.bs) + ")");
   }
+  if (IsGpuXfer(o.xfer)) return RunGpuXferCell(o, c);
   // io_uring unless told otherwise; a ring that cannot be set up falls back to pread/pwrite at queue depth 1.
   std::string engine = o.engine == "posix" ? "posix" : "uring";
   if (engine == "uring") {
@@ -238,75 +167,9 @@ Result<IoBenchResult> RunIoBenchCell(const IoBenchOptions& o, const IoBenchCell&
     return Status::InvalidArgument("the posix engine runs one I/O per thread: --qd " + std::to_string(c.qd) +
                                    " needs io_uring (use --threads for posix concurrency)");
   }
-  Shared s(o, c);
-  int64_t start = NowNs();
-  s.measure_start = start + static_cast<int64_t>(o.ramp_s * 1e9);
-  s.stop = s.measure_start + static_cast<int64_t>(o.runtime_s * 1e9);
-  double cpu0 = CpuSeconds();
-  std::vector<std::thread> threads;
-  for (uint32_t ti = 0; ti < c.threads; ++ti) {
-    threads.emplace_back([&, ti] {
-      ThreadStats t;
-      Status st;
-      int fd = ::open(o.path.c_str(), (writes ? O_RDWR : O_RDONLY) | O_CLOEXEC | (o.direct ? O_DIRECT : 0));
-      if (fd < 0) {
-        st = Status::Errno("cannot open " + o.path, errno);
-      } else {
-        UniqueFd owned(fd);
-        uint64_t slice = o.size / c.threads / c.bs * c.bs;
-        Offsets off{random, c.bs, random ? 0 : ti * slice, random ? o.size / c.bs * c.bs : (ti + 1) * slice, 0,
-                    std::mt19937_64(o.seed * 7919 + ti)};
-        off.cur = off.begin;
-        std::mt19937_64 mix(o.seed * 104729 + ti);
-        AlignedBuffer mem(static_cast<size_t>(c.bs) * c.qd);
-        std::vector<char*> bufs;
-        for (uint32_t q = 0; q < c.qd; ++q) bufs.push_back(mem.data() + static_cast<size_t>(q) * c.bs);
-        if (!o.verify) {  // writes carry incompressible bytes
-          std::mt19937_64 fill(o.seed + ti);
-          for (size_t i = 0; i + 8 <= mem.size(); i += 8) {
-            uint64_t w = fill();
-            std::memcpy(mem.data() + i, &w, 8);
-          }
-        }
-        if (engine == "posix") {
-          st = PosixStream(s, fd, off, t, bufs[0], mix);
-        } else {
-          io_uring ring;
-          auto how = InitRingWithLadder(ring, c.qd);
-          if (!how.ok()) {
-            st = how.status();
-          } else {
-            st = UringStream(s, ring, fd, off, t, bufs, mix);
-            io_uring_queue_exit(&ring);
-          }
-        }
-      }
-      int64_t end = NowNs();
-      std::lock_guard<std::mutex> lock(s.mu);
-      if (!s.first_done.exchange(true)) {
-        s.first_done_bytes = s.bytes.load();
-        s.first_done_ns = end - s.measure_start;
-      }
-      if (!st.ok() && s.error.ok()) s.error = st;
-      s.latency.Merge(t.lat);
-      s.read_bytes += t.read_bytes;
-      s.write_bytes += t.write_bytes;
-      s.ios += t.ios;
-    });
-  }
-  for (auto& t : threads) t.join();
-  if (!s.error.ok()) return s.error;
-  IoBenchResult r;
-  r.engine = engine;
-  r.read_bytes = s.read_bytes;
-  r.write_bytes = s.write_bytes;
-  r.ios = s.ios;
-  r.seconds = static_cast<double>(NowNs() - s.measure_start) / 1e9;
-  r.cpu_seconds = CpuSeconds() - cpu0;
-  r.first_done_seconds = static_cast<double>(s.first_done_ns) / 1e9;
-  r.first_done_bytes = s.first_done_bytes;
-  r.latency = s.latency;
-  return r;
+  return RunCellThreads(o, c, engine, [&](Shared& s, uint32_t ti, Offsets& off, ThreadStats& t, std::mt19937_64& mix) {
+    return HostStream(s, engine, writes, off, t, mix, ti);
+  });
 }
 
 }  // namespace feedrate

@@ -17,6 +17,15 @@ struct IoBenchCell {
   uint32_t threads = 1;
 };
 
+// gdsio's transfer modes. kHost: today's reads into host memory (gdsio's CPUONLY); the others land every block
+// in GPU memory: kCpuGpu (O_DIRECT pread into pinned memory, then a synchronous copy), kCpuAsyncGpu (the same with
+// qd copies in flight on the thread's stream), kCpuCachedGpu (buffered pread, page cache, then the copy),
+// kGpuDirect (cuFileRead into registered device memory), kGpuBatch (qd cuFile reads per batch).
+enum class XferMode { kHost, kCpuGpu, kCpuAsyncGpu, kCpuCachedGpu, kGpuDirect, kGpuBatch };
+inline bool IsGpuXfer(XferMode m) { return m != XferMode::kHost; }
+// gdsio's spelling of a mode ("cpuonly", "cpu_gpu", "cpu_async_gpu", "cpu_cached_gpu", "gpud", "gpu_batch").
+const char* XferName(XferMode m);
+
 struct IoBenchOptions {
   std::string path;           // the file (created/extended for writes)
   uint64_t size = 0;          // bytes of the file used
@@ -30,10 +39,13 @@ struct IoBenchOptions {
   // I/Os prepared before one submission (fio's iodepth_batch_submit, default 1 there too): on a virtio disk
   // submitting each I/O as soon as a slot frees measured ~20% more 4 KiB IOPS than batching a whole refill.
   uint32_t submit_batch = 1;
+  XferMode xfer = XferMode::kHost;
+  int gpu = 0;                // the device the GPU modes land blocks on
 };
 
 struct IoBenchResult {
-  std::string engine;  // engine really used
+  std::string engine;  // engine really used (a GPU cell: its --xfer mode)
+  std::string detail;  // how the bytes moved and what served them (the GPU modes: path, library, device)
   uint64_t read_bytes = 0, write_bytes = 0, ios = 0;
   double seconds = 0;  // measured window
   double cpu_seconds = 0;

@@ -1,0 +1,163 @@
+// The CUDA driver API, loaded at run time (libcuda.so.1, as KvikIO does: no coupling to a CUDA runtime version),
+// and RAII owners for what Feedrate takes from it: the device's primary context, device and pinned host memory,
+// streams. The only CUDA types Feedrate knows are declared here, from cuda.h's ABI (they are plain integers and
+// opaque pointers); the exported names of the versioned functions (cuMemAlloc_v2, ...) are the ones cuda.h maps to.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "loader/gpu/dl_library.h"
+#include "loader/status.h"
+
+namespace feedrate::gpu {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUstream = struct CUstream_st*;
+inline constexpr CUresult kCudaSuccess = 0;
+inline constexpr unsigned kMemHostAllocPortable = 0x01;  // CU_MEMHOSTALLOC_PORTABLE
+inline constexpr unsigned kStreamNonBlocking = 0x1;      // CU_STREAM_NON_BLOCKING
+
+// The driver entry points Feedrate calls; filled by Cuda::Load.
+struct CudaFunctions {
+  CUresult (*Init)(unsigned flags);
+  CUresult (*DriverGetVersion)(int* version);
+  CUresult (*DeviceGetCount)(int* count);
+  CUresult (*DeviceGet)(CUdevice* device, int ordinal);
+  CUresult (*DeviceGetName)(char* name, int len, CUdevice device);
+  CUresult (*DevicePrimaryCtxRetain)(CUcontext* ctx, CUdevice device);
+  CUresult (*DevicePrimaryCtxRelease)(CUdevice device);
+  CUresult (*CtxSetCurrent)(CUcontext ctx);
+  CUresult (*MemAlloc)(CUdeviceptr* ptr, size_t bytes);
+  CUresult (*MemFree)(CUdeviceptr ptr);
+  CUresult (*MemHostAlloc)(void** ptr, size_t bytes, unsigned flags);
+  CUresult (*MemFreeHost)(void* ptr);
+  CUresult (*MemcpyHtoDAsync)(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream);
+  CUresult (*MemcpyDtoH)(void* dst, CUdeviceptr src, size_t bytes);
+  CUresult (*StreamCreate)(CUstream* stream, unsigned flags);
+  CUresult (*StreamSynchronize)(CUstream stream);
+  CUresult (*StreamDestroy)(CUstream stream);
+  CUresult (*GetErrorName)(CUresult error, const char** name);
+};
+
+class Cuda {
+ public:
+  // Loads libcuda.so.1 ($FEEDRATE_LIBCUDA overrides the path) and initializes the driver. Errors, one line each:
+  // NotFound (no driver library: no NVIDIA driver on this host), Unsupported (an entry point missing: a driver
+  // older than Feedrate needs), IoError with CUDA's error name (cuInit failed, e.g. CUDA_ERROR_NO_DEVICE), NotFound
+  // when the driver sees no device.
+  static Result<std::unique_ptr<Cuda>> Load();
+
+  const CudaFunctions& fn() const { return fn_; }
+  int device_count() const { return devices_; }
+  int driver_version() const { return version_; }  // 12040 for CUDA 12.4
+  const std::string& library() const { return lib_.name(); }
+  std::string DeviceName(int ordinal) const;
+  // OK for CUDA_SUCCESS; else IoError "<what>: <CUDA error name> (<code>)".
+  Status Check(CUresult r, const std::string& what) const;
+
+ private:
+  Status BindAll();
+
+  DlLibrary lib_;
+  CudaFunctions fn_{};
+  int devices_ = 0;
+  int version_ = 0;
+};
+
+// A device's primary context, retained for the object's life. CUDA calls act on the calling thread's current
+// context: a thread calls MakeCurrent before its first call for this device. The Cuda object outlives it.
+class DeviceContext {
+ public:
+  static Result<DeviceContext> Retain(const Cuda& cuda, int ordinal);
+  DeviceContext() = default;
+  ~DeviceContext();
+  DeviceContext(DeviceContext&& o) noexcept;
+  DeviceContext& operator=(DeviceContext&& o) noexcept;
+  DeviceContext(const DeviceContext&) = delete;
+  DeviceContext& operator=(const DeviceContext&) = delete;
+
+  Status MakeCurrent() const;
+  int ordinal() const { return ordinal_; }
+
+ private:
+  const Cuda* cuda_ = nullptr;
+  CUcontext ctx_ = nullptr;
+  CUdevice device_ = 0;
+  int ordinal_ = -1;
+};
+
+// Device memory (cuMemAlloc), freed with the object; allocate and free with the device's context current.
+class DeviceBuffer {
+ public:
+  static Result<DeviceBuffer> Allocate(const Cuda& cuda, size_t bytes);
+  DeviceBuffer() = default;
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  CUdeviceptr ptr() const { return ptr_; }
+  // The address as cuFile takes it (a device pointer in a void*).
+  void* address() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(ptr_)); }
+  size_t size() const { return size_; }
+
+ private:
+  void Release();
+  const Cuda* cuda_ = nullptr;
+  CUdeviceptr ptr_ = 0;
+  size_t size_ = 0;
+};
+
+// Page-locked host memory (cuMemHostAlloc, portable to every context): what copies to the device read from at
+// full PCIe speed. Freed with the object.
+class PinnedBuffer {
+ public:
+  static Result<PinnedBuffer> Allocate(const Cuda& cuda, size_t bytes);
+  PinnedBuffer() = default;
+  ~PinnedBuffer();
+  PinnedBuffer(PinnedBuffer&& o) noexcept;
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  void Release();
+  const Cuda* cuda_ = nullptr;
+  char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// A non-blocking stream: one per emulated accelerator, so its copies overlap the others'.
+class Stream {
+ public:
+  static Result<Stream> Create(const Cuda& cuda);
+  Stream() = default;
+  ~Stream();
+  Stream(Stream&& o) noexcept;
+  Stream& operator=(Stream&& o) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  CUstream get() const { return stream_; }
+  // Queues a host-to-device copy (src pinned for an asynchronous one) and returns.
+  Status CopyToDevice(CUdeviceptr dst, const void* src, size_t bytes) const;
+  // Waits for everything queued on the stream.
+  Status Synchronize() const;
+
+ private:
+  void Release();
+  const Cuda* cuda_ = nullptr;
+  CUstream stream_ = nullptr;
+};
+
+}  // namespace feedrate::gpu

@@ -1,0 +1,143 @@
+// A test double of libcuda.so.1 over host memory: the CUDA driver entry points Feedrate's loader/gpu binds, with
+// "device" memory from malloc, copies done at once, and counters the tests read. Loaded through FEEDRATE_LIBCUDA.
+// FEEDRATE_FAKE_CUDA_DEVICES=N (default 1) sets the device count; 0 makes cuInit fail with CUDA_ERROR_NO_DEVICE.
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+constexpr int kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNotInitialized = 3, kNoDevice = 100,
+              kInvalidDevice = 101, kInvalidContext = 201;
+
+std::atomic<bool> g_inited{false};
+std::atomic<long> g_device_allocs{0}, g_pinned_allocs{0}, g_streams{0}, g_contexts{0};
+std::atomic<unsigned long long> g_h2d_bytes{0};
+thread_local void* t_current = nullptr;
+
+// Page-aligned, as the real allocations are (O_DIRECT reads land in them).
+void* PageAligned(size_t bytes) { return std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096 + (bytes == 0 ? 4096 : 0)); }
+
+int Devices() {
+  const char* v = std::getenv("FEEDRATE_FAKE_CUDA_DEVICES");
+  return v != nullptr ? std::atoi(v) : 1;
+}
+
+// One context object per device (the primary context), identified by its address.
+char g_context_tokens[16];
+
+}  // namespace
+
+extern "C" {
+
+int cuInit(unsigned) {
+  if (Devices() <= 0) return kNoDevice;
+  g_inited = true;
+  return kSuccess;
+}
+int cuDriverGetVersion(int* v) {
+  *v = 12040;
+  return kSuccess;
+}
+int cuDeviceGetCount(int* n) {
+  if (!g_inited) return kNotInitialized;
+  *n = Devices();
+  return kSuccess;
+}
+int cuDeviceGet(int* d, int ordinal) {
+  if (ordinal < 0 || ordinal >= Devices() || ordinal >= 16) return kInvalidDevice;
+  *d = ordinal;
+  return kSuccess;
+}
+int cuDeviceGetName(char* name, int len, int d) {
+  if (len <= 0) return kInvalidValue;
+  std::strncpy(name, "Feedrate test double GPU", static_cast<size_t>(len) - 1);
+  name[len - 1] = '\0';
+  (void)d;
+  return kSuccess;
+}
+int cuDevicePrimaryCtxRetain(void** ctx, int d) {
+  if (d < 0 || d >= 16) return kInvalidDevice;
+  *ctx = &g_context_tokens[d];
+  ++g_contexts;
+  return kSuccess;
+}
+int cuDevicePrimaryCtxRelease_v2(int) {
+  --g_contexts;
+  return kSuccess;
+}
+int cuCtxSetCurrent(void* ctx) {
+  t_current = ctx;
+  return kSuccess;
+}
+int cuMemAlloc_v2(unsigned long long* ptr, size_t bytes) {
+  if (t_current == nullptr) return kInvalidContext;
+  void* p = PageAligned(bytes);
+  if (p == nullptr) return kOutOfMemory;
+  *ptr = reinterpret_cast<unsigned long long>(p);
+  ++g_device_allocs;
+  return kSuccess;
+}
+int cuMemFree_v2(unsigned long long ptr) {
+  std::free(reinterpret_cast<void*>(ptr));
+  --g_device_allocs;
+  return kSuccess;
+}
+int cuMemHostAlloc(void** ptr, size_t bytes, unsigned) {
+  *ptr = PageAligned(bytes);
+  if (*ptr == nullptr) return kOutOfMemory;
+  ++g_pinned_allocs;
+  return kSuccess;
+}
+int cuMemFreeHost(void* ptr) {
+  std::free(ptr);
+  --g_pinned_allocs;
+  return kSuccess;
+}
+int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void* src, size_t bytes, void*) {
+  if (t_current == nullptr) return kInvalidContext;
+  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  g_h2d_bytes += bytes;
+  return kSuccess;
+}
+int cuMemcpyDtoH_v2(void* dst, unsigned long long src, size_t bytes) {
+  std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  return kSuccess;
+}
+int cuStreamCreate(void** stream, unsigned) {
+  if (t_current == nullptr) return kInvalidContext;
+  *stream = std::malloc(1);
+  ++g_streams;
+  return kSuccess;
+}
+int cuStreamSynchronize(void*) { return kSuccess; }
+int cuStreamDestroy_v2(void* stream) {
+  std::free(stream);
+  --g_streams;
+  return kSuccess;
+}
+int cuGetErrorName(int error, const char** name) {
+  switch (error) {
+    case kSuccess: *name = "CUDA_SUCCESS"; return kSuccess;
+    case kInvalidValue: *name = "CUDA_ERROR_INVALID_VALUE"; return kSuccess;
+    case kOutOfMemory: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return kSuccess;
+    case kNotInitialized: *name = "CUDA_ERROR_NOT_INITIALIZED"; return kSuccess;
+    case kNoDevice: *name = "CUDA_ERROR_NO_DEVICE"; return kSuccess;
+    case kInvalidDevice: *name = "CUDA_ERROR_INVALID_DEVICE"; return kSuccess;
+    case kInvalidContext: *name = "CUDA_ERROR_INVALID_CONTEXT"; return kSuccess;
+    default: *name = nullptr; return kInvalidValue;
+  }
+}
+
+// For the tests: what is still allocated, and the bytes copied to the "device".
+void feedrate_fake_cuda_counts(long* device_allocs, long* pinned_allocs, long* streams, long* contexts,
+                               unsigned long long* h2d_bytes) {
+  *device_allocs = g_device_allocs;
+  *pinned_allocs = g_pinned_allocs;
+  *streams = g_streams;
+  *contexts = g_contexts;
+  *h2d_bytes = g_h2d_bytes;
+}
+
+}  // extern "C"
