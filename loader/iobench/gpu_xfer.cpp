@@ -122,10 +122,11 @@ Status DirectStream(Shared& s, const GpuCell& g, int fd, const gpu::DeviceBuffer
   return Status::Ok();
 }
 
-// The events of one submitted batch, each read accounted as it is collected (the cookie is its slot).
+// The events of one submitted batch, each read accounted as it is collected (the cookie is its slot). `events`
+// holds pending.size() entries, allocated once per thread, not per batch.
 Status CollectBatch(Shared& s, const GpuCell& g, const gpu::CuFileBatch& batch, const gpu::DeviceBuffer& dev,
-                    std::vector<Pending>& pending, ThreadStats& t, std::vector<char>& check) {
-  std::vector<gpu::CUfileIOEvents_t> events(pending.size());
+                    std::vector<Pending>& pending, std::vector<gpu::CUfileIOEvents_t>& events, ThreadStats& t,
+                    std::vector<char>& check) {
   for (size_t done = 0; done < pending.size();) {
     FEEDRATE_ASSIGN_OR_RETURN(const unsigned got, batch.Wait(1, events.data(), static_cast<unsigned>(events.size())));
     for (unsigned i = 0; i < got; ++i) {
@@ -155,6 +156,7 @@ Status BatchStream(Shared& s, const GpuCell& g, int fd, const gpu::DeviceBuffer&
   FEEDRATE_ASSIGN_OR_RETURN(auto batch, gpu::CuFileBatch::SetUp(*g.cufile, qd));
   std::vector<gpu::CUfileIOParams_t> params(qd);
   std::vector<Pending> pending(qd);
+  std::vector<gpu::CUfileIOEvents_t> events(qd);
   while (NowNs() < s.stop) {
     for (uint32_t k = 0; k < qd; ++k) {
       pending[k] = {off.Next(), NowNs(), 0};
@@ -166,7 +168,7 @@ Status BatchStream(Shared& s, const GpuCell& g, int fd, const gpu::DeviceBuffer&
       params[k].cookie = reinterpret_cast<void*>(uintptr_t{k});
     }
     FEEDRATE_RETURN_IF_ERROR(batch.Submit(params.data(), qd));
-    FEEDRATE_RETURN_IF_ERROR(CollectBatch(s, g, batch, dev, pending, t, check));
+    FEEDRATE_RETURN_IF_ERROR(CollectBatch(s, g, batch, dev, pending, events, t, check));
   }
   return Status::Ok();
 }
