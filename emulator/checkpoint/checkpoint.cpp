@@ -27,13 +27,13 @@
 #include "loader/io/page_cache.h"
 #include "loader/io/stream_io.h"
 #include "loader/util/content_pattern.h"
+#include "loader/util/units.h"
 
 namespace feedrate {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr uint64_t kContentSeed = 0xc4ec4;
 
 std::string StepDir(const std::string& dir, uint64_t k) { return dir + "/global_epoch1_step" + std::to_string(k); }

@@ -18,12 +18,11 @@
 #include "emulator/host/sysinfo.h"
 #include "emulator/results/validity.h"
 #include "loader/io/fault_injection.h"
+#include "loader/util/units.h"
 
 namespace feedrate {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kMiB = 1024.0 * 1024.0;
 
 nlohmann::json Percentiles(const std::vector<double>& v) {
   return {{"p50", Percentile(v, 50)}, {"p90", Percentile(v, 90)}, {"p99", Percentile(v, 99)},

@@ -6,12 +6,11 @@
 #include "emulator/host/sysinfo.h"
 #include "emulator/results/results.h"
 #include "loader/util/latency_histogram.h"
+#include "loader/util/units.h"
 
 namespace feedrate {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kGiB = 1024.0 * kMiB;
 
 std::string Gib(double bytes) {
   char b[48];

@@ -14,11 +14,11 @@
 #include "loader/io/direct_io.h"
 #include "loader/s3/s3_engine.h"
 #include "loader/util/content_pattern.h"
+#include "loader/util/units.h"
 
 namespace feedrate {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // The split's files: a directory listing, or the S3 keys rank 0 listed.
 Result<std::vector<std::string>> DiscoverSplit(const WorkloadConfig& cfg, const std::string& split, uint64_t n,

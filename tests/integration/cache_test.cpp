@@ -14,20 +14,20 @@
 namespace feedrate::it {
 namespace {
 
-const std::string kShape = SmallDatasetParams(24, 1 << 20) + " --param reader.batch_size=2";
+const std::string kCacheShape = SmallDatasetParams(24, 1 << 20) + " --param reader.batch_size=2";
 
 // A dataset on the local disk (/var/tmp), or "" when /var/tmp is not a disk file system here.
 std::string DiskDataset(const test::TempDir& dir) {
   const std::string fs = FileSystemType(dir.path());
   if (fs == "tmpfs" || fs == "ramfs") return "";
   const std::string data = dir / "unet3d";
-  auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kShape));
+  auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kCacheShape));
   EXPECT_EQ(gen.code, 0) << gen.output;
   return data;
 }
 
 nlohmann::json RunAndRead(const std::string& data, const std::string& results, const std::string& extra) {
-  auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + kShape +
+  auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + kCacheShape +
                          " --param train.epochs=2 --param train.computation_time=0.001 -q --results-dir " + results + " " + extra));
   EXPECT_TRUE(run.code == 0 || run.code == 3) << run.output;
   return ReadJson(results + "/summary.json");
@@ -84,7 +84,7 @@ TEST(Cache, KeepOnTmpfsIsResidentAndDropWarns) {
   test::TempDir dir("/dev/shm");
   if (FileSystemType(dir.path()) != "tmpfs") GTEST_SKIP() << "/dev/shm is not tmpfs";
   const std::string data = dir / "unet3d";
-  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kShape)).code, 0);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kCacheShape)).code, 0);
   auto s = RunAndRead(data, dir / "r", "--cache drop");
   const auto& f = s["feedrate"];
   EXPECT_TRUE(f["device_bytes_read"].is_null());
@@ -112,7 +112,7 @@ TEST(Cache, SweepPointsStartColdAndPointsTheCacheServedAreNamed) {
   ASSERT_EQ(files.size(), 24u);
   for (const auto& f : files) ASSERT_TRUE(EvictFromPageCache(f, true).ok()) << f;
   for (size_t i = 0; i < files.size() / 2; ++i) test::ReadFile(files[i]);  // a known share: half the bytes
-  const std::string sweep = Feedrate("sweep -w unet3d_h100 --data-dir " + data + " " + kShape +
+  const std::string sweep = Feedrate("sweep -w unet3d_h100 --data-dir " + data + " " + kCacheShape +
                                      " --param train.epochs=1 --param train.computation_time=0.001 --param metric.au=0"
                                      " --max 2 --results-dir ");
   auto keep = Sh(sweep + (dir / "keep") + " --cache keep");
@@ -148,8 +148,8 @@ TEST(Cache, SweepOnTmpfsSaysSoOnceAndIsExempt) {
   test::TempDir dir("/dev/shm");
   if (FileSystemType(dir.path()) != "tmpfs") GTEST_SKIP() << "/dev/shm is not tmpfs";
   const std::string data = dir / "unet3d";
-  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kShape)).code, 0);
-  auto sweep = Sh(Feedrate("sweep -w unet3d_h100 --data-dir " + data + " " + kShape +
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kCacheShape)).code, 0);
+  auto sweep = Sh(Feedrate("sweep -w unet3d_h100 --data-dir " + data + " " + kCacheShape +
                            " --param train.epochs=1 --param train.computation_time=0.001 --param metric.au=0 --max 2"
                            " --results-dir " + (dir / "r")));
   ASSERT_EQ(sweep.code, 0) << sweep.output;
@@ -177,7 +177,7 @@ TEST(Cache, DirectAndItsConflicts) {
   EXPECT_EQ(s["feedrate"]["cache_mode"], "direct");
   EXPECT_TRUE(s["feedrate"]["odirect"].get<bool>());
   for (const auto& e : s["feedrate"]["epochs"]) EXPECT_EQ(e["resident_fraction"], 0.0);
-  auto bad = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + kShape + " --odirect --cache drop -q --results-dir " +
+  auto bad = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + kCacheShape + " --odirect --cache drop -q --results-dir " +
                          dir / "bad"));
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.output.find("use --cache direct"), std::string::npos) << bad.output;
@@ -186,8 +186,8 @@ TEST(Cache, DirectAndItsConflicts) {
 TEST(TimeSeriesCsv, OneRowPerIntervalPerRankUnderMpi) {
   test::TempDir dir;
   const std::string data = dir / "unet3d", results = dir / "r";
-  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kShape)).code, 0);
-  auto run = Sh(MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + data + " " + kShape +
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kCacheShape)).code, 0);
+  auto run = Sh(MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + data + " " + kCacheShape +
                                    " --param train.epochs=2 --param train.computation_time=0.1 --timeseries-interval 0.25"
                                    " -q --results-dir " + results));
   ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;

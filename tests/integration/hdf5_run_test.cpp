@@ -13,7 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* kParams =
+const char* kHdf5Params =
     " --param dataset.format=hdf5 --param dataset.num_files_train=8 --param dataset.num_samples_per_file=4"
     " --param dataset.record_length_bytes=65536 --param dataset.record_length_bytes_stdev=16384";
 
@@ -22,7 +22,7 @@ bool HaveH5py() { return HavePython("h5py"); }
 TEST(Hdf5Run, DatagenWritesDlioLayoutAndRunsReadEveryRow) {
   test::TempDir dir;
   const std::string data = dir / "h5";
-  auto gen = Sh(MpiFeedrate(2, "datagen -w unet3d_h100 --fsync --data-dir " + data + kParams));
+  auto gen = Sh(MpiFeedrate(2, "datagen -w unet3d_h100 --fsync --data-dir " + data + kHdf5Params));
   ASSERT_EQ(gen.code, 0) << gen.output;
   uint64_t rows_bytes = 0;
   const auto dims = DlioDimensions(65536, 16384, 8);
@@ -44,7 +44,7 @@ TEST(Hdf5Run, DatagenWritesDlioLayoutAndRunsReadEveryRow) {
                                ") uint8 [0, 0, 0, 0]\n");
     }
   }
-  const std::string args = "run -w unet3d_h100 --data-dir " + data + kParams +
+  const std::string args = "run -w unet3d_h100 --data-dir " + data + kHdf5Params +
                            " --param reader.batch_size=2 --param train.epochs=2 --param train.computation_time=0.001";
   auto run = Sh(MpiFeedrate(2, args + " --results-dir " + (dir / "r")));
   ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;

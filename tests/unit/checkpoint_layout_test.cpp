@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "emulator/checkpoint/checkpoint_layout.h"
+#include "loader/util/units.h"
 
 namespace feedrate {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 LlmModel Load(const std::string& name, std::vector<std::string> overrides = {}) {
   auto m = LlmModelFromConfig(LoadWorkload(name, overrides));
