@@ -1,5 +1,6 @@
 // `feedrate run`: emulate accelerators training on a dataset and report AU (see emulator/run/run.h).
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "cli/commands.h"
@@ -8,6 +9,7 @@
 #include "emulator/run/run.h"
 #include "emulator/training/interrupt.h"
 #include "loader/io/fault_injection.h"
+#include "loader/util/choices.h"
 
 namespace feedrate::cli {
 
@@ -75,6 +77,17 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--timeseries-interval", o->timeseries_interval,
                   "seconds between time-series samples in timeseries.csv (default 1; 0: none)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--accelerator-memory", o->accelerator_memory,
+                  "where a batch must be before it counts as delivered: host (default: the reads' own memory), pinned "
+                  "(page-locked host memory, cuMemHostAlloc) or device (each accelerator's GPU memory: reads into pinned "
+                  "buffers, then cuMemcpyHtoDAsync on a stream per accelerator; copy time the compute did not hide is "
+                  "stall). pinned and device load the CUDA driver at run time (docs/gpu.md)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, AcceleratorMemory>{
+          {"host", AcceleratorMemory::kHost}, {"pinned", AcceleratorMemory::kPinned}, {"device", AcceleratorMemory::kDevice}}));
+  sub->add_option("--gpus", o->gpus, "GPU ordinals the accelerators map onto, round-robin over all ranks' accelerators "
+                                     "(default: every GPU the driver sees), e.g. --gpus 0,1")
+      ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
   auto step_barrier = std::make_shared<std::string>("auto");
   sub->add_option("--step-barrier", *step_barrier,

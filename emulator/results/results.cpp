@@ -466,6 +466,14 @@ std::string FormatResultTable(const RunRecord& r) {
   }
   o << "stall per step p50/p99/max " << Fixed(Percentile(r.stall_seconds, 50), 4) << "/"
     << Fixed(Percentile(r.stall_seconds, 99), 4) << "/" << Fixed(Percentile(r.stall_seconds, 100), 4) << " s\n";
+  if (r.accelerator_memory == "device") {
+    const nlohmann::json a = AcceleratorMemoryFigures(r);
+    o << "device memory: " << Fixed(a["h2d_bytes"].get<double>() / kGiB, 2) << " GiB copied host to GPU at "
+      << Fixed(a["h2d_gib_per_s"].get<double>(), 1) << " GiB/s; copy " << Fixed(a["copy_seconds"].get<double>(), 3)
+      << " s, of it " << Fixed(a["copy_stall_seconds"].get<double>(), 3) << " s stalled\n";
+  } else if (r.accelerator_memory == "pinned") {
+    o << "pinned host memory: batches read into page-locked buffers\n";
+  }
   return o.str();
 }
 

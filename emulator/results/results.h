@@ -39,6 +39,8 @@ struct RankInfo {
   nlohmann::json cache = nlohmann::json::object();    // what --cache did on this rank (CacheControl::ToJson)
   // The storage counter: host_leader, kind, device, model, mount{...}, epoch_bytes[], epoch_requests[] (leader only)
   nlohmann::json storage = nlohmann::json::object();
+  // run --accelerator-memory: mode, GPUs, copies, h2d_bytes, copy_seconds, copy_stall_seconds (run_gpu.h)
+  nlohmann::json accelerator_memory = nlohmann::json::object();
   std::vector<std::pair<uint32_t, uint64_t>> latency_hist;  // read latency histogram (LatencyHistogram buckets), sparse
   uint64_t latency_max_ns = 0;
 };
@@ -77,6 +79,7 @@ struct RunRecord {
   uint64_t residency_every = 0;     // every Nth read request probed (0: none)
   std::string command_line;         // the command as given
   double verify_fraction = 0;       // --verify (0: off)
+  std::string accelerator_memory = "host";  // --accelerator-memory: host, pinned or device
   std::string step_barrier_mode;    // "flat" or "hierarchical": how each step's agreement travelled
   std::vector<double> barrier_flat_s, barrier_hierarchical_s;  // rank 0's calibration rounds (seconds each)
   int num_hosts = 1;
@@ -100,6 +103,8 @@ nlohmann::json HostManifest(const RunRecord& r);
 Status WriteRunResults(const RunRecord& r);
 // The table printed at the end of a run.
 std::string FormatResultTable(const RunRecord& r);
+// summary.json's feedrate.accelerator_memory: mode, path, GPUs per rank and, for device memory, the copies.
+nlohmann::json AcceleratorMemoryFigures(const RunRecord& r);
 
 // Writes `content` to `path` through `path.tmp-<pid>` + rename.
 Status WriteFileAtomic(const std::string& path, const std::string& content);

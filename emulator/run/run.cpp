@@ -96,6 +96,7 @@ void TrainingRun::StartRecord() {
   rec_.cache_mode = cfg_.odirect ? "direct" : cfg_.on_s3() ? "s3" : opt_.cache;
   rec_.command_line = opt_.command_line;
   rec_.verify_fraction = opt_.verify;
+  rec_.accelerator_memory = Name(opt_.accelerator_memory);
   rec_.num_hosts = comm_.num_hosts();
   rec_.step_barrier_mode = comm_.step_barrier() == StepBarrierMode::kHierarchical ? "hierarchical" : "flat";
   if (!cfg_.warnings.empty()) {
@@ -231,6 +232,8 @@ TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, Accel
   to.live = live;
   to.content = setup_.content.get();
   to.io_timeout_ns = static_cast<int64_t>(opt_.io_timeout * 1e9);
+  to.staging = setup_.staging.train_slots;
+  to.eval_staging = setup_.staging.eval_slots;
   return to;
 }
 
@@ -286,6 +289,7 @@ void TrainingRun::CollectExtras(uint64_t threads) {
     extras_.verify_seconds = static_cast<double>(setup_.content->ns.load()) / 1e9;
   }
   for (const auto& log : result_.logs) extras_.probe_failures += log.probe_failures;
+  extras_.accelerator_memory = setup_.staging.ToJson();
 }
 
 // Gathers every rank's metrics and facts at rank 0, which writes the results and prints the table. Collective.
@@ -331,6 +335,10 @@ int TrainingRun::Execute() {
   StartRecord();
   Status st = CreateResultsDir();
   if (st.ok()) st = PrepareRank(cfg_, opt_, comm_, &setup_);
+  if (st.ok()) {
+    st = SetUpAcceleratorMemory(cfg_, opt_, comm_, setup_.table, cfg_.odirect ? setup_.engine_options.direct_align : 0,
+                                setup_.eval_sampler != nullptr, &setup_.staging);
+  }
   DescribeSetup();
   std::string setup_error = comm_.AgreeFirstError(st);
   if (!setup_error.empty()) return FinishFailed("failed", setup_error, kExitError);

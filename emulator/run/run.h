@@ -3,9 +3,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "emulator/host/comm.h"
 #include "loader/config/workload_config.h"
+#include "loader/util/choices.h"
 
 namespace feedrate {
 
@@ -27,6 +29,10 @@ struct RunOptions {
   std::string io_thread_policy = "nice";  // --io-thread-policy nice|idle|normal (loader/util/thread_policy.h)
   double io_timeout = 600;       // --io-timeout: seconds a batch wait may pass without one read completing (0: forever)
   int barrier_calibration_rounds = 200;  // step agreements timed per mode before training (multi-rank runs)
+  // --accelerator-memory: where a batch must be before it is delivered (host: today's; pinned; device, through
+  // pinned bounce buffers and a copy per read on a stream per accelerator). Anything but host retains batches.
+  AcceleratorMemory accelerator_memory = AcceleratorMemory::kHost;
+  std::vector<int> gpus;         // --gpus: GPU ordinals the accelerators map onto, round-robin (empty: all visible)
 };
 
 // Exit codes: 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on every rank.
@@ -36,5 +42,10 @@ inline constexpr int kExitMissedAu = 3;
 inline constexpr int kExitInterrupted = 130;
 
 int RunTraining(const WorkloadConfig& cfg, const RunOptions& options, Comm& comm);
+
+// Whether batches land in per-slot memory: asked for, or needed to hand them to an accelerator's memory.
+inline bool RetainsBatches(const RunOptions& o) {
+  return o.retain_batches || o.accelerator_memory != AcceleratorMemory::kHost;
+}
 
 }  // namespace feedrate

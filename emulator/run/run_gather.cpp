@@ -72,7 +72,7 @@ std::string RankInfoJson(const Comm& comm, const RankExtras& x) {
                       {"check_seconds", x.check_seconds}, {"train_cpu_seconds", x.train_cpu_seconds},
                       {"train_start_unix", x.train_start_unix}, {"probe_failures", x.probe_failures},
                       {"verify_bytes", x.verify_bytes}, {"net_rx_bytes", x.net_rx_bytes}, {"verify_seconds", x.verify_seconds},
-                      {"cache", x.cache}, {"storage", x.storage}};
+                      {"cache", x.cache}, {"storage", x.storage}, {"accelerator_memory", x.accelerator_memory}};
   if (x.faults != nullptr) {
     for (const auto& c : x.faults->Counts()) {
       j["faults_matched"].push_back(c.matched);
@@ -115,6 +115,7 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
     ri.net_rx_bytes = j.value("net_rx_bytes", uint64_t{0});
     ri.cache = j["cache"];
     ri.storage = j["storage"];
+    ri.accelerator_memory = j.value("accelerator_memory", nlohmann::json::object());
     if (j.contains("faults_matched")) ri.faults_matched = j["faults_matched"].get<std::vector<uint64_t>>();
     if (j.contains("faults_injected")) ri.faults_injected = j["faults_injected"].get<std::vector<uint64_t>>();
     if (j.contains("latency_hist")) {

@@ -34,6 +34,7 @@ struct RankExtras {
   const IoStats* io = nullptr;
   nlohmann::json cache = nlohmann::json::object();    // CacheControl::ToJson
   nlohmann::json storage = nlohmann::json::object();  // StorageCounter facts and per-epoch device counters
+  nlohmann::json accelerator_memory = nlohmann::json::object();  // AcceleratorStaging::ToJson (after training)
 };
 std::string RankInfoJson(const Comm& comm, const RankExtras& extras);
 void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r);

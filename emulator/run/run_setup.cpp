@@ -165,7 +165,7 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
   // Images are read whole without opening a file at setup unless something needs their sizes first: decoding or
   // checks in retained memory, content verification, O_DIRECT windows (and S3, whose listing has the sizes).
   const bool image = IsImage(cfg.format);
-  const bool unopened = image && !cfg.decode && !opt.retain_batches && opt.verify <= 0 && !cfg.odirect && !s->s3;
+  const bool unopened = image && !cfg.decode && !RetainsBatches(opt) && opt.verify <= 0 && !cfg.odirect && !s->s3;
   io.data_folder = s->s3 ? cfg.S3DataPrefix() : cfg.data_folder;  // (S3: index keys under the normalised prefix)
   std::unique_ptr<S3SourceOpener> opener;
   if (s->s3) {
@@ -227,7 +227,7 @@ Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const
   uint64_t max_extent = s->table.MaxLength();
   // Checking a record needs all of it in one buffer: the engine hands over samples that fit one transfer in
   // place; larger ones are checked in retained batch memory.
-  s->retain = opt.retain_batches ||
+  s->retain = RetainsBatches(opt) ||
               ((s->table.check != SampleCheck::kNone || s->content) && engine.MaxWindow(max_extent) > eo.transfer_size);
   double engine_bytes = static_cast<double>(EngineBufferBytes(cfg.engine, eo));
   double retain_bytes = s->retain ? static_cast<double>(opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) *
@@ -240,6 +240,7 @@ Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const
                                    "MemAvailable (" + Gib(static_cast<double>(host.mem_available_bytes)) +
                                    "): lower reader.transfer_size, --queue-depth, the I/O threads" +
                                    (opt.retain_batches ? " or drop --retain-batches" : "") +
+                                   (opt.accelerator_memory != AcceleratorMemory::kHost ? " or lower reader.prefetch_size" : "") +
                                    (s->table.check != SampleCheck::kNone ? " or lower reader.batch_size" : ""));
   }
   return Status::Ok();

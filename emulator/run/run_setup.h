@@ -9,6 +9,7 @@
 #include "emulator/host/comm.h"
 #include "emulator/host/storage_stats.h"
 #include "emulator/run/run.h"
+#include "emulator/run/run_gpu.h"
 #include "emulator/run/run_s3.h"
 #include "loader/config/workload_config.h"
 #include "loader/format/sample_table.h"
@@ -37,6 +38,7 @@ struct Setup {
   StorageCounter storage;                 // the data dir's device counters (read by the host leader only)
   bool host_leader = false;               // the lowest rank on its host
   std::unique_ptr<ContentCheck> content;  // --verify
+  AcceleratorStaging staging;             // --accelerator-memory; declared before the engine, which reads into it
   EngineOptions engine_options;
   EngineChoice engine;
   uint64_t io_threads = 1;

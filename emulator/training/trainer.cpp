@@ -133,6 +133,9 @@ void Trainer::AcceleratorMain(uint64_t local) {
   prefetcher.set_residency_sampling(opt_.residency_every);
   prefetcher.set_content_check(opt_.content);
   prefetcher.set_completion_timeout(opt_.io_timeout_ns);
+  if (!opt_.staging.empty()) {
+    if (Status st = prefetcher.set_staging(opt_.staging[local]); !st.ok()) RecordError(st);
+  }
   AcceleratorLive* live = opt_.live != nullptr ? &opt_.live[local] : nullptr;
   std::vector<uint64_t> samples;
   samples.reserve(sampler_.samples_per_epoch_per_accelerator());
@@ -145,6 +148,9 @@ void Trainer::AcceleratorMain(uint64_t local) {
     eval_prefetcher->set_check_time_counter(opt_.check_ns);
     eval_prefetcher->set_content_check(opt_.content);
     eval_prefetcher->set_completion_timeout(opt_.io_timeout_ns);
+    if (!opt_.eval_staging.empty()) {
+      if (Status st = eval_prefetcher->set_staging(opt_.eval_staging[local]); !st.ok()) RecordError(st);
+    }
     eval_ids.reserve(opt_.eval_sampler->samples_per_epoch_per_accelerator());
   }
   // When the thread leaves: a read lost into either prefetcher means the engine must outlive the process too.

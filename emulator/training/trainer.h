@@ -25,6 +25,7 @@
 namespace feedrate {
 
 class Prefetcher;
+class BatchStaging;
 struct ContentCheck;
 
 struct AcceleratorLog {
@@ -68,6 +69,9 @@ struct TrainerOptions {
   AcceleratorLive* live = nullptr;  // per local accelerator: live stall state for the time series
   ContentCheck* content = nullptr;  // run --verify (prefetcher.h); nullptr: off
   int64_t io_timeout_ns = 0;        // a batch wait with no completion for this long fails the run (0: wait forever)
+  // Per local accelerator, where its training (and evaluation) batches land and move on to the device
+  // (run --accelerator-memory); empty: the prefetchers' own host memory. Outlive the run.
+  std::vector<BatchStaging*> staging, eval_staging;
 };
 
 class Trainer;

@@ -35,6 +35,11 @@ Status Cuda::BindAll() {
   FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.StreamCreate, "cuStreamCreate"));
   FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.StreamSynchronize, "cuStreamSynchronize"));
   FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.StreamDestroy, "cuStreamDestroy_v2"));
+  FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.EventCreate, "cuEventCreate"));
+  FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.EventRecord, "cuEventRecord"));
+  FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.EventSynchronize, "cuEventSynchronize"));
+  FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.EventElapsedTime, "cuEventElapsedTime"));
+  FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.EventDestroy, "cuEventDestroy_v2"));
   return lib_.Bind(&fn_.GetErrorName, "cuGetErrorName");
 }
 
@@ -181,5 +186,43 @@ Status Stream::CopyToDevice(CUdeviceptr dst, const void* src, size_t bytes) cons
 }
 
 Status Stream::Synchronize() const { return cuda_->Check(cuda_->fn().StreamSynchronize(stream_), "cuStreamSynchronize"); }
+
+Result<Event> Event::Create(const Cuda& cuda) {
+  Event e;
+  FEEDRATE_RETURN_IF_ERROR(cuda.Check(cuda.fn().EventCreate(&e.event_, 0), "cuEventCreate"));
+  e.cuda_ = &cuda;
+  return e;
+}
+
+void Event::Release() {
+  if (cuda_ != nullptr && event_ != nullptr) (void)cuda_->fn().EventDestroy(event_);
+  cuda_ = nullptr;
+  event_ = nullptr;
+}
+
+Event::~Event() { Release(); }
+
+Event::Event(Event&& o) noexcept : cuda_(std::exchange(o.cuda_, nullptr)), event_(std::exchange(o.event_, nullptr)) {}
+
+Event& Event::operator=(Event&& o) noexcept {
+  if (this != &o) {
+    Release();
+    cuda_ = std::exchange(o.cuda_, nullptr);
+    event_ = std::exchange(o.event_, nullptr);
+  }
+  return *this;
+}
+
+Status Event::Record(const Stream& stream) const {
+  return cuda_->Check(cuda_->fn().EventRecord(event_, stream.get()), "cuEventRecord");
+}
+
+Status Event::Synchronize() const { return cuda_->Check(cuda_->fn().EventSynchronize(event_), "cuEventSynchronize"); }
+
+Result<float> Event::ElapsedMs(const Event& start, const Event& end) {
+  float ms = 0;
+  FEEDRATE_RETURN_IF_ERROR(start.cuda_->Check(start.cuda_->fn().EventElapsedTime(&ms, start.event_, end.event_), "cuEventElapsedTime"));
+  return ms;
+}
 
 }  // namespace feedrate::gpu

@@ -19,6 +19,7 @@ using CUdevice = int;
 using CUdeviceptr = unsigned long long;
 using CUcontext = struct CUctx_st*;
 using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
 inline constexpr CUresult kCudaSuccess = 0;
 inline constexpr unsigned kMemHostAllocPortable = 0x01;  // CU_MEMHOSTALLOC_PORTABLE
 inline constexpr unsigned kStreamNonBlocking = 0x1;      // CU_STREAM_NON_BLOCKING
@@ -42,6 +43,11 @@ struct CudaFunctions {
   CUresult (*StreamCreate)(CUstream* stream, unsigned flags);
   CUresult (*StreamSynchronize)(CUstream stream);
   CUresult (*StreamDestroy)(CUstream stream);
+  CUresult (*EventCreate)(CUevent* event, unsigned flags);
+  CUresult (*EventRecord)(CUevent event, CUstream stream);
+  CUresult (*EventSynchronize)(CUevent event);
+  CUresult (*EventElapsedTime)(float* ms, CUevent start, CUevent end);
+  CUresult (*EventDestroy)(CUevent event);
   CUresult (*GetErrorName)(CUresult error, const char** name);
 };
 
@@ -158,6 +164,30 @@ class Stream {
   void Release();
   const Cuda* cuda_ = nullptr;
   CUstream stream_ = nullptr;
+};
+
+// A timing event (cuEventCreate with default flags): recorded on a stream, it completes when the work queued
+// before it has; two of them time that work on the device's clock.
+class Event {
+ public:
+  static Result<Event> Create(const Cuda& cuda);
+  Event() = default;
+  ~Event();
+  Event(Event&& o) noexcept;
+  Event& operator=(Event&& o) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  Status Record(const Stream& stream) const;
+  // Blocks until the work queued before the last Record has completed.
+  Status Synchronize() const;
+  // Milliseconds between two completed events (cuEventElapsedTime).
+  static Result<float> ElapsedMs(const Event& start, const Event& end);
+
+ private:
+  void Release();
+  const Cuda* cuda_ = nullptr;
+  CUevent event_ = nullptr;
 };
 
 }  // namespace feedrate::gpu

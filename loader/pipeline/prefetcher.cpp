@@ -27,17 +27,43 @@ Prefetcher::Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batc
       max_extent_(table.MaxLength()),
       slots_(std::make_unique<Slot[]>(depth_)),
       requests_(std::make_unique<ReadRequest[]>(batch_)) {
-  stride_ = direct_align > 0 ? (max_extent_ + 2 * direct_align + direct_align - 1) / direct_align * direct_align
-                             : max_extent_;
+  stride_ = SlotBytes(table, 1, direct_align);
   for (uint64_t i = 0; i < depth_; ++i) {
     slots_[i].group = std::make_unique<uint32_t[]>(batch_);
     slots_[i].done = std::make_unique<std::atomic<uint8_t>[]>(batch_);
   }
   if (retain_batches) {
     size_t align = std::max<size_t>(AlignedBuffer::kAlignment, direct_align);
-    for (uint64_t i = 0; i < depth_; ++i) slots_[i].retained = AlignedBuffer(batch_ * stride_, align);
+    for (uint64_t i = 0; i < depth_; ++i) {
+      slots_[i].retained = AlignedBuffer(batch_ * stride_, align);
+      slots_[i].base = slots_[i].retained.data();
+    }
     retained_bytes_ = depth_ * batch_ * stride_;
   }
+}
+
+uint64_t Prefetcher::SlotBytes(const SampleTable& table, uint64_t batch_size, uint64_t direct_align) {
+  const uint64_t max_extent = table.MaxLength();
+  const uint64_t stride = direct_align > 0 ? (max_extent + 2 * direct_align + direct_align - 1) / direct_align * direct_align
+                                           : max_extent;
+  return batch_size * stride;
+}
+
+Status Prefetcher::set_staging(BatchStaging* staging) {
+  if (slots_[0].retained.data() == nullptr) return Status::InvalidArgument("batch staging needs retained batches");
+  if (staging->slots() != depth_ || staging->slot_bytes() < batch_ * stride_) {
+    return Status::InvalidArgument("batch staging of " + std::to_string(staging->slots()) + " slots of " +
+                                   std::to_string(staging->slot_bytes()) + " bytes; the prefetcher needs " +
+                                   std::to_string(depth_) + " of " + std::to_string(batch_ * stride_));
+  }
+  staging_ = staging;
+  copies_ = staging->copies();
+  for (uint64_t i = 0; i < depth_; ++i) {
+    slots_[i].retained = AlignedBuffer();  // the staging's memory replaces it
+    slots_[i].base = staging->host_slot(i);
+    if (copies_) slots_[i].ranges = std::make_unique<CopyRange[]>(batch_);
+  }
+  return Status::Ok();
 }
 
 Prefetcher::~Prefetcher() { Drain(); }
@@ -58,7 +84,8 @@ void Prefetcher::SubmitBatch(uint64_t step) {
   slot.failed.store(false, std::memory_order_relaxed);
   slot.error = Status::Ok();
   slot.step = step;
-  slot.pending.store(static_cast<uint32_t>(batch_), std::memory_order_release);
+  slot.nranges = 0;
+  slot.pending.store(static_cast<uint32_t>(batch_ + (copies_ ? 1 : 0)), std::memory_order_release);
   const uint64_t* ids = samples_->data() + step * batch_;
   size_t queued = 0;
   for (uint64_t i = 0; i < batch_;) {
@@ -77,7 +104,11 @@ void Prefetcher::SubmitBatch(uint64_t step) {
     slot.group[i] = static_cast<uint32_t>(n);
     slot.done[i].store(0, std::memory_order_relaxed);  // published to the I/O thread by Submit's queue
     // Retained slots give each sample `stride_` >= its window, so a group's window fits n strides.
-    r.dest = slot.retained.data() != nullptr ? slot.retained.data() + i * stride_ : nullptr;
+    r.dest = slot.base != nullptr ? slot.base + i * stride_ : nullptr;
+    if (copies_) {  // the sample bytes inside the request's window (O_DIRECT widens it to the alignment)
+      const uint64_t lead = direct_align_ > 0 ? r.extent.offset % direct_align_ : 0;
+      slot.ranges[slot.nranges++] = {i * stride_ + lead, r.extent.length == kWholeFile ? 0 : r.extent.length};
+    }
     r.target = this;
     r.tag = (step % depth_) * batch_ + i;
     r.probe_residency = probe_every_ > 0 && probe_count_++ % probe_every_ == 0;
@@ -216,8 +247,24 @@ void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status, 
   }
   slot.done[first].store(1, std::memory_order_relaxed);  // read by Outstanding() only after a timeout
   // The last completion of the batch wakes the waiter, if one waits: one wake per batch, none otherwise. Nothing
-  // of the slot is read after the decrement (the futex wake only uses the address).
-  if (slot.pending.fetch_sub(n, std::memory_order_acq_rel) == (n | kWaiting)) FutexWakeAll(slot.pending);
+  // of the slot is read after the decrement (the futex wake only uses the address). With a copying staging the
+  // count holds one more, the copy's: the completion that leaves only it queues the copy, then releases it.
+  const uint32_t before = slot.pending.fetch_sub(n, std::memory_order_acq_rel);
+  if (copies_ && (before & ~kWaiting) == n + 1) {
+    EndBatchReads(slot, tag / batch_);
+  } else if (before == (n | kWaiting)) {
+    FutexWakeAll(slot.pending);
+  }
+}
+
+// The batch's reads are all done (the copy's count is still held, so the slot stays put): queue its copy to the
+// device unless a read failed, then release the last count.
+void Prefetcher::EndBatchReads(Slot& slot, uint64_t index) {
+  if (!slot.failed.load(std::memory_order_relaxed)) {
+    Status st = staging_->StartCopy(index, std::span<const CopyRange>(slot.ranges.get(), slot.nranges));
+    if (!st.ok()) Fail(slot, st);
+  }
+  if (slot.pending.fetch_sub(1, std::memory_order_acq_rel) == (1 | kWaiting)) FutexWakeAll(slot.pending);
 }
 
 bool Prefetcher::WaitSlot(Slot& slot) {
@@ -262,6 +309,7 @@ BatchResult Prefetcher::WaitBatch(uint64_t step) {
   refill_ok_ = false;
   if (!WaitSlot(slot)) return {slot.bytes.load(std::memory_order_relaxed), Outstanding(slot)};
   BatchResult r{slot.bytes.load(std::memory_order_relaxed), slot.failed.load(std::memory_order_relaxed) ? slot.error : Status::Ok()};
+  if (r.status.ok() && copies_) r.status = staging_->FinishCopy(step % depth_);  // on the device before compute
   refill_ok_ = r.status.ok();
   return r;
 }

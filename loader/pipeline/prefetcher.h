@@ -13,6 +13,7 @@
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/io_engine.h"
 #include "loader/io/page_cache.h"
+#include "loader/pipeline/batch_staging.h"
 #include "loader/status.h"
 #include "loader/util/choices.h"
 
@@ -95,6 +96,13 @@ class Prefetcher final : public CompletionTarget {
   uint64_t probe_failures() const { return probe_failures_.load(std::memory_order_relaxed); }
   // Memory the slots hold (retain mode).
   uint64_t retained_bytes() const { return retained_bytes_; }
+  // The slot size a retained prefetcher of this shape needs (what a BatchStaging's slots must hold).
+  static uint64_t SlotBytes(const SampleTable& table, uint64_t batch_size, uint64_t direct_align);
+  // Batches land in `staging`'s slots instead of the prefetcher's own (run --accelerator-memory), and when it
+  // copies, a batch is handed out only once its copy has landed (WaitBatch waits for it: part of the stall).
+  // REQUIRES: retain mode, staging->slots() == depth, staging->slot_bytes() >= SlotBytes(...); call before the
+  // first StartEpoch; `staging` outlives the prefetcher.
+  Status set_staging(BatchStaging* staging);
 
   void OnComplete(uint64_t tag, uint64_t bytes, const Status& status, const char* data) override;
   void BeforeRead(const ReadRequest& request, int fd) override;
@@ -109,13 +117,17 @@ class Prefetcher final : public CompletionTarget {
     std::atomic<bool> failed{false};
     Status error;  // written once, by the completion that set `failed`, before its pending decrement
     AlignedBuffer retained;
+    char* base = nullptr;  // where the batch's reads land: `retained`, a staging slot, or nullptr (engine buffers)
     uint64_t step = 0;  // the batch the slot holds (written before its reads are submitted)
     std::unique_ptr<uint32_t[]> group;  // group[i]: samples read by the request starting at batch index i
     std::unique_ptr<std::atomic<uint8_t>[]> done;  // done[i]: the request starting at batch index i completed
+    std::unique_ptr<CopyRange[]> ranges;  // staging that copies: each request's sample bytes in the slot
+    uint32_t nranges = 0;
   };
   Status CheckSample(const SampleExtent& e, uint64_t id, const char* data) const;
   Status VerifyContent(const SampleExtent& e, uint64_t id, const char* data) const;
   static void Fail(Slot& slot, const Status& st);
+  void EndBatchReads(Slot& slot, uint64_t index);
   void SubmitBatch(uint64_t step);
   static constexpr uint32_t kWaiting = 1u << 31;
   bool WaitSlot(Slot& slot);                  // false: no completion within the timeout (sets lost_)
@@ -138,6 +150,8 @@ class Prefetcher final : public CompletionTarget {
   std::unique_ptr<ReadRequest[]> requests_;  // one batch's requests, built here and queued with one Submit
   uint64_t consumed_ = 0;      // batches WaitBatch has handed out this epoch
   bool refill_ok_ = true;      // the last batch handed out read cleanly
+  BatchStaging* staging_ = nullptr;
+  bool copies_ = false;        // staging_ copies each batch: pending holds one more count, the copy's
   std::atomic<uint64_t>* check_ns_ = nullptr;
   ContentCheck* content_ = nullptr;
   uint64_t epoch_salt_ = 0;  // varies the verified window's position between epochs

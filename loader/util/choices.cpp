@@ -27,11 +27,16 @@ template <>
 struct Table<EngineKind> {
   static constexpr std::array<std::string_view, 3> kNames = {"auto", "uring", "posix"};
 };
+template <>
+struct Table<AcceleratorMemory> {
+  static constexpr std::array<std::string_view, 3> kNames = {"host", "pinned", "device"};
+};
 
 static_assert(Table<DataFormat>::kNames.size() == static_cast<size_t>(DataFormat::kSynthetic) + 1);
 static_assert(Table<DataLoader>::kNames.size() == static_cast<size_t>(DataLoader::kSynthetic) + 1);
 static_assert(Table<SampleOrder>::kNames.size() == static_cast<size_t>(SampleOrder::kShuffled) + 1);
 static_assert(Table<EngineKind>::kNames.size() == static_cast<size_t>(EngineKind::kPosix) + 1);
+static_assert(Table<AcceleratorMemory>::kNames.size() == static_cast<size_t>(AcceleratorMemory::kDevice) + 1);
 
 template <typename E>
 const char* NameOf(E v) {
@@ -44,6 +49,7 @@ const char* Name(DataFormat v) { return NameOf(v); }
 const char* Name(DataLoader v) { return NameOf(v); }
 const char* Name(SampleOrder v) { return NameOf(v); }
 const char* Name(EngineKind v) { return NameOf(v); }
+const char* Name(AcceleratorMemory v) { return NameOf(v); }
 
 template <typename E>
 std::optional<E> Parse(std::string_view name) {
@@ -63,9 +69,11 @@ template std::optional<DataFormat> Parse<DataFormat>(std::string_view);
 template std::optional<DataLoader> Parse<DataLoader>(std::string_view);
 template std::optional<SampleOrder> Parse<SampleOrder>(std::string_view);
 template std::optional<EngineKind> Parse<EngineKind>(std::string_view);
+template std::optional<AcceleratorMemory> Parse<AcceleratorMemory>(std::string_view);
 template std::vector<std::string_view> Names<DataFormat>();
 template std::vector<std::string_view> Names<DataLoader>();
 template std::vector<std::string_view> Names<SampleOrder>();
 template std::vector<std::string_view> Names<EngineKind>();
+template std::vector<std::string_view> Names<AcceleratorMemory>();
 
 }  // namespace feedrate

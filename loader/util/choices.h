@@ -1,4 +1,5 @@
-// The configuration's closed sets (dataset.format, reader.data_loader, feedrate.order, feedrate.engine) as enums:
+// The configuration's closed sets (dataset.format, reader.data_loader, feedrate.order, feedrate.engine, the
+// accelerator memory) as enums:
 // parsed once where the workload is read, then passed by value to every layer that branches on them.
 #pragma once
 
@@ -14,12 +15,15 @@ enum class DataFormat : unsigned char {
 enum class DataLoader : unsigned char { kPyTorch, kTensorFlow, kDali, kNativeDali, kCustom, kSynthetic };
 enum class SampleOrder : unsigned char { kDlio, kShuffled };  // DLIO v2.0's order per loader; a seeded shuffle
 enum class EngineKind : unsigned char { kAuto, kUring, kPosix };  // auto: io_uring, falling back to POSIX
+// run --accelerator-memory: where a batch must be before it counts as delivered (docs/gpu.md).
+enum class AcceleratorMemory : unsigned char { kHost, kPinned, kDevice };
 
 // DLIO's spelling of each value. A DataFormat's name is also the extension DLIO gives its files ("npz", ...).
 const char* Name(DataFormat v);
 const char* Name(DataLoader v);
 const char* Name(SampleOrder v);
 const char* Name(EngineKind v);
+const char* Name(AcceleratorMemory v);
 
 // The value a name spells, or nullopt; `Names<E>()` lists every accepted name (for "expected one of" messages).
 template <typename E>

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
+#include <memory>
 #include <numeric>
 #include <thread>
 
@@ -331,6 +333,108 @@ TEST(Prefetcher, SlowButProgressingBatchIsNotLost) {
   EXPECT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(r.bytes, 12u * 4096);
   EXPECT_FALSE(p.lost());
+}
+
+
+// A staging over host memory that keeps each slot's "device" copy, to check what the prefetcher hands it and when.
+class RecordingStaging final : public BatchStaging {
+ public:
+  RecordingStaging(uint64_t slots, uint64_t bytes) : bytes_(bytes) {
+    for (uint64_t i = 0; i < slots; ++i) {
+      host_.emplace_back(bytes, 4096);
+      device_.emplace_back(bytes, '\0');
+      started_.push_back(std::make_unique<std::atomic<int>>(0));
+    }
+  }
+  uint64_t slots() const override { return host_.size(); }
+  uint64_t slot_bytes() const override { return bytes_; }
+  char* host_slot(uint64_t i) const override { return host_[i].data(); }
+  bool copies() const override { return true; }
+  Status StartCopy(uint64_t i, std::span<const CopyRange> ranges) override {
+    if (fail_copy) return Status::IoError("cuMemcpyHtoDAsync: CUDA_ERROR_ILLEGAL_ADDRESS (700)");
+    for (const CopyRange& r : ranges) std::memcpy(device_[i].data() + r.offset, host_[i].data() + r.offset, r.length);
+    started_[i]->fetch_add(1);
+    return Status::Ok();
+  }
+  Status FinishCopy(uint64_t i) override {
+    if (started_[i]->exchange(0) != 1) return Status::IoError("FinishCopy without exactly one StartCopy");
+    ++finished;
+    return Status::Ok();
+  }
+  const std::string& device(uint64_t i) const { return device_[i]; }
+  std::atomic<bool> fail_copy{false};
+  uint64_t finished = 0;
+
+ private:
+  uint64_t bytes_;
+  mutable std::vector<AlignedBuffer> host_;  // the interface hands out writable slots from a const object
+  std::vector<std::string> device_;
+  std::vector<std::unique_ptr<std::atomic<int>>> started_;
+};
+
+// Each batch is copied once, after all its reads, before WaitBatch hands it out; the copy holds the samples' bytes.
+TEST(Prefetcher, StagingCopiesEachBatchOnceAfterItsReads) {
+  Files f(6, 5000);
+  auto table = FileTable::Create(f.paths, false);
+  ASSERT_TRUE(table.ok());
+  PosixEngine engine(*table, Opts(3, 4096, 64));
+  Prefetcher p(engine, f.extents, 2, 2, true);
+  RecordingStaging staging(2, Prefetcher::SlotBytes(f.extents, 2, 0));
+  ASSERT_TRUE(p.set_staging(&staging).ok());
+  std::vector<uint64_t> ids{5, 0, 3, 1, 4, 2};
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    p.StartEpoch(&ids, 3);
+    for (uint64_t s = 0; s < 3; ++s) {
+      BatchResult r = p.WaitBatch(s);
+      ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+      EXPECT_EQ(r.bytes, 10000u);
+      for (uint64_t k = 0; k < 2; ++k) {  // sample ids[2s+k] sits at k * 5000 in the slot's copy
+        const uint64_t file = ids[2 * s + k];
+        const std::string& dev = staging.device(s % 2);
+        for (size_t b = 0; b < 5000; b += 997) {
+          ASSERT_EQ(static_cast<unsigned char>(dev[k * 5000 + b]), ((100 + b) * 7 + file) & 0xff) << "step " << s;
+        }
+      }
+      p.Refill();
+    }
+  }
+  EXPECT_EQ(staging.finished, 6u);
+}
+
+TEST(Prefetcher, StagingCopiesNoFailedBatchAndReportsACopyThatFails) {
+  Files f(4, 5000);
+  ASSERT_EQ(::truncate(f.paths[1].c_str(), 3000), 0);
+  auto table = FileTable::Create(f.paths, false);
+  PosixEngine engine(*table, Opts(2, 4096, 64));
+  Prefetcher p(engine, f.extents, 1, 1, true);
+  RecordingStaging staging(1, Prefetcher::SlotBytes(f.extents, 1, 0));
+  ASSERT_TRUE(p.set_staging(&staging).ok());
+  std::vector<uint64_t> ids{0, 1, 2, 3};
+  p.StartEpoch(&ids, 4);
+  EXPECT_TRUE(p.WaitBatch(0).status.ok());
+  p.Refill();
+  BatchResult bad = p.WaitBatch(1);  // the truncated file: its batch is never copied (FinishCopy not called)
+  EXPECT_NE(bad.status.message().find(f.paths[1]), std::string::npos) << bad.status.ToString();
+  EXPECT_EQ(staging.finished, 1u);
+  p.Drain();
+  staging.fail_copy = true;
+  p.StartEpoch(&ids, 1);
+  BatchResult failed = p.WaitBatch(0);
+  EXPECT_NE(failed.status.message().find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << failed.status.ToString();
+  p.Drain();
+}
+
+TEST(Prefetcher, StagingMustMatchTheSlots) {
+  Files f(2, 5000);
+  auto table = FileTable::Create(f.paths, false);
+  PosixEngine engine(*table, Opts(1, 4096, 16));
+  Prefetcher plain(engine, f.extents, 1, 2, false);
+  RecordingStaging fits(2, 5000), small(2, 4000), few(1, 5000);
+  EXPECT_FALSE(plain.set_staging(&fits).ok());  // not retained
+  Prefetcher p(engine, f.extents, 1, 2, true);
+  EXPECT_FALSE(p.set_staging(&small).ok());
+  EXPECT_FALSE(p.set_staging(&few).ok());
+  EXPECT_TRUE(p.set_staging(&fits).ok());
 }
 
 }  // namespace
