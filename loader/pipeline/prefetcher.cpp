@@ -249,9 +249,10 @@ void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status, 
   // The last completion of the batch wakes the waiter, if one waits: one wake per batch, none otherwise. Nothing
   // of the slot is read after the decrement (the futex wake only uses the address). With a copying staging the
   // count holds one more, the copy's: the completion that leaves only it queues the copy, then releases it.
+  const bool copies = copies_;  // read before the decrement: without a copy, the owner may free *this after it
   const uint32_t before = slot.pending.fetch_sub(n, std::memory_order_acq_rel);
-  if (copies_ && (before & ~kWaiting) == n + 1) {
-    EndBatchReads(slot, tag / batch_);
+  if (copies && (before & ~kWaiting) == n + 1) {
+    EndBatchReads(slot, tag / batch_);  // the copy's count still holds the slot (and *this)
   } else if (before == (n | kWaiting)) {
     FutexWakeAll(slot.pending);
   }

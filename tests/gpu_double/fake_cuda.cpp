@@ -1,12 +1,16 @@
 // A test double of libcuda.so.1 over host memory: the CUDA driver entry points Feedrate's loader/gpu binds, with
 // "device" memory from malloc, copies done at once, and counters the tests read. Loaded through FEEDRATE_LIBCUDA.
 // FEEDRATE_FAKE_CUDA_DEVICES=N (default 1) sets the device count; 0 makes cuInit fail with CUDA_ERROR_NO_DEVICE.
+#include <pthread.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <map>
+#include <mutex>
 
 namespace {
 
@@ -16,7 +20,20 @@ constexpr int kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNotInitialized
 std::atomic<bool> g_inited{false};
 std::atomic<long> g_device_allocs{0}, g_pinned_allocs{0}, g_streams{0}, g_contexts{0}, g_events{0};
 std::atomic<unsigned long long> g_h2d_bytes{0};
-thread_local void* t_current = nullptr;
+// Each thread's current context, as the driver keeps it. Not a thread_local: ThreadSanitizer (gcc 12 with glibc
+// 2.36) can fail to map shadow for a dlopen'ed library's dynamic TLS block when a new thread first touches it
+// ("failed to allocate 0x1ec4... bytes"), and I/O threads are exactly such threads here.
+std::mutex g_current_mu;
+std::map<pthread_t, void*> g_current;
+void SetCurrent(void* ctx) {
+  std::lock_guard<std::mutex> lock(g_current_mu);
+  g_current[pthread_self()] = ctx;
+}
+bool HasCurrent() {
+  std::lock_guard<std::mutex> lock(g_current_mu);
+  auto it = g_current.find(pthread_self());
+  return it != g_current.end() && it->second != nullptr;
+}
 
 // Page-aligned, as the real allocations are (O_DIRECT reads land in them).
 void* PageAligned(size_t bytes) { return std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096 + (bytes == 0 ? 4096 : 0)); }
@@ -76,11 +93,11 @@ int cuDevicePrimaryCtxRelease_v2(int) {
   return kSuccess;
 }
 int cuCtxSetCurrent(void* ctx) {
-  t_current = ctx;
+  SetCurrent(ctx);
   return kSuccess;
 }
 int cuMemAlloc_v2(unsigned long long* ptr, size_t bytes) {
-  if (t_current == nullptr) return kInvalidContext;
+  if (!HasCurrent()) return kInvalidContext;
   void* p = PageAligned(bytes);
   if (p == nullptr) return kOutOfMemory;
   *ptr = reinterpret_cast<unsigned long long>(p);
@@ -104,7 +121,7 @@ int cuMemFreeHost(void* ptr) {
   return kSuccess;
 }
 int cuMemcpyHtoDAsync_v2(unsigned long long dst, const void* src, size_t bytes, void*) {
-  if (t_current == nullptr) return kInvalidContext;
+  if (!HasCurrent()) return kInvalidContext;
   std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
   g_h2d_bytes += bytes;
   return kSuccess;
@@ -114,7 +131,7 @@ int cuMemcpyDtoH_v2(void* dst, unsigned long long src, size_t bytes) {
   return kSuccess;
 }
 int cuStreamCreate(void** stream, unsigned) {
-  if (t_current == nullptr) return kInvalidContext;
+  if (!HasCurrent()) return kInvalidContext;
   *stream = std::malloc(1);
   ++g_streams;
   return kSuccess;
@@ -127,13 +144,13 @@ int cuStreamDestroy_v2(void* stream) {
 }
 // Events: copies complete at once here, so an event holds the time it was recorded at.
 int cuEventCreate(void** event, unsigned) {
-  if (t_current == nullptr) return kInvalidContext;
+  if (!HasCurrent()) return kInvalidContext;
   *event = new long long(0);
   ++g_events;
   return kSuccess;
 }
 int cuEventRecord(void* event, void*) {
-  if (t_current == nullptr) return kInvalidContext;
+  if (!HasCurrent()) return kInvalidContext;
   *static_cast<long long*>(event) = NowNs();
   return kSuccess;
 }
