@@ -1,6 +1,8 @@
 // MLPerf-style results.json / results.csv rows from run directories.
 #include "emulator/results/mlperf_export.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -84,20 +86,46 @@ std::string PythonRepr(const std::string& text) {
   return r + quote;
 }
 
+}  // namespace
+
+// repr(float) as Python 3 writes it: the shortest digits that read back as the same double (std::to_chars; the
+// Grisu2 digits nlohmann::json dumps are longer for about 1 double in 600), in positional notation for decimal
+// exponents -4..15 and as d.ddde+XX otherwise, with ".0" on whole numbers.
+std::string PythonFloatRepr(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d < 0 ? "-inf" : "inf";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);  // [-]d[.ddd]e[+-]XX
+  std::string sign;
+  if (sci[0] == '-') {
+    sign = "-";
+    sci.erase(0, 1);
+  }
+  const size_t epos = sci.find('e');
+  const int exp = std::stoi(sci.substr(epos + 1));
+  std::string digits = sci.substr(0, epos);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  if (exp < -4 || exp >= 16) {
+    std::string mant = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
+    char e[16];
+    std::snprintf(e, sizeof e, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
+    return sign + mant + e;
+  }
+  if (exp < 0) return sign + "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
+  const size_t whole = static_cast<size_t>(exp) + 1;
+  if (digits.size() <= whole) return sign + digits + std::string(whole - digits.size(), '0') + ".0";
+  return sign + digits.substr(0, whole) + "." + digits.substr(whole);
+}
+
+namespace {
+
 // str(value) as Python prints what json.load gave it: True/False, None, 'text' inside lists, [a, b].
 std::string PythonStr(const json& v, bool nested) {
   if (v.is_null()) return nested ? "None" : "";
   if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
   if (v.is_string()) return nested ? PythonRepr(v.get<std::string>()) : v.get<std::string>();
-  if (v.is_number_float()) {
-    const double d = v.get<double>();
-    if (d == std::floor(d) && std::fabs(d) < 1e16) {
-      char b[64];
-      std::snprintf(b, sizeof b, "%.1f", d);  // Python writes 90.0, not 90
-      return b;
-    }
-    return v.dump();
-  }
+  if (v.is_number_float()) return PythonFloatRepr(v.get<double>());
   if (v.is_array()) {
     std::string s = "[";
     for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + PythonStr(v[i], true);

@@ -20,5 +20,7 @@ nlohmann::json MlperfRunRow(const ReportInput& run);
 // The rows as mlpstorage's CSV: nested objects flattened ("metrics.train_au_mean_percentage"), the union of
 // keys sorted as the header, lists and scalars written the way Python's csv module writes them.
 std::string MlperfResultsCsv(const nlohmann::json& rows);
+// repr(d) as Python 3 prints a float (shortest round-trip digits, Python's notation rules): the CSV's numbers.
+std::string PythonFloatRepr(double d);
 
 }  // namespace feedrate

@@ -213,5 +213,25 @@ TEST(Report, PerHostTableForMultiHostRuns) {
   EXPECT_EQ(HostsHtml(in), "");
 }
 
+// The CSV's numbers are Python's repr: shortest round-trip digits. nlohmann::json's Grisu2 digits are longer for
+// these (46.494247196141536, 275.37771434183003, ...: a measured figure like these made the sweep test's export
+// comparison with Python's csv module fail now and then); expected values from Python 3.11's repr.
+TEST(MlperfExport, FloatsAreWrittenAsPythonReprWritesThem) {
+  EXPECT_EQ(PythonFloatRepr(0x1.73f437dfbc8a7p+5), "46.49424719614154");
+  EXPECT_EQ(PythonFloatRepr(0x1.1360b1e31963ep+8), "275.37771434183");
+  EXPECT_EQ(PythonFloatRepr(0x1.30b1a9a331eb7p+4), "19.04337466953322");
+  EXPECT_EQ(PythonFloatRepr(-0x1.eee2ef34f7de3p+49), "-1088266839912380.4");
+  EXPECT_EQ(PythonFloatRepr(-0x1.e99c501e62893p-757), "-2.522923758208279e-228");
+  EXPECT_EQ(PythonFloatRepr(0x1.70052f3885543p+802), "3.8343192976162206e+241");
+  EXPECT_EQ(PythonFloatRepr(90.0), "90.0");
+  EXPECT_EQ(PythonFloatRepr(0.0001), "0.0001");
+  EXPECT_EQ(PythonFloatRepr(2.5e-4), "0.00025");
+  EXPECT_EQ(PythonFloatRepr(1.5e-05), "1.5e-05");
+  EXPECT_EQ(PythonFloatRepr(1e16), "1e+16");
+  EXPECT_EQ(PythonFloatRepr(123.456), "123.456");
+  EXPECT_EQ(PythonFloatRepr(-0.0), "-0.0");
+  EXPECT_EQ(PythonFloatRepr(0.0), "0.0");
+}
+
 }  // namespace
 }  // namespace feedrate
