@@ -64,7 +64,7 @@ Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, 
 
 nlohmann::json AcceleratorStaging::ToJson() const {
   nlohmann::json j = {{"mode", Name(mode)}};
-  if (mode == AcceleratorMemory::kHost) return j;
+  if (mode == AcceleratorMemory::kHost || cuda == nullptr) return j;  // nullptr: set-up failed before the driver
   StagingStats t;
   uint64_t device_bytes = 0;
   for (const auto* list : {&train, &eval}) {
