@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/launch.h"
@@ -158,7 +159,8 @@ double MeasureCeiling(const std::string& exe, const WorkloadConfig& cfg, bool od
 
 // The `run` options a sweep passes on to every run it starts.
 struct ForwardedRunOptions {
-  std::string engine, order, inject, cache, io_thread_policy;
+  std::string engine, order, inject, cache, io_thread_policy, accelerator_memory, gds;
+  std::vector<int> gpus;
   uint64_t io_threads = 0, queue_depth = 0;
   bool odirect = false, keep_open = false, drop_system_caches = false;
   double collective_timeout = 0, io_timeout = -1;
@@ -179,6 +181,10 @@ struct ForwardedRunOptions {
     sub->add_flag("--drop-system-caches", drop_system_caches, "forwarded to run");
     sub->add_option("--io-thread-policy", io_thread_policy, "forwarded to run: idle, nice or normal")
         ->check(CLI::IsMember({"idle", "nice", "normal"}));
+    sub->add_option("--accelerator-memory", accelerator_memory, "forwarded to run: host, pinned or device")
+        ->check(CLI::IsMember({"host", "pinned", "device"}));
+    sub->add_option("--gds", gds, "forwarded to run: auto, on or off")->check(CLI::IsMember({"auto", "on", "off"}));
+    sub->add_option("--gpus", gpus, "forwarded to run: GPU ordinals, e.g. 0,1")->delimiter(',')->check(CLI::NonNegativeNumber);
   }
 
   std::vector<std::string> Argv(const WorkloadArgs& w) const {
@@ -197,6 +203,13 @@ struct ForwardedRunOptions {
     if (!io_thread_policy.empty()) v.insert(v.end(), {"--io-thread-policy", io_thread_policy});
     if (collective_timeout > 0) v.insert(v.end(), {"--collective-timeout", std::to_string(collective_timeout)});
     if (io_timeout >= 0) v.insert(v.end(), {"--io-timeout", std::to_string(io_timeout)});
+    if (!accelerator_memory.empty()) v.insert(v.end(), {"--accelerator-memory", accelerator_memory});
+    if (!gds.empty()) v.insert(v.end(), {"--gds", gds});
+    if (!gpus.empty()) {
+      std::string list;
+      for (int g : gpus) list += (list.empty() ? "" : ",") + std::to_string(g);
+      v.insert(v.end(), {"--gpus", list});
+    }
     return v;
   }
 };

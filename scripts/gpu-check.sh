@@ -3,7 +3,8 @@
 # build once, small, beside the reference tools where they are installed, and writes what it saw under OUT (default
 # results/<date>_gpu_check): the driver and GPUs, `iobench --xfer` in each gdsio mode with --verify against a 1 GiB
 # file (gdsio and fio's libcufile engine on the same file when present), and `run --accelerator-memory
-# host|pinned|device` on a small unet3d dataset. Exit 0 when every Feedrate step passed; the first failure is named.
+# host|pinned|device` (device: bounce, and GDS with --gds on --odirect) and feedrate.compute gpu on a small unet3d
+# dataset. Exit 0 when every Feedrate step passed; the first failure is named.
 # Usage: scripts/build.sh release && scripts/gpu-check.sh [OUT] (SIZE, RUNTIME, FILES, RECORD shrink it). DIR (default /var/tmp/feedrate-gpu-check; not tmpfs:
 # O_DIRECT and GDS need a real file system) holds the data. FEEDRATE_LIBCUDA / FEEDRATE_LIBCUFILE point at other
 # libraries (the test doubles, for a dry run: build/release/tests/libfeedrate_fake_cu{da,file}.so).
@@ -44,9 +45,9 @@ lsmod 2>/dev/null | grep -q '^nvidia_fs' && say "nvidia-fs module: loaded (GDS c
 file="$DIR/bench.dat"
 step iobench_write "$B" iobench --path "$file" --rw write --bs 1m --qd 4 --size "$SIZE" --runtime 10 --verify \
   --results-dir "$OUT/iobench_write"
-for mode in cpuonly cpu_gpu cpu_async_gpu cpu_cached_gpu gpud gpu_batch; do
+for mode in cpuonly cpu_gpu cpu_async_gpu cpu_cached_gpu gpud gpu_batch gpud_async; do
   qd=1
-  [ "$mode" = cpu_async_gpu ] || [ "$mode" = gpu_batch ] && qd=8
+  case $mode in cpu_async_gpu | gpu_batch | gpud_async) qd=8 ;; esac
   step "iobench_$mode" "$B" iobench --path "$file" --rw read,randread --bs 1m --qd "$qd" --threads 1,4 --runtime "$RUNTIME" \
     --verify --xfer "$mode" --results-dir "$OUT/iobench_$mode"
   grep -h "served by" "$OUT/iobench_$mode.log" | head -1 | sed "s/^/        $mode /" | tee -a "$summary"
@@ -76,19 +77,33 @@ fi
 data="$DIR/unet3d"
 ds="--param dataset.num_files_train=$FILES --param dataset.record_length_bytes=$RECORD --param dataset.record_length_bytes_stdev=0"
 step datagen "$B" datagen -w unet3d_h100 --data-dir "$data" $ds --skip-existing --content verifiable
-for mem in host pinned device; do
-  step "run_$mem" "$B" run -w unet3d_h100 --data-dir "$data" $ds -n 4 --param train.epochs=2 --verify 0.01 -q \
-    --accelerator-memory "$mem" --results-dir "$OUT/run_$mem"
+for mem in host pinned device gds compute; do
+  # GDS reads never touch host memory, so that run cannot --verify: the iobench gpud step above checks its bytes.
+  case $mem in
+    gds) how=(--accelerator-memory device --gds on --odirect) ;;
+    compute) how=(--accelerator-memory device --gds off --param feedrate.compute=gpu --param feedrate.compute_memory_bytes=67108864) ;;
+    device) how=(--accelerator-memory device --gds off --verify 0.01) ;;
+    *) how=(--accelerator-memory "$mem" --verify 0.01) ;;
+  esac
+  step "run_$mem" "$B" run -w unet3d_h100 --data-dir "$data" $ds -n 4 --param train.epochs=2 -q \
+    "${how[@]}" --results-dir "$OUT/run_$mem"
   if [ -f "$OUT/run_$mem/summary.json" ]; then
-    python3 - "$OUT/run_$mem/summary.json" <<'EOF' | tee -a "$summary"
+    python3 - "$OUT/run_$mem/summary.json" "$mem" <<'EOF' | tee -a "$summary"
 import json, sys
 j = json.load(open(sys.argv[1]))
 f = j["feedrate"]
 a = f.get("accelerator_memory", {})
 au = j.get("metric", {}).get("train_au_mean_percentage")
-line = f"        {a.get('mode')}: status {f.get('status')}, AU {au}, read {f.get('bytes_read')} B"
+line = f"        {sys.argv[2]}: status {f.get('status')}, AU {au}, read {f.get('bytes_read')} B"
 if f.get("status") == "failed":
-    line = f"        {a.get('mode')}: failed: {f.get('error')}"
+    line = f"        {sys.argv[2]}: failed: {f.get('error')}"
+c = f.get("compute", {})
+if c.get("kind") == "gpu" and f.get("status") != "failed":
+    line += f", {c.get('launches')} kernels: {c.get('kernel_seconds', 0):.3f} s on the GPU for {c.get('requested_seconds', 0):.3f} s asked"
+if f.get("status") == "failed":
+    pass
+elif a.get("gds_bytes"):
+    line += f", cuFile read {a['gds_bytes']} B into GPU memory; {a.get('path')}; engine: {f.get('engine_detail')}"
 elif "h2d_bytes" in a:
     line += (f", h2d {a['h2d_bytes']} B at {a['h2d_gib_per_s']:.1f} GiB/s, copy {a['copy_seconds']:.3f} s"
              f" ({a['copy_stall_seconds']:.3f} s stalled)")

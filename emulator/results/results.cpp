@@ -468,11 +468,24 @@ std::string FormatResultTable(const RunRecord& r) {
     << Fixed(Percentile(r.stall_seconds, 99), 4) << "/" << Fixed(Percentile(r.stall_seconds, 100), 4) << " s\n";
   if (r.accelerator_memory == "device") {
     const nlohmann::json a = AcceleratorMemoryFigures(r);
-    o << "device memory: " << Fixed(a["h2d_bytes"].get<double>() / kGiB, 2) << " GiB copied host to GPU at "
-      << Fixed(a["h2d_gib_per_s"].get<double>(), 1) << " GiB/s; copy " << Fixed(a["copy_seconds"].get<double>(), 3)
-      << " s, of it " << Fixed(a["copy_stall_seconds"].get<double>(), 3) << " s stalled\n";
+    const uint64_t gds = a.value("gds_bytes", uint64_t{0}), h2d = a.value("h2d_bytes", uint64_t{0});
+    if (gds > 0) {
+      o << "device memory: " << Fixed(static_cast<double>(gds) / kGiB, 2)
+        << " GiB read straight into GPU memory by cuFile (GPUDirect Storage path)\n";
+    }
+    if (h2d > 0 || gds == 0) {
+      o << "device memory: " << Fixed(static_cast<double>(h2d) / kGiB, 2) << " GiB copied host to GPU at "
+        << Fixed(a.value("h2d_gib_per_s", 0.0), 1) << " GiB/s; copy " << Fixed(a.value("copy_seconds", 0.0), 3)
+        << " s, of it " << Fixed(a.value("copy_stall_seconds", 0.0), 3) << " s stalled\n";
+    }
   } else if (r.accelerator_memory == "pinned") {
     o << "pinned host memory: batches read into page-locked buffers\n";
+  }
+  if (r.cfg != nullptr && r.cfg->compute == ComputeKind::kGpu) {
+    const nlohmann::json k = ComputeFigures(r);
+    o << "compute on the GPU: " << k["launches"].get<uint64_t>() << " kernels, "
+      << Fixed(k["kernel_seconds"].get<double>(), 3) << " s on the GPU for " << Fixed(k["requested_seconds"].get<double>(), 3)
+      << " s asked\n";
   }
   return o.str();
 }

@@ -105,6 +105,8 @@ Status WriteRunResults(const RunRecord& r);
 std::string FormatResultTable(const RunRecord& r);
 // summary.json's feedrate.accelerator_memory: mode, path, GPUs per rank and, for device memory, the copies.
 nlohmann::json AcceleratorMemoryFigures(const RunRecord& r);
+// feedrate.compute over every rank (summary.json feedrate.compute).
+nlohmann::json ComputeFigures(const RunRecord& r);
 
 // Writes `content` to `path` through `path.tmp-<pid>` + rename.
 Status WriteFileAtomic(const std::string& path, const std::string& content);

@@ -161,35 +161,70 @@ void LatencyFigures(const RunRecord& r, json* out) {
 
 }  // namespace
 
-// run --accelerator-memory over every rank: the GPUs, and for device memory what the copies moved and cost.
+namespace {
+
+// The path every rank took ("gds", "bounce"), or "mixed".
+std::string CommonPath(const json& ranks) {
+  std::string path;
+  for (const auto& x : ranks) {
+    const std::string p = x.value("path", "bounce");
+    if (!path.empty() && p != path) return "mixed";
+    path = p;
+  }
+  return path.empty() ? "bounce" : path;
+}
+
+json DevicePathText(const std::string& path, const json& ranks) {
+  if (path == "gds") {
+    return "gds: cuFileRead from the O_DIRECT files straight into each accelerator's GPU memory (" +
+           ranks[0]["gds"].value("driver", std::string("driver unknown")) + "); nothing copied by Feedrate";
+  }
+  if (path == "mixed") return "mixed: some ranks read through cuFile, others bounce (see ranks[].path and gds.reason)";
+  return "bounce: the engines read into page-locked host memory, then one cuMemcpyHtoDAsync per read on a stream per "
+         "accelerator lands it in that accelerator's GPU memory";
+}
+
+}  // namespace
+
+// run --accelerator-memory over every rank: the GPUs, and for device memory the path, what the copies moved and
+// cost or what cuFile read into GPU memory.
 nlohmann::json AcceleratorMemoryFigures(const RunRecord& r) {
   json a = {{"mode", r.accelerator_memory}};
   if (r.accelerator_memory == "host") {
     a["path"] = "host memory: each batch stays where the engine read it";
     return a;
   }
-  uint64_t copies = 0, bytes = 0, device_buffer = 0;
+  uint64_t copies = 0, bytes = 0, gds_bytes = 0, device_buffer = 0;
   double copy_s = 0, stall_s = 0;
-  json gpus = json::array();
+  json ranks = json::array();
   for (const auto& ri : r.rank_info) {
     const json& x = ri.accelerator_memory;
     if (!x.is_object() || !x.contains("gpus")) continue;
     copies += x.value("batches_copied", uint64_t{0});
     bytes += x.value("h2d_bytes", uint64_t{0});
+    gds_bytes += x.value("gds_bytes", uint64_t{0});
     device_buffer += x.value("device_buffer_bytes", uint64_t{0});
     copy_s += x.value("copy_seconds", 0.0);
     stall_s += x.value("copy_stall_seconds", 0.0);
-    gpus.push_back({{"rank", ri.rank}, {"hostname", ri.hostname}, {"gpus", x["gpus"]},
-                    {"accelerator_gpu", x["accelerator_gpu"]}, {"driver_version", x["driver_version"]},
-                    {"library", x["library"]}});
+    json rank = {{"rank", ri.rank}, {"hostname", ri.hostname}, {"gpus", x["gpus"]},
+                 {"accelerator_gpu", x["accelerator_gpu"]}, {"driver_version", x["driver_version"]},
+                 {"library", x["library"]}, {"path", x.value("path", "bounce")}};
+    if (x.contains("gds")) rank["gds"] = x["gds"];
+    ranks.push_back(rank);
   }
-  a["ranks"] = gpus;
+  a["ranks"] = ranks;
   if (r.accelerator_memory == "pinned") {
-    a["path"] = "pinned: the engines read into page-locked host memory (cuMemHostAlloc); nothing is copied";
+    a["path"] = ranks.empty() ? "none: the run ended before its GPUs were set up"
+                              : "pinned: the engines read into page-locked host memory (cuMemHostAlloc); nothing is copied";
     return a;
   }
-  a["path"] = "bounce: the engines read into page-locked host memory, then one cuMemcpyHtoDAsync per read on a "
-              "stream per accelerator lands it in that accelerator's GPU memory";
+  if (ranks.empty()) {  // the run failed before any rank had its GPUs
+    a["path"] = "none: the run ended before its GPUs were set up";
+    return a;
+  }
+  const std::string path = CommonPath(ranks);
+  a["path"] = DevicePathText(path, ranks);
+  a["gds_bytes"] = gds_bytes;
   a["batches_copied"] = copies;
   a["h2d_bytes"] = bytes;
   a["device_buffer_bytes"] = device_buffer;
@@ -197,10 +232,42 @@ nlohmann::json AcceleratorMemoryFigures(const RunRecord& r) {
   a["copy_stall_seconds"] = std::min(stall_s, copy_s);
   a["copy_overlapped_seconds"] = std::max(0.0, copy_s - stall_s);
   a["h2d_gib_per_s"] = copy_s > 0 ? static_cast<double>(bytes) / kGiB / copy_s : 0.0;
-  a["note"] = "copy_seconds: the GPU's time for the copies (events on each stream), summed over accelerators; "
-              "copy_stall_seconds: the part the accelerator threads waited for after a batch's reads were done "
-              "(inside each step's stall); the rest overlapped compute";
+  a["note"] = "gds_bytes: bytes cuFile read into GPU memory (O_DIRECT windows included); copy_seconds: the GPU's time "
+              "for the copies (events on each stream), summed over accelerators, so h2d_gib_per_s is one stream's "
+              "rate, not the aggregate; copy_stall_seconds: the part the accelerator threads waited for after a "
+              "batch's reads were done (inside each step's stall); the rest overlapped compute";
   return a;
+}
+
+// feedrate.compute over every rank: sleep, or the GPU kernels' launches and time against what was asked for.
+nlohmann::json ComputeFigures(const RunRecord& r) {
+  json c = {{"kind", r.cfg != nullptr ? Name(r.cfg->compute) : "sleep"}};
+  if (r.cfg == nullptr || r.cfg->compute == ComputeKind::kSleep) {
+    c["how"] = "each step's compute is a sleep to its drawn deadline (clock_nanosleep, then a short spin), as DLIO's";
+    return c;
+  }
+  uint64_t launches = 0;
+  double requested = 0, kernel = 0;
+  json ranks = json::array();
+  for (const auto& ri : r.rank_info) {
+    const json& x = ri.accelerator_memory;
+    if (!x.is_object() || !x.contains("compute")) continue;
+    const json& k = x["compute"];
+    launches += k.value("launches", uint64_t{0});
+    requested += k.value("requested_seconds", 0.0);
+    kernel += k.value("kernel_seconds", 0.0);
+    ranks.push_back({{"rank", ri.rank}, {"hostname", ri.hostname}, {"accelerator_gpu", x["accelerator_gpu"]},
+                     {"grid", k["grid"]}, {"block", k["block"]}, {"memory_bytes", k["memory_bytes"]}});
+  }
+  c["how"] = "each step's compute is the feedrate_spin kernel (loader/gpu/spin_kernel.ptx) on the accelerator's GPU, "
+             "for what is left of the drawn time once the step's reads are queued; the accelerator thread waits for it";
+  c["ranks"] = ranks;
+  c["launches"] = launches;
+  c["requested_seconds"] = requested;
+  c["kernel_seconds"] = kernel;
+  c["note"] = "kernel_seconds: the GPU's own time for the kernels (events around each), summed over accelerators; "
+              "above requested_seconds by the launch latency and what delayed the kernels (copies, other work)";
+  return c;
 }
 
 void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) {
@@ -238,6 +305,7 @@ void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* out) 
                    {"note", "I/O-thread time comparing payload bytes with the pattern of datagen --content verifiable"}};
   }
   f["accelerator_memory"] = AcceleratorMemoryFigures(r);
+  f["compute"] = ComputeFigures(r);
   if (!r.timeseries_csv.empty()) f["timeseries"] = {{"file", "timeseries.csv"}, {"interval_s", r.timeseries_interval}};
 }
 

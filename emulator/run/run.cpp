@@ -234,6 +234,7 @@ TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, Accel
   to.io_timeout_ns = static_cast<int64_t>(opt_.io_timeout * 1e9);
   to.staging = setup_.staging.train_slots;
   to.eval_staging = setup_.staging.eval_slots;
+  to.compute = setup_.staging.compute_steps;
   return to;
 }
 
@@ -289,7 +290,7 @@ void TrainingRun::CollectExtras(uint64_t threads) {
     extras_.verify_seconds = static_cast<double>(setup_.content->ns.load()) / 1e9;
   }
   for (const auto& log : result_.logs) extras_.probe_failures += log.probe_failures;
-  extras_.accelerator_memory = setup_.staging.ToJson();
+  extras_.accelerator_memory = setup_.staging.ToJson(counters_.device_bytes);
 }
 
 // Gathers every rank's metrics and facts at rank 0, which writes the results and prints the table. Collective.
@@ -335,10 +336,6 @@ int TrainingRun::Execute() {
   StartRecord();
   Status st = CreateResultsDir();
   if (st.ok()) st = PrepareRank(cfg_, opt_, comm_, &setup_);
-  if (st.ok()) {
-    st = SetUpAcceleratorMemory(cfg_, opt_, comm_, setup_.table, cfg_.odirect ? setup_.engine_options.direct_align : 0,
-                                setup_.eval_sampler != nullptr, &setup_.staging);
-  }
   DescribeSetup();
   std::string setup_error = comm_.AgreeFirstError(st);
   if (!setup_error.empty()) return FinishFailed("failed", setup_error, kExitError);

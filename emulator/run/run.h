@@ -33,6 +33,9 @@ struct RunOptions {
   // pinned bounce buffers and a copy per read on a stream per accelerator). Anything but host retains batches.
   AcceleratorMemory accelerator_memory = AcceleratorMemory::kHost;
   std::vector<int> gpus;         // --gpus: GPU ordinals the accelerators map onto, round-robin (empty: all visible)
+  // --gds, with device memory: cuFile reads straight into it (on), the bounce path (off), or cuFile where it can
+  // serve the run, else the bounce path with the reason recorded (auto).
+  GdsMode gds = GdsMode::kAuto;
 };
 
 // Exit codes: 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on every rank.

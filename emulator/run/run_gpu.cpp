@@ -1,8 +1,12 @@
-// SetUpAcceleratorMemory and the rank's accelerator-memory facts.
+// SetUpAcceleratorMemory (GPUs, the GDS decision, stagings, cuFile registrations) and the rank's accelerator-memory
+// facts.
 #include "emulator/run/run_gpu.h"
+
+#include <fcntl.h>
 
 #include <algorithm>
 
+#include "loader/io/unique_fd.h"
 #include "loader/pipeline/prefetcher.h"
 
 namespace feedrate {
@@ -13,11 +17,60 @@ Status RetainGpus(const RunOptions& opt, AcceleratorStaging* out) {
   if (ordinals.empty()) {
     for (int g = 0; g < out->cuda->device_count(); ++g) ordinals.push_back(g);
   }
-  for (int g : ordinals) {
-    auto ctx = gpu::DeviceContext::Retain(*out->cuda, g);
+  for (size_t i = 0; i < ordinals.size(); ++i) {
+    if (std::count(ordinals.begin(), ordinals.begin() + static_cast<long>(i), ordinals[i]) > 0) {
+      return Status::InvalidArgument("--gpus: GPU " + std::to_string(ordinals[i]) + " is listed twice");
+    }
+    auto ctx = gpu::DeviceContext::Retain(*out->cuda, ordinals[i]);
     if (!ctx.ok()) return Status::InvalidArgument("--gpus: " + ctx.status().message());
     out->contexts.push_back(std::move(*ctx));
   }
+  return Status::Ok();
+}
+
+// Why cuFile cannot serve this run's reads ("" when it may): checked before any library is loaded.
+std::string GdsBlocker(const WorkloadConfig& cfg, const RunOptions& opt, const SampleTable& table, const GdsInputs& in) {
+  if (opt.accelerator_memory != AcceleratorMemory::kDevice) {
+    return std::string("--accelerator-memory ") + Name(opt.accelerator_memory) + ": GPUDirect reads land in device memory only";
+  }
+  if (in.s3) return "an S3 dataset has no file for cuFile to read";
+  if (!cfg.odirect) return "reader.odirect is off: cuFile reads O_DIRECT files (--odirect)";
+  if (table.check != SampleCheck::kNone) return "the samples are checked on the host (TFRecord frames, HDF5 filters, image decoding)";
+  if (in.host_checks) return "--verify checks the samples on the host";
+  if (in.probe_path.empty()) return "this rank reads no file";
+  return "";
+}
+
+// Opens cuFile and registers a handle on a file the rank reads (KvikIO's test for its AUTO mode).
+Status OpenCuFile(const GdsInputs& in, AcceleratorStaging* out) {
+  auto cufile = gpu::CuFile::Open(*out->cuda);
+  if (!cufile.ok()) return cufile.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(in.probe_path, O_DIRECT));
+  auto handle = gpu::CuFileHandle::Register(**cufile, fd.get(), in.probe_path);
+  if (!handle.ok()) return handle.status();
+  out->cufile = std::move(*cufile);
+  return Status::Ok();
+}
+
+// Decides out->gds: an error only when --gds on cannot be honoured; under auto a blocker becomes gds_reason.
+Status ChooseGds(const WorkloadConfig& cfg, const RunOptions& opt, const SampleTable& table, const GdsInputs& in,
+                 AcceleratorStaging* out) {
+  out->gds_requested = Name(opt.gds);
+  if (opt.gds == GdsMode::kOff) {
+    out->gds_reason = "--gds off";
+    return Status::Ok();
+  }
+  std::string blocker = GdsBlocker(cfg, opt, table, in);
+  if (blocker.empty()) {
+    Status st = OpenCuFile(in, out);
+    if (!st.ok()) blocker = st.message();
+  }
+  if (blocker.empty()) {
+    out->gds = true;
+    return Status::Ok();
+  }
+  if (opt.gds == GdsMode::kOn) return Status::InvalidArgument("--gds on: " + blocker);
+  out->gds_reason = blocker;
   return Status::Ok();
 }
 
@@ -25,7 +78,7 @@ Status RetainGpus(const RunOptions& opt, AcceleratorStaging* out) {
 Result<std::unique_ptr<GpuStaging>> MakeStaging(const AcceleratorStaging& a, size_t gpu_index, const SampleTable& table,
                                                uint64_t batch, uint64_t depth, uint64_t direct_align) {
   const uint64_t bytes = Prefetcher::SlotBytes(table, batch, direct_align);
-  auto s = GpuStaging::Create(*a.cuda, a.contexts[gpu_index], a.mode, std::max<uint64_t>(1, depth), bytes);
+  auto s = GpuStaging::Create(*a.cuda, a.contexts[gpu_index], a.mode, std::max<uint64_t>(1, depth), bytes, a.gds);
   if (!s.ok()) {
     return Status::IoError(std::string("--accelerator-memory ") + Name(a.mode) + " on GPU " +
                            std::to_string(a.contexts[gpu_index].ordinal()) + ": " + s.status().message());
@@ -33,24 +86,9 @@ Result<std::unique_ptr<GpuStaging>> MakeStaging(const AcceleratorStaging& a, siz
   return s;
 }
 
-}  // namespace
-
-Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm,
-                              const SampleTable& table, uint64_t direct_align, bool evaluation, AcceleratorStaging* out) {
-  out->mode = opt.accelerator_memory;
-  if (out->mode == AcceleratorMemory::kHost) return Status::Ok();
-  if (table.MaxLength() == kWholeFile) {
-    return Status::InvalidArgument(std::string("--accelerator-memory ") + Name(out->mode) +
-                                   ": the samples' sizes are not known before they are read (whole image files)");
-  }
-  auto cuda = gpu::Cuda::Load();
-  if (!cuda.ok()) return Status::NotFound(std::string("--accelerator-memory ") + Name(out->mode) + ": " + cuda.status().message());
-  out->cuda = std::move(*cuda);
-  FEEDRATE_RETURN_IF_ERROR(RetainGpus(opt, out));
-  for (uint64_t a = 0; a < opt.accelerators; ++a) {
-    const uint64_t global = static_cast<uint64_t>(comm.rank()) * opt.accelerators + a;
-    const size_t g = global % out->contexts.size();
-    out->gpu_of.push_back(out->contexts[g].ordinal());
+Status MakeStagings(const WorkloadConfig& cfg, const SampleTable& table, uint64_t direct_align, bool evaluation,
+                    const std::vector<size_t>& gpu_index, AcceleratorStaging* out) {
+  for (size_t g : gpu_index) {
     FEEDRATE_ASSIGN_OR_RETURN(auto train, MakeStaging(*out, g, table, cfg.batch_size, cfg.prefetch_size, direct_align));
     out->train_slots.push_back(train.get());
     out->train.push_back(std::move(train));
@@ -62,9 +100,127 @@ Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, 
   return Status::Ok();
 }
 
-nlohmann::json AcceleratorStaging::ToJson() const {
+// feedrate.compute: gpu: one spin kernel per local accelerator, on its GPU.
+Status MakeKernels(const WorkloadConfig& cfg, const std::vector<size_t>& gpu_index, AcceleratorStaging* out) {
+  for (size_t g : gpu_index) {
+    auto k = gpu::SpinKernel::Create(*out->cuda, out->contexts[g], cfg.compute_memory_bytes);
+    if (!k.ok()) {
+      return Status::IoError("feedrate.compute gpu on GPU " + std::to_string(out->contexts[g].ordinal()) + ": " +
+                             k.status().message());
+    }
+    out->compute.push_back(std::make_unique<GpuStepCompute>(std::move(*k)));
+    out->compute_steps.push_back(out->compute.back().get());
+  }
+  return Status::Ok();
+}
+
+// Global accelerator g (rank x accelerators + local index) uses contexts[g % n].
+std::vector<size_t> MapAccelerators(const RunOptions& opt, const Comm& comm, AcceleratorStaging* out) {
+  std::vector<size_t> index;
+  for (uint64_t a = 0; a < opt.accelerators; ++a) {
+    const uint64_t global = static_cast<uint64_t>(comm.rank()) * opt.accelerators + a;
+    index.push_back(global % out->contexts.size());
+    out->gpu_of.push_back(out->contexts[index.back()].ordinal());
+  }
+  return index;
+}
+
+// The driver and the GPUs; errors name what asked for them.
+Status LoadDriver(const WorkloadConfig& cfg, const RunOptions& opt, AcceleratorStaging* out) {
+  const std::string who = out->mode != AcceleratorMemory::kHost ? std::string("--accelerator-memory ") + Name(out->mode)
+                                                                 : std::string("feedrate.compute ") + Name(cfg.compute);
+  auto cuda = gpu::Cuda::Load();
+  if (!cuda.ok()) return Status::NotFound(who + ": " + cuda.status().message());
+  out->cuda = std::move(*cuda);
+  return RetainGpus(opt, out);
+}
+
+// GDS: every device slot registered with cuFile (pinned in the GPU's BAR for DMA), with its GPU's context current.
+Status RegisterSlots(AcceleratorStaging* out) {
+  for (const auto* list : {&out->train, &out->eval}) {
+    for (const auto& s : *list) {
+      FEEDRATE_RETURN_IF_ERROR(s->context().MakeCurrent());
+      for (uint64_t i = 0; i < s->slots(); ++i) {
+        FEEDRATE_ASSIGN_OR_RETURN(auto buf, gpu::CuFileBuffer::Register(*out->cufile, s->slot(i), s->slot_bytes()));
+        out->registered.push_back(std::move(buf));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+void ClearStagings(AcceleratorStaging* out) {
+  out->registered.clear();
+  out->train.clear();
+  out->eval.clear();
+  out->train_slots.clear();
+  out->eval_slots.clear();
+}
+
+}  // namespace
+
+Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm,
+                              const SampleTable& table, uint64_t direct_align, bool evaluation, const GdsInputs& in,
+                              AcceleratorStaging* out) {
+  out->mode = opt.accelerator_memory;
+  const bool host = out->mode == AcceleratorMemory::kHost;
+  if (host && opt.gds == GdsMode::kOn) return Status::InvalidArgument("--gds on needs --accelerator-memory device");
+  if (host && cfg.compute == ComputeKind::kSleep) return Status::Ok();
+  if (!host && table.MaxLength() == kWholeFile) {
+    return Status::InvalidArgument(std::string("--accelerator-memory ") + Name(out->mode) +
+                                   ": the samples' sizes are not known before they are read (whole image files)");
+  }
+  FEEDRATE_RETURN_IF_ERROR(LoadDriver(cfg, opt, out));
+  const std::vector<size_t> gpu_index = MapAccelerators(opt, comm, out);
+  if (cfg.compute == ComputeKind::kGpu) {
+    FEEDRATE_RETURN_IF_ERROR(MakeKernels(cfg, gpu_index, out));
+  }
+  if (host) return Status::Ok();
+  FEEDRATE_RETURN_IF_ERROR(ChooseGds(cfg, opt, table, in, out));
+  FEEDRATE_RETURN_IF_ERROR(MakeStagings(cfg, table, direct_align, evaluation, gpu_index, out));
+  if (!out->gds) return Status::Ok();
+  Status st = RegisterSlots(out);
+  if (st.ok()) return st;
+  if (opt.gds == GdsMode::kOn) return Status::IoError("--gds on: " + st.message());
+  // auto: the bounce path after all (its slots are pinned host memory, not registered device memory).
+  ClearStagings(out);
+  out->cufile.reset();
+  out->gds = false;
+  out->gds_reason = st.message();
+  return MakeStagings(cfg, table, direct_align, evaluation, gpu_index, out);
+}
+
+namespace {
+
+nlohmann::json ComputeJson(const std::vector<std::unique_ptr<GpuStepCompute>>& kernels) {
+  gpu::SpinStats t;
+  for (const auto& k : kernels) {
+    const gpu::SpinStats x = k->kernel().stats();
+    t.launches += x.launches;
+    t.requested_ns += x.requested_ns;
+    t.kernel_ns += x.kernel_ns;
+  }
+  const gpu::SpinKernel& k0 = kernels.front()->kernel();
+  return {{"kernel", "feedrate_spin"}, {"grid", k0.grid()}, {"block", k0.block()}, {"memory_bytes", k0.memory_bytes()},
+          {"launches", t.launches}, {"requested_seconds", static_cast<double>(t.requested_ns) / 1e9},
+          {"kernel_seconds", static_cast<double>(t.kernel_ns) / 1e9}};
+}
+
+}  // namespace
+
+std::vector<gpu::DeviceRegion> AcceleratorStaging::Regions() const {
+  std::vector<gpu::DeviceRegion> r;
+  for (const auto* list : {&train, &eval}) {
+    for (const auto& s : *list) {
+      for (uint64_t i = 0; i < s->slots(); ++i) r.push_back({s->slot(i), s->slot_bytes(), &s->context()});
+    }
+  }
+  return r;
+}
+
+nlohmann::json AcceleratorStaging::ToJson(uint64_t engine_bytes) const {
   nlohmann::json j = {{"mode", Name(mode)}};
-  if (mode == AcceleratorMemory::kHost || cuda == nullptr) return j;  // nullptr: set-up failed before the driver
+  if (cuda == nullptr) return j;  // host memory and sleep compute, or set-up failed before the driver
   StagingStats t;
   uint64_t device_bytes = 0;
   for (const auto* list : {&train, &eval}) {
@@ -83,6 +239,19 @@ nlohmann::json AcceleratorStaging::ToJson() const {
   j["accelerator_gpu"] = gpu_of;
   j["driver_version"] = cuda->driver_version();
   j["library"] = cuda->library();
+  if (!compute.empty()) j["compute"] = ComputeJson(compute);
+  if (mode == AcceleratorMemory::kHost) return j;
+  j["path"] = mode == AcceleratorMemory::kPinned ? "pinned" : gds ? "gds" : "bounce";
+  if (mode == AcceleratorMemory::kDevice) {
+    j["gds"] = {{"requested", gds_requested}, {"used", gds}};
+    if (!gds_reason.empty()) j["gds"]["reason"] = gds_reason;
+    if (cufile != nullptr) {
+      j["gds"]["library"] = cufile->library();
+      j["gds"]["driver"] = cufile->driver_info().Describe();
+      j["gds"]["gpudirect"] = cufile->driver_info().gpudirect();
+    }
+  }
+  if (gds) j["gds_bytes"] = engine_bytes;
   j["batches_copied"] = t.copies;
   j["h2d_bytes"] = t.bytes;
   j["copy_seconds"] = static_cast<double>(t.copy_ns) / 1e9;

@@ -1,5 +1,7 @@
-// run --accelerator-memory pinned|device: the GPUs a rank's accelerators map onto and one batch staging per
-// prefetcher (loader/pipeline/gpu_staging.h); what they moved, for the rank's facts. Internal to emulator/run.
+// run --accelerator-memory pinned|device [--gds] and feedrate.compute: gpu: the GPUs a rank's accelerators map
+// onto, one batch staging per prefetcher (loader/pipeline/gpu_staging.h), the cuFile session when reads go straight
+// into device memory, each accelerator's spin kernel, and what they moved and ran, for the rank's facts. Internal
+// to emulator/run.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,31 +12,69 @@
 
 #include "emulator/host/comm.h"
 #include "emulator/run/run.h"
+#include "emulator/training/trainer.h"
 #include "loader/config/workload_config.h"
 #include "loader/format/sample_table.h"
 #include "loader/gpu/cuda_driver.h"
+#include "loader/gpu/cufile.h"
+#include "loader/gpu/cufile_engine.h"
+#include "loader/gpu/spin_kernel.h"
 #include "loader/pipeline/gpu_staging.h"
 #include "loader/status.h"
 
 namespace feedrate {
 
-// Members are declared so that the stagings go first, then the contexts, then the driver.
+// feedrate.compute: gpu for one accelerator: its spin kernel, as the trainer calls it.
+class GpuStepCompute final : public StepCompute {
+ public:
+  explicit GpuStepCompute(std::unique_ptr<gpu::SpinKernel> kernel) : kernel_(std::move(kernel)) {}
+  Status Run(int64_t ns) override { return kernel_->Run(ns); }
+  const gpu::SpinKernel& kernel() const { return *kernel_; }
+
+ private:
+  std::unique_ptr<gpu::SpinKernel> kernel_;
+};
+
+// Members are declared so that the kernels and cuFile registrations go first, then the stagings, the cuFile
+// session, the contexts and the driver.
 struct AcceleratorStaging {
   AcceleratorMemory mode = AcceleratorMemory::kHost;
   std::unique_ptr<gpu::Cuda> cuda;
   std::vector<gpu::DeviceContext> contexts;  // one per GPU of --gpus, in that order
+  std::unique_ptr<gpu::CuFile> cufile;       // GDS only
+  bool gds = false;                          // reads land in the device slots through cuFile (no copy)
+  std::string gds_requested = "auto";        // --gds as given
+  std::string gds_reason;                    // why GDS does not serve a device-memory run ("" when it does)
   std::vector<int> gpu_of;                   // per local accelerator: the GPU ordinal it maps onto
   std::vector<std::unique_ptr<GpuStaging>> train, eval;  // per local accelerator (eval: with workflow.evaluation)
   std::vector<BatchStaging*> train_slots, eval_slots;    // the same, as the trainer takes them
+  std::vector<gpu::CuFileBuffer> registered;  // GDS: every device slot, registered with cuFile
+  std::vector<std::unique_ptr<GpuStepCompute>> compute;  // feedrate.compute: gpu, per local accelerator
+  std::vector<StepCompute*> compute_steps;               // the same, as the trainer takes them
 
-  // This rank's facts for the summary: mode, GPUs, what was copied and how long it took (call after training).
-  nlohmann::json ToJson() const;
+  // GDS: every device slot, for the cuFile engine.
+  std::vector<gpu::DeviceRegion> Regions() const;
+  // This rank's facts for the summary: mode, path, GPUs, what was copied or read into device memory and how long
+  // the copies took, and the kernels' facts ("compute"). `engine_bytes`: what the rank's engine read (the bytes
+  // cuFile moved, with GDS). Call after training.
+  nlohmann::json ToJson(uint64_t engine_bytes) const;
+};
+
+// What the rank reads, for the GDS decision.
+struct GdsInputs {
+  bool s3 = false;              // an S3 dataset (no file for cuFile)
+  bool host_checks = false;     // --verify: samples checked on the host
+  std::string probe_path;       // a file this rank reads, to register a cuFile handle on ("" when none)
 };
 
 // Loads the CUDA driver, retains the GPUs of `opt.gpus` (all visible when empty; global accelerator g uses
-// gpus[g % n]) and allocates the stagings, for `table`'s largest sample. Errors name what is missing (no driver
-// library, no device, an ordinal that does not exist, device memory). Nothing to do for host memory.
+// gpus[g % n]), loads each accelerator's spin kernel (feedrate.compute: gpu), decides the GDS path for device
+// memory (opt.gds) and allocates the stagings (registering them with cuFile for GDS), for `table`'s largest sample.
+// Errors name what is missing (no driver library, no device, an ordinal that does not exist, device memory, the
+// kernel, and with --gds on: no cuFile, a file it does not take, ...). Nothing to do for host memory and sleep
+// compute, but --gds on without device memory is an error.
 Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm,
-                              const SampleTable& table, uint64_t direct_align, bool evaluation, AcceleratorStaging* out);
+                              const SampleTable& table, uint64_t direct_align, bool evaluation, const GdsInputs& in,
+                              AcceleratorStaging* out);
 
 }  // namespace feedrate

@@ -246,7 +246,18 @@ Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const
   return Status::Ok();
 }
 
-// The file table, fault injection, I/O statistics and the engine (S3, or MakeEngine's choice).
+// run --gds: the cuFile engine over the stagings' registered device slots.
+Status OpenCuFileEngine(Setup* s) {
+  const gpu::CuFile& cufile = *s->staging.cufile;
+  FEEDRATE_ASSIGN_OR_RETURN(auto engine, gpu::CuFileEngine::Create(cufile, *s->file_table, s->engine_options,
+                                                                   s->staging.Regions()));
+  s->engine.engine = std::move(engine);
+  s->engine.description = "cufile (cuFileRead straight into GPU memory, " + std::to_string(s->engine_options.threads) +
+                          " threads; " + cufile.driver_info().Describe() + "; " + cufile.library() + ")";
+  return Status::Ok();
+}
+
+// The file table, fault injection, I/O statistics and the engine (S3, cuFile, or MakeEngine's choice).
 Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
   EngineOptions& eo = s->engine_options;
   // DLIO's PyTorch readers open every sample's file (on_demand); TensorFlow streams each file through.
@@ -280,8 +291,16 @@ Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& 
     s->engine.engine = std::move(engine);
     return Status::Ok();
   }
+  if (s->staging.gds) return OpenCuFileEngine(s);
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, MakeEngine(cfg.engine, *s->file_table, eo));
   s->engine = std::move(engine);
+  if (s->staging.mode == AcceleratorMemory::kDevice) {
+    s->engine.description += "; into GPU memory through pinned buffers and a copy (" + s->staging.gds_reason + ")";
+    if (opt.gds == GdsMode::kAuto) {
+      s->warnings.push_back("--gds auto: GPUDirect reads not used (" + s->staging.gds_reason +
+                            "): each batch goes through pinned host memory and a copy");
+    }
+  }
   if (!s->engine.fallback_reason.empty()) {
     std::fprintf(stderr, "feedrate: warning: rank %d: io_uring unavailable (%s); using the posix engine\n", comm.rank(),
                  s->engine.fallback_reason.c_str());
@@ -325,6 +344,9 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   s->engine_options = engine.options;
   FEEDRATE_RETURN_IF_ERROR(PrepareVerify(cfg, opt, s));
   FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, engine, s));
+  const GdsInputs gds{s->s3 != nullptr, s->content != nullptr, f.size() > 0 ? s->files[f.first()] : std::string()};
+  FEEDRATE_RETURN_IF_ERROR(SetUpAcceleratorMemory(cfg, opt, comm, s->table, cfg.odirect ? align : 0,
+                                                  s->eval_sampler != nullptr, gds, &s->staging));
   return OpenEngine(cfg, opt, comm, s);
 }
 

@@ -62,7 +62,24 @@ void Trainer::OnBarrier() noexcept {
   }
 }
 
-EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, std::vector<uint64_t>* ids) {
+namespace {
+
+// A step's compute from t1 (when its batch arrived): a sleep to t1 + secs, or the accelerator's kernel for what
+// is left of that after the refill (the refill happens inside the compute either way).
+Status ComputeStep(StepCompute* device, int64_t t1, double secs) {
+  if (secs <= 0) return Status::Ok();
+  const int64_t deadline = t1 + static_cast<int64_t>(secs * 1e9);
+  if (device == nullptr) {
+    SleepUntil(deadline);
+    return Status::Ok();
+  }
+  return device->Run(deadline - NowNs());
+}
+
+}  // namespace
+
+EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, std::vector<uint64_t>* ids,
+                            StepCompute* device) {
   opt_.eval_sampler->EpochSamples(epoch, global, ids);
   for (auto& id : *ids) id += opt_.eval_id_offset;
   ComputeTime t;
@@ -85,8 +102,7 @@ EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetc
     }
     const int64_t t1 = NowNs();
     prefetcher.Refill();  // inside the compute, as in training
-    const double secs = draw.Next();
-    if (secs > 0) SleepUntil(t1 + static_cast<int64_t>(secs * 1e9));
+    if (Status st = ComputeStep(device, t1, draw.Next()); !st.ok()) RecordError(st);
     compute_ns += NowNs() - t1;
     r.bytes += batch.bytes;
     r.samples += cfg_.batch_size_eval;
@@ -140,6 +156,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
   std::vector<uint64_t> samples;
   samples.reserve(sampler_.samples_per_epoch_per_accelerator());
   ComputeTimeDraw compute(cfg_.computation_time, 0x6a177e2ULL + global);
+  StepCompute* device = opt_.compute.empty() ? nullptr : opt_.compute[local];
   PrefetcherPtr eval_prefetcher;
   std::vector<uint64_t> eval_ids;
   if (opt_.eval_sampler != nullptr) {
@@ -183,8 +200,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
         // The compute starts now; queueing the next reads happens inside it, as a real host thread queues loads
         // while the accelerator computes, so neither the queueing nor the I/O threads it wakes count as stall.
         prefetcher.Refill();
-        double secs = compute.Next();
-        if (secs > 0) SleepUntil(t1 + static_cast<int64_t>(secs * 1e9));
+        if (Status st = ComputeStep(device, t1, compute.Next()); !st.ok()) RecordError(st);
       } else {
         RecordError(batch.status);
       }
@@ -208,7 +224,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
     barrier.arrive_and_wait();  // epoch end
     if (stop_) return;
     if (IsEvalEpoch(epoch)) {
-      log.eval[epoch - 1] = Evaluate(epoch, global, *eval_prefetcher, &eval_ids);
+      log.eval[epoch - 1] = Evaluate(epoch, global, *eval_prefetcher, &eval_ids, device);
       barrier.arrive_and_wait();  // evaluation end (DLIO: a barrier after _eval)
       if (stop_) return;
     }

@@ -28,6 +28,14 @@ class Prefetcher;
 class BatchStaging;
 struct ContentCheck;
 
+// An accelerator's compute for one step when it is not a sleep (feedrate.compute: gpu, run_gpu.h): runs for `ns`
+// and returns once it has finished. Called on that accelerator's thread only.
+class StepCompute {
+ public:
+  virtual ~StepCompute() = default;
+  virtual Status Run(int64_t ns) = 0;
+};
+
 struct AcceleratorLog {
   std::vector<StepRecord> steps;  // epochs x steps_per_epoch, preallocated
   std::vector<int64_t> block_ns;  // per epoch
@@ -72,6 +80,8 @@ struct TrainerOptions {
   // Per local accelerator, where its training (and evaluation) batches land and move on to the device
   // (run --accelerator-memory); empty: the prefetchers' own host memory. Outlive the run.
   std::vector<BatchStaging*> staging, eval_staging;
+  // Per local accelerator, its compute when not a sleep (feedrate.compute: gpu); empty: sleep. Outlive the run.
+  std::vector<StepCompute*> compute;
 };
 
 class Trainer;
@@ -95,7 +105,8 @@ class Trainer {
   void RecordError(const Status& st);
   bool IsEvalEpoch(uint64_t epoch) const;
   // One evaluation pass (DLIO's _eval): batch_size_eval batches, eval_time each, no step barrier.
-  EvalEpoch Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, std::vector<uint64_t>* ids);
+  EvalEpoch Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, std::vector<uint64_t>* ids,
+                     StepCompute* device);
 
   const WorkloadConfig& cfg_;
   const Sampler& sampler_;

@@ -348,6 +348,8 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("feedrate.verify_crc", &c->verify_crc);
   x.Read("feedrate.coalesce_reads", &c->coalesce_reads);
   x.Read("feedrate.decode", &c->decode);
+  x.ReadEnum("feedrate.compute", &c->compute);
+  x.ReadU64("feedrate.compute_memory_bytes", &c->compute_memory_bytes, 0);
   ExtractParquet(x, c);
 }
 

@@ -133,6 +133,9 @@ struct WorkloadConfig {
   bool coalesce_reads = true;          // read back-to-back samples (TFRecord records) in reader.transfer_size reads
   bool decode = false;                 // feedrate.decode (alias decode_images): JPEG/PNG decoded on the I/O threads,
                                        // as DLIO's PIL reader does (Parquet pages: not yet)
+  ComputeKind compute = ComputeKind::kSleep;  // feedrate.compute: sleep (DLIO's), or a kernel on the GPU (docs/gpu.md)
+  uint64_t compute_memory_bytes = 0;   // feedrate.compute_memory_bytes: device memory each accelerator's kernel
+                                       // streams through while it spins (loads HBM); 0: spin only
 
   YAML::Node tree;                     // resolved tree after aliases and overrides (written to config.yaml)
   std::vector<std::string> warnings;   // keys present that Feedrate accepts but does not implement yet, except...

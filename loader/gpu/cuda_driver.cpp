@@ -40,7 +40,12 @@ Status Cuda::BindAll() {
   FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.EventSynchronize, "cuEventSynchronize"));
   FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.EventElapsedTime, "cuEventElapsedTime"));
   FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.EventDestroy, "cuEventDestroy_v2"));
-  return lib_.Bind(&fn_.GetErrorName, "cuGetErrorName");
+  FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.GetErrorName, "cuGetErrorName"));
+  FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.DeviceGetAttribute, "cuDeviceGetAttribute"));
+  FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.ModuleLoadData, "cuModuleLoadData"));
+  FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.ModuleUnload, "cuModuleUnload"));
+  FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.ModuleGetFunction, "cuModuleGetFunction"));
+  return lib_.Bind(&fn_.LaunchKernel, "cuLaunchKernel");
 }
 
 std::string Cuda::DeviceName(int ordinal) const {
@@ -93,135 +98,85 @@ DeviceContext& DeviceContext::operator=(DeviceContext&& o) noexcept {
 Status DeviceContext::MakeCurrent() const { return cuda_->Check(cuda_->fn().CtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
 
 Result<DeviceBuffer> DeviceBuffer::Allocate(const Cuda& cuda, size_t bytes) {
+  CUdeviceptr p = 0;
+  FEEDRATE_RETURN_IF_ERROR(cuda.Check(cuda.fn().MemAlloc(&p, bytes), "cuMemAlloc of " + std::to_string(bytes) + " bytes"));
   DeviceBuffer b;
-  FEEDRATE_RETURN_IF_ERROR(cuda.Check(cuda.fn().MemAlloc(&b.ptr_, bytes), "cuMemAlloc of " + std::to_string(bytes) + " bytes"));
-  b.cuda_ = &cuda;
+  b.mem_ = {&cuda, p};
   b.size_ = bytes;
   return b;
-}
-
-void DeviceBuffer::Release() {
-  if (cuda_ != nullptr && ptr_ != 0) (void)cuda_->fn().MemFree(ptr_);
-  cuda_ = nullptr;
-  ptr_ = 0;
-  size_ = 0;
-}
-
-DeviceBuffer::~DeviceBuffer() { Release(); }
-
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
-    : cuda_(std::exchange(o.cuda_, nullptr)), ptr_(std::exchange(o.ptr_, 0)), size_(std::exchange(o.size_, 0)) {}
-
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-  if (this != &o) {
-    Release();
-    cuda_ = std::exchange(o.cuda_, nullptr);
-    ptr_ = std::exchange(o.ptr_, 0);
-    size_ = std::exchange(o.size_, 0);
-  }
-  return *this;
 }
 
 Result<PinnedBuffer> PinnedBuffer::Allocate(const Cuda& cuda, size_t bytes) {
-  PinnedBuffer b;
   void* p = nullptr;
   FEEDRATE_RETURN_IF_ERROR(cuda.Check(cuda.fn().MemHostAlloc(&p, bytes, kMemHostAllocPortable),
                                       "cuMemHostAlloc of " + std::to_string(bytes) + " bytes"));
-  b.cuda_ = &cuda;
-  b.data_ = static_cast<char*>(p);
+  PinnedBuffer b;
+  b.mem_ = {&cuda, p};
   b.size_ = bytes;
   return b;
 }
 
-void PinnedBuffer::Release() {
-  if (cuda_ != nullptr && data_ != nullptr) (void)cuda_->fn().MemFreeHost(data_);
-  cuda_ = nullptr;
-  data_ = nullptr;
-  size_ = 0;
-}
-
-PinnedBuffer::~PinnedBuffer() { Release(); }
-
-PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept
-    : cuda_(std::exchange(o.cuda_, nullptr)), data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
-
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
-  if (this != &o) {
-    Release();
-    cuda_ = std::exchange(o.cuda_, nullptr);
-    data_ = std::exchange(o.data_, nullptr);
-    size_ = std::exchange(o.size_, 0);
-  }
-  return *this;
-}
-
 Result<Stream> Stream::Create(const Cuda& cuda) {
+  CUstream h = nullptr;
+  FEEDRATE_RETURN_IF_ERROR(cuda.Check(cuda.fn().StreamCreate(&h, kStreamNonBlocking), "cuStreamCreate"));
   Stream s;
-  FEEDRATE_RETURN_IF_ERROR(cuda.Check(cuda.fn().StreamCreate(&s.stream_, kStreamNonBlocking), "cuStreamCreate"));
-  s.cuda_ = &cuda;
+  s.stream_ = {&cuda, h};
   return s;
 }
 
-void Stream::Release() {
-  if (cuda_ != nullptr && stream_ != nullptr) (void)cuda_->fn().StreamDestroy(stream_);
-  cuda_ = nullptr;
-  stream_ = nullptr;
-}
-
-Stream::~Stream() { Release(); }
-
-Stream::Stream(Stream&& o) noexcept : cuda_(std::exchange(o.cuda_, nullptr)), stream_(std::exchange(o.stream_, nullptr)) {}
-
-Stream& Stream::operator=(Stream&& o) noexcept {
-  if (this != &o) {
-    Release();
-    cuda_ = std::exchange(o.cuda_, nullptr);
-    stream_ = std::exchange(o.stream_, nullptr);
-  }
-  return *this;
-}
-
 Status Stream::CopyToDevice(CUdeviceptr dst, const void* src, size_t bytes) const {
-  return cuda_->Check(cuda_->fn().MemcpyHtoDAsync(dst, src, bytes, stream_), "cuMemcpyHtoDAsync");
+  const Cuda& cuda = *stream_.lib();
+  return cuda.Check(cuda.fn().MemcpyHtoDAsync(dst, src, bytes, stream_.get()), "cuMemcpyHtoDAsync");
 }
 
-Status Stream::Synchronize() const { return cuda_->Check(cuda_->fn().StreamSynchronize(stream_), "cuStreamSynchronize"); }
+Status Stream::Launch(CUfunction fn, unsigned grid, unsigned block, void** params) const {
+  const Cuda& cuda = *stream_.lib();
+  return cuda.Check(cuda.fn().LaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, stream_.get(), params, nullptr), "cuLaunchKernel");
+}
+
+Status Stream::Synchronize() const {
+  const Cuda& cuda = *stream_.lib();
+  return cuda.Check(cuda.fn().StreamSynchronize(stream_.get()), "cuStreamSynchronize");
+}
+
+Result<Module> Module::Load(const Cuda& cuda, const char* ptx) {
+  CUmodule h = nullptr;
+  FEEDRATE_RETURN_IF_ERROR(cuda.Check(cuda.fn().ModuleLoadData(&h, ptx), "cuModuleLoadData"));
+  Module m;
+  m.module_ = {&cuda, h};
+  return m;
+}
+
+Result<CUfunction> Module::Function(const char* name) const {
+  const Cuda& cuda = *module_.lib();
+  CUfunction fn = nullptr;
+  FEEDRATE_RETURN_IF_ERROR(cuda.Check(cuda.fn().ModuleGetFunction(&fn, module_.get(), name),
+                                      std::string("cuModuleGetFunction ") + name));
+  return fn;
+}
 
 Result<Event> Event::Create(const Cuda& cuda) {
+  CUevent h = nullptr;
+  FEEDRATE_RETURN_IF_ERROR(cuda.Check(cuda.fn().EventCreate(&h, 0), "cuEventCreate"));
   Event e;
-  FEEDRATE_RETURN_IF_ERROR(cuda.Check(cuda.fn().EventCreate(&e.event_, 0), "cuEventCreate"));
-  e.cuda_ = &cuda;
+  e.event_ = {&cuda, h};
   return e;
 }
 
-void Event::Release() {
-  if (cuda_ != nullptr && event_ != nullptr) (void)cuda_->fn().EventDestroy(event_);
-  cuda_ = nullptr;
-  event_ = nullptr;
-}
-
-Event::~Event() { Release(); }
-
-Event::Event(Event&& o) noexcept : cuda_(std::exchange(o.cuda_, nullptr)), event_(std::exchange(o.event_, nullptr)) {}
-
-Event& Event::operator=(Event&& o) noexcept {
-  if (this != &o) {
-    Release();
-    cuda_ = std::exchange(o.cuda_, nullptr);
-    event_ = std::exchange(o.event_, nullptr);
-  }
-  return *this;
-}
-
 Status Event::Record(const Stream& stream) const {
-  return cuda_->Check(cuda_->fn().EventRecord(event_, stream.get()), "cuEventRecord");
+  const Cuda& cuda = *event_.lib();
+  return cuda.Check(cuda.fn().EventRecord(event_.get(), stream.get()), "cuEventRecord");
 }
 
-Status Event::Synchronize() const { return cuda_->Check(cuda_->fn().EventSynchronize(event_), "cuEventSynchronize"); }
+Status Event::Synchronize() const {
+  const Cuda& cuda = *event_.lib();
+  return cuda.Check(cuda.fn().EventSynchronize(event_.get()), "cuEventSynchronize");
+}
 
 Result<float> Event::ElapsedMs(const Event& start, const Event& end) {
+  const Cuda& cuda = *start.event_.lib();
   float ms = 0;
-  FEEDRATE_RETURN_IF_ERROR(start.cuda_->Check(start.cuda_->fn().EventElapsedTime(&ms, start.event_, end.event_), "cuEventElapsedTime"));
+  FEEDRATE_RETURN_IF_ERROR(cuda.Check(cuda.fn().EventElapsedTime(&ms, start.event_.get(), end.event_.get()), "cuEventElapsedTime"));
   return ms;
 }
 

@@ -20,9 +20,12 @@ using CUdeviceptr = unsigned long long;
 using CUcontext = struct CUctx_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
 inline constexpr CUresult kCudaSuccess = 0;
 inline constexpr unsigned kMemHostAllocPortable = 0x01;  // CU_MEMHOSTALLOC_PORTABLE
 inline constexpr unsigned kStreamNonBlocking = 0x1;      // CU_STREAM_NON_BLOCKING
+inline constexpr int kDeviceAttributeMultiprocessorCount = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 
 // The driver entry points Feedrate calls; filled by Cuda::Load.
 struct CudaFunctions {
@@ -49,6 +52,13 @@ struct CudaFunctions {
   CUresult (*EventElapsedTime)(float* ms, CUevent start, CUevent end);
   CUresult (*EventDestroy)(CUevent event);
   CUresult (*GetErrorName)(CUresult error, const char** name);
+  CUresult (*DeviceGetAttribute)(int* value, int attribute, CUdevice device);
+  CUresult (*ModuleLoadData)(CUmodule* module, const void* image);  // PTX text: JIT-compiled by the driver
+  CUresult (*ModuleUnload)(CUmodule module);
+  CUresult (*ModuleGetFunction)(CUfunction* fn, CUmodule module, const char* name);
+  CUresult (*LaunchKernel)(CUfunction fn, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
+                           unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream, void** params,
+                           void** extra);
 };
 
 class Cuda {
@@ -90,6 +100,7 @@ class DeviceContext {
 
   Status MakeCurrent() const;
   int ordinal() const { return ordinal_; }
+  CUdevice device() const { return device_; }
 
  private:
   const Cuda* cuda_ = nullptr;
@@ -103,21 +114,14 @@ class DeviceBuffer {
  public:
   static Result<DeviceBuffer> Allocate(const Cuda& cuda, size_t bytes);
   DeviceBuffer() = default;
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
-  CUdeviceptr ptr() const { return ptr_; }
+  CUdeviceptr ptr() const { return mem_.get(); }
   // The address as cuFile takes it (a device pointer in a void*).
-  void* address() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(ptr_)); }
+  void* address() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(mem_.get())); }
   size_t size() const { return size_; }
 
  private:
-  void Release();
-  const Cuda* cuda_ = nullptr;
-  CUdeviceptr ptr_ = 0;
+  LibHandle<Cuda, CUdeviceptr, &CudaFunctions::MemFree> mem_;
   size_t size_ = 0;
 };
 
@@ -127,19 +131,12 @@ class PinnedBuffer {
  public:
   static Result<PinnedBuffer> Allocate(const Cuda& cuda, size_t bytes);
   PinnedBuffer() = default;
-  ~PinnedBuffer();
-  PinnedBuffer(PinnedBuffer&& o) noexcept;
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
 
-  char* data() const { return data_; }
+  char* data() const { return static_cast<char*>(mem_.get()); }
   size_t size() const { return size_; }
 
  private:
-  void Release();
-  const Cuda* cuda_ = nullptr;
-  char* data_ = nullptr;
+  LibHandle<Cuda, void*, &CudaFunctions::MemFreeHost> mem_;
   size_t size_ = 0;
 };
 
@@ -148,22 +145,31 @@ class Stream {
  public:
   static Result<Stream> Create(const Cuda& cuda);
   Stream() = default;
-  ~Stream();
-  Stream(Stream&& o) noexcept;
-  Stream& operator=(Stream&& o) noexcept;
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
 
-  CUstream get() const { return stream_; }
+  CUstream get() const { return stream_.get(); }
   // Queues a host-to-device copy (src pinned for an asynchronous one) and returns.
   Status CopyToDevice(CUdeviceptr dst, const void* src, size_t bytes) const;
+  // Queues `fn` on `grid` blocks of `block` threads with the kernel's parameters (pointers to each) and returns.
+  Status Launch(CUfunction fn, unsigned grid, unsigned block, void** params) const;
   // Waits for everything queued on the stream.
   Status Synchronize() const;
 
  private:
-  void Release();
-  const Cuda* cuda_ = nullptr;
-  CUstream stream_ = nullptr;
+  LibHandle<Cuda, CUstream, &CudaFunctions::StreamDestroy> stream_;
+};
+
+// A module loaded from PTX text in the current context (cuModuleLoadData: the driver JIT-compiles it for the GPU),
+// unloaded with the object; that context must be current on the destroying thread.
+class Module {
+ public:
+  static Result<Module> Load(const Cuda& cuda, const char* ptx);
+  Module() = default;
+
+  // A kernel of the module by its .entry name; valid while the module is.
+  Result<CUfunction> Function(const char* name) const;
+
+ private:
+  LibHandle<Cuda, CUmodule, &CudaFunctions::ModuleUnload> module_;
 };
 
 // A timing event (cuEventCreate with default flags): recorded on a stream, it completes when the work queued
@@ -172,11 +178,6 @@ class Event {
  public:
   static Result<Event> Create(const Cuda& cuda);
   Event() = default;
-  ~Event();
-  Event(Event&& o) noexcept;
-  Event& operator=(Event&& o) noexcept;
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
 
   Status Record(const Stream& stream) const;
   // Blocks until the work queued before the last Record has completed.
@@ -185,9 +186,7 @@ class Event {
   static Result<float> ElapsedMs(const Event& start, const Event& end);
 
  private:
-  void Release();
-  const Cuda* cuda_ = nullptr;
-  CUevent event_ = nullptr;
+  LibHandle<Cuda, CUevent, &CudaFunctions::EventDestroy> event_;
 };
 
 }  // namespace feedrate::gpu

@@ -15,6 +15,9 @@ static_assert(offsetof(CUfileIOParams_t, u) == 8 && offsetof(CUfileIOParams_t, f
               offsetof(CUfileIOParams_t, opcode) == 48 && offsetof(CUfileIOParams_t, cookie) == 56);
 static_assert(sizeof(CUfileIOEvents_t) == 24 && offsetof(CUfileIOEvents_t, status) == 8 &&
               offsetof(CUfileIOEvents_t, ret) == 16);
+static_assert(sizeof(CUfileDrvProps_t) == 56 && offsetof(CUfileDrvProps_t, nvfs.max_direct_io_size) == 16 &&
+              offsetof(CUfileDrvProps_t, nvfs.dcontrolflags) == 28 && offsetof(CUfileDrvProps_t, fflags) == 32 &&
+              offsetof(CUfileDrvProps_t, max_batch_io_timeout_msecs) == 52);
 static_assert(sizeof(off_t) == 8, "cuFile's off_t is 64 bits: build with _FILE_OFFSET_BITS=64 on 32-bit hosts");
 
 namespace {
@@ -62,7 +65,38 @@ Result<std::unique_ptr<CuFile>> CuFile::Open(const Cuda& cuda) {
   FEEDRATE_RETURN_IF_ERROR(f->BindAll());
   FEEDRATE_RETURN_IF_ERROR(f->Check(f->fn_.DriverOpen(), "cuFileDriverOpen"));
   f->open_ = true;
+  f->ReadDriverInfo();
   return f;
+}
+
+void CuFile::ReadDriverInfo() {
+  if (fn_.DriverGetProperties == nullptr) return;
+  CUfileDrvProps_t p{};
+  if (fn_.DriverGetProperties(&p).err != kCuFileSuccess) return;
+  info_.known = true;
+  info_.nvfs_major = p.nvfs.major_version;
+  info_.nvfs_minor = p.nvfs.minor_version;
+  info_.max_direct_io_bytes = p.nvfs.max_direct_io_size;
+  info_.file_systems = p.nvfs.dstatusflags;
+  info_.compat_allowed = (p.nvfs.dcontrolflags & (1u << 1)) != 0;  // CU_FILE_ALLOW_COMPAT_MODE
+}
+
+std::string CuFileDriverInfo::Describe() const {
+  if (!known) return "path unknown (the library has no cuFileDriverGetProperties)";
+  if (!gpudirect()) {
+    return "cuFile compatibility mode (nvidia-fs not loaded: cuFile reads with POSIX I/O into its own host bounce "
+           "buffers, then copies to the GPU)";
+  }
+  // Bit positions of CUfileDriverStatusFlags_t (cufile.h); 10 is reserved, 11 deprecated.
+  static constexpr std::pair<int, const char*> kFs[] = {{0, "Lustre"}, {1, "WekaFS"}, {2, "NFS"}, {3, "GPFS"},
+                                                        {4, "NVMe"}, {5, "NVMe-oF"}, {6, "SCSI"}, {7, "ScaleFlux CSD"},
+                                                        {8, "NVMesh"}, {9, "BeeGFS"}, {12, "ScateFS"}, {13, "VirtioFS"}};
+  std::string fs;
+  for (const auto& [bit, name] : kFs) {
+    if ((file_systems >> bit) & 1u) fs += (fs.empty() ? "" : ", ") + std::string(name);
+  }
+  return "GPUDirect (nvidia-fs " + std::to_string(nvfs_major) + "." + std::to_string(nvfs_minor) +
+         "; serves: " + (fs.empty() ? "none listed" : fs) + (compat_allowed ? "; compat mode allowed for the rest)" : ")");
 }
 
 Status CuFile::BindAll() {
@@ -78,7 +112,15 @@ Status CuFile::BindAll() {
   FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.BatchIOSetUp, "cuFileBatchIOSetUp"));
   FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.BatchIOSubmit, "cuFileBatchIOSubmit"));
   FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.BatchIOGetStatus, "cuFileBatchIOGetStatus"));
-  return lib_.Bind(&fn_.BatchIODestroy, "cuFileBatchIODestroy");
+  FEEDRATE_RETURN_IF_ERROR(lib_.Bind(&fn_.BatchIODestroy, "cuFileBatchIODestroy"));
+  if (!lib_.Bind(&fn_.DriverGetProperties, "cuFileDriverGetProperties").ok()) fn_.DriverGetProperties = nullptr;
+  if (!lib_.Bind(&fn_.ReadAsync, "cuFileReadAsync").ok() || !lib_.Bind(&fn_.StreamRegister, "cuFileStreamRegister").ok() ||
+      !lib_.Bind(&fn_.StreamDeregister, "cuFileStreamDeregister").ok()) {
+    fn_.ReadAsync = nullptr;
+    fn_.StreamRegister = nullptr;
+    fn_.StreamDeregister = nullptr;
+  }
+  return Status::Ok();
 }
 
 CuFile::~CuFile() {
@@ -94,98 +136,62 @@ Result<CuFileHandle> CuFileHandle::Register(const CuFile& cufile, int fd, const 
   CUfileDescr_t d{};
   d.type = kCuFileHandleTypeOpaqueFd;
   d.handle.fd = fd;
+  CUfileHandle_t fh = nullptr;
+  FEEDRATE_RETURN_IF_ERROR(cufile.Check(cufile.fn().HandleRegister(&fh, &d), path + ": cuFileHandleRegister"));
   CuFileHandle h;
-  FEEDRATE_RETURN_IF_ERROR(cufile.Check(cufile.fn().HandleRegister(&h.fh_, &d), path + ": cuFileHandleRegister"));
-  h.cufile_ = &cufile;
+  h.fh_ = {&cufile, fh};
   h.path_ = path;
   return h;
 }
 
-CuFileHandle::~CuFileHandle() {
-  if (cufile_ != nullptr) cufile_->fn().HandleDeregister(fh_);
-}
-
-CuFileHandle::CuFileHandle(CuFileHandle&& o) noexcept
-    : cufile_(std::exchange(o.cufile_, nullptr)), fh_(std::exchange(o.fh_, nullptr)), path_(std::move(o.path_)) {}
-
-CuFileHandle& CuFileHandle::operator=(CuFileHandle&& o) noexcept {
-  if (this != &o) {
-    if (cufile_ != nullptr) cufile_->fn().HandleDeregister(fh_);
-    cufile_ = std::exchange(o.cufile_, nullptr);
-    fh_ = std::exchange(o.fh_, nullptr);
-    path_ = std::move(o.path_);
-  }
-  return *this;
-}
-
 Result<size_t> CuFileHandle::Read(void* base, size_t size, uint64_t file_offset, uint64_t buf_offset) const {
-  const ssize_t n = cufile_->fn().Read(fh_, base, size, static_cast<off_t>(file_offset), static_cast<off_t>(buf_offset));
+  const CuFile& cufile = *fh_.lib();
+  const ssize_t n = cufile.fn().Read(fh_.get(), base, size, static_cast<off_t>(file_offset), static_cast<off_t>(buf_offset));
   if (n >= 0) return static_cast<size_t>(n);
   const std::string where = path_ + ": cuFileRead of " + std::to_string(size) + " bytes at offset " + std::to_string(file_offset);
   // -1: a file system error in errno; otherwise the negated cuFile error.
   if (n == -1) return Status::Errno(where, errno);
-  return Status::IoError(where + ": " + CuFileErrorText(cufile_->cuda(), {static_cast<int>(-n), 0}));
+  return Status::IoError(where + ": " + CuFileErrorText(cufile.cuda(), {static_cast<int>(-n), 0}));
 }
 
 Result<CuFileBuffer> CuFileBuffer::Register(const CuFile& cufile, void* base, size_t bytes) {
   FEEDRATE_RETURN_IF_ERROR(cufile.Check(cufile.fn().BufRegister(base, bytes, 0),
                                         "cuFileBufRegister of " + std::to_string(bytes) + " bytes"));
   CuFileBuffer b;
-  b.cufile_ = &cufile;
-  b.base_ = base;
+  b.base_ = {&cufile, base};
   return b;
 }
 
-CuFileBuffer::~CuFileBuffer() {
-  if (cufile_ != nullptr) (void)cufile_->fn().BufDeregister(base_);
-}
-
-CuFileBuffer::CuFileBuffer(CuFileBuffer&& o) noexcept
-    : cufile_(std::exchange(o.cufile_, nullptr)), base_(std::exchange(o.base_, nullptr)) {}
-
-CuFileBuffer& CuFileBuffer::operator=(CuFileBuffer&& o) noexcept {
-  if (this != &o) {
-    if (cufile_ != nullptr) (void)cufile_->fn().BufDeregister(base_);
-    cufile_ = std::exchange(o.cufile_, nullptr);
-    base_ = std::exchange(o.base_, nullptr);
+Result<CuFileStream> CuFileStream::Register(const CuFile& cufile, CUstream stream) {
+  if (cufile.fn().StreamRegister == nullptr) {
+    return Status::Unsupported(cufile.library() + " has no cuFileReadAsync/cuFileStreamRegister (GDS 1.7, CUDA 12.2 or later)");
   }
-  return *this;
+  FEEDRATE_RETURN_IF_ERROR(cufile.Check(cufile.fn().StreamRegister(stream, 0), "cuFileStreamRegister"));
+  CuFileStream s;
+  s.stream_ = {&cufile, stream};
+  return s;
 }
 
 Result<CuFileBatch> CuFileBatch::SetUp(const CuFile& cufile, unsigned capacity) {
-  CuFileBatch b;
-  FEEDRATE_RETURN_IF_ERROR(cufile.Check(cufile.fn().BatchIOSetUp(&b.batch_, capacity),
+  CUfileBatchHandle_t h = nullptr;
+  FEEDRATE_RETURN_IF_ERROR(cufile.Check(cufile.fn().BatchIOSetUp(&h, capacity),
                                         "cuFileBatchIOSetUp of " + std::to_string(capacity) + " requests"));
-  b.cufile_ = &cufile;
+  CuFileBatch b;
+  b.batch_ = {&cufile, h};
   b.capacity_ = capacity;
   return b;
 }
 
-CuFileBatch::~CuFileBatch() {
-  if (cufile_ != nullptr) cufile_->fn().BatchIODestroy(batch_);
-}
-
-CuFileBatch::CuFileBatch(CuFileBatch&& o) noexcept
-    : cufile_(std::exchange(o.cufile_, nullptr)), batch_(std::exchange(o.batch_, nullptr)), capacity_(o.capacity_) {}
-
-CuFileBatch& CuFileBatch::operator=(CuFileBatch&& o) noexcept {
-  if (this != &o) {
-    if (cufile_ != nullptr) cufile_->fn().BatchIODestroy(batch_);
-    cufile_ = std::exchange(o.cufile_, nullptr);
-    batch_ = std::exchange(o.batch_, nullptr);
-    capacity_ = o.capacity_;
-  }
-  return *this;
-}
-
 Status CuFileBatch::Submit(CUfileIOParams_t* params, unsigned n) const {
-  return cufile_->Check(cufile_->fn().BatchIOSubmit(batch_, n, params, 0), "cuFileBatchIOSubmit of " + std::to_string(n));
+  const CuFile& cufile = *batch_.lib();
+  return cufile.Check(cufile.fn().BatchIOSubmit(batch_.get(), n, params, 0), "cuFileBatchIOSubmit of " + std::to_string(n));
 }
 
 Result<unsigned> CuFileBatch::Wait(unsigned min_nr, CUfileIOEvents_t* events, unsigned max_events) const {
+  const CuFile& cufile = *batch_.lib();
   unsigned nr = max_events;
-  FEEDRATE_RETURN_IF_ERROR(cufile_->Check(cufile_->fn().BatchIOGetStatus(batch_, min_nr, &nr, events, nullptr),
-                                          "cuFileBatchIOGetStatus"));
+  FEEDRATE_RETURN_IF_ERROR(cufile.Check(cufile.fn().BatchIOGetStatus(batch_.get(), min_nr, &nr, events, nullptr),
+                                        "cuFileBatchIOGetStatus"));
   return nr;
 }
 

@@ -65,6 +65,26 @@ struct CUfileIOEvents_t {
   size_t ret;  // bytes moved, or a negative error
 };
 
+// cuFileDriverGetProperties' answer; the flag fields are bit sets indexed by cufile.h's CUfileDriverStatusFlags_t
+// (dstatusflags: file systems nvidia-fs serves), CUfileDriverControlFlags_t (dcontrolflags: bit 1 = compat mode
+// allowed) and CUfileFeatureFlags_t (fflags: bit 1 = batch API).
+struct CUfileDrvProps_t {
+  struct {
+    unsigned int major_version;  // nvidia-fs's version; 0.0 when the module is not loaded (compat mode)
+    unsigned int minor_version;
+    size_t poll_thresh_size;
+    size_t max_direct_io_size;
+    unsigned int dstatusflags;
+    unsigned int dcontrolflags;
+  } nvfs;
+  unsigned int fflags;
+  unsigned int max_device_cache_size;
+  unsigned int per_buffer_cache_size;
+  unsigned int max_device_pinned_mem_size;
+  unsigned int max_batch_io_size;
+  unsigned int max_batch_io_timeout_msecs;
+};
+
 struct CuFileFunctions {
   CUfileError_t (*DriverOpen)();
   CUfileError_t (*DriverClose)();  // cuFileDriverClose_v2 where exported (reference-counted), else cuFileDriverClose
@@ -78,6 +98,30 @@ struct CuFileFunctions {
   CUfileError_t (*BatchIOGetStatus)(CUfileBatchHandle_t batch, unsigned min_nr, unsigned* nr, CUfileIOEvents_t* events,
                                     struct timespec* timeout);
   void (*BatchIODestroy)(CUfileBatchHandle_t batch);
+  CUfileError_t (*DriverGetProperties)(CUfileDrvProps_t* props);  // optional: nullptr where not exported
+  // The stream-ordered API (GDS 1.7, CUDA 12.2): optional, nullptr where not exported. ReadAsync reads *size_p bytes
+  // at *file_offset_p into base + *buf_offset_p when the stream reaches it and stores the result in *bytes_read_p;
+  // the four words are read and written then, so they must stay put until the stream has passed the read.
+  CUfileError_t (*ReadAsync)(CUfileHandle_t fh, void* base, size_t* size_p, off_t* file_offset_p, off_t* buf_offset_p,
+                             ssize_t* bytes_read_p, CUstream stream);
+  CUfileError_t (*StreamRegister)(CUstream stream, unsigned flags);
+  CUfileError_t (*StreamDeregister)(CUstream stream);
+};
+
+// What serves cuFile's reads on this host, from the driver's properties: GPUDirect (nvidia-fs moves the data from
+// storage into GPU memory) or cuFile's compatibility mode (no nvidia-fs: cuFile reads with POSIX I/O into its own
+// bounce buffers in host memory, then copies to the GPU), or unknown (the library has no
+// cuFileDriverGetProperties). Per file, cuFile may still fall back to compat mode on a file system nvidia-fs does not
+// serve (dstatusflags lists those it does).
+struct CuFileDriverInfo {
+  bool known = false;
+  unsigned nvfs_major = 0, nvfs_minor = 0;
+  uint64_t max_direct_io_bytes = 0;
+  unsigned file_systems = 0;  // nvfs.dstatusflags
+  bool compat_allowed = false;
+  bool gpudirect() const { return known && (nvfs_major > 0 || nvfs_minor > 0); }
+  // One line, e.g. "GPUDirect (nvidia-fs 2.17; NVMe, NFS)" or "cuFile compatibility mode (nvidia-fs not loaded: ...)".
+  std::string Describe() const;
 };
 
 // "CU_FILE_DRIVER_NOT_INITIALIZED (5001)", or the CUDA error inside a CU_FILE_CUDA_DRIVER_ERROR.
@@ -97,16 +141,20 @@ class CuFile {
   const CuFileFunctions& fn() const { return fn_; }
   const Cuda& cuda() const { return *cuda_; }
   const std::string& library() const { return lib_.name(); }
+  // The driver's properties (cuFileDriverGetProperties), read once at Open.
+  const CuFileDriverInfo& driver_info() const { return info_; }
   // OK for CU_FILE_SUCCESS; else IoError "<what>: <CuFileErrorText>".
   Status Check(CUfileError_t e, const std::string& what) const;
 
  private:
   CuFile() = default;
   Status BindAll();
+  void ReadDriverInfo();
 
   const Cuda* cuda_ = nullptr;
   DlLibrary lib_;
   CuFileFunctions fn_{};
+  CuFileDriverInfo info_;
   bool open_ = false;
 };
 
@@ -116,20 +164,14 @@ class CuFileHandle {
  public:
   static Result<CuFileHandle> Register(const CuFile& cufile, int fd, const std::string& path);
   CuFileHandle() = default;
-  ~CuFileHandle();
-  CuFileHandle(CuFileHandle&& o) noexcept;
-  CuFileHandle& operator=(CuFileHandle&& o) noexcept;
-  CuFileHandle(const CuFileHandle&) = delete;
-  CuFileHandle& operator=(const CuFileHandle&) = delete;
 
-  CUfileHandle_t get() const { return fh_; }
+  CUfileHandle_t get() const { return fh_.get(); }
   // Reads `size` bytes at `file_offset` into device memory base + buf_offset; returns the bytes read (short at the
   // end of the file). IoError names the path, the offset and cuFile's or the file system's error.
   Result<size_t> Read(void* base, size_t size, uint64_t file_offset, uint64_t buf_offset) const;
 
  private:
-  const CuFile* cufile_ = nullptr;
-  CUfileHandle_t fh_ = nullptr;
+  LibHandle<CuFile, CUfileHandle_t, &CuFileFunctions::HandleDeregister> fh_;
   std::string path_;
 };
 
@@ -138,15 +180,20 @@ class CuFileBuffer {
  public:
   static Result<CuFileBuffer> Register(const CuFile& cufile, void* base, size_t bytes);
   CuFileBuffer() = default;
-  ~CuFileBuffer();
-  CuFileBuffer(CuFileBuffer&& o) noexcept;
-  CuFileBuffer& operator=(CuFileBuffer&& o) noexcept;
-  CuFileBuffer(const CuFileBuffer&) = delete;
-  CuFileBuffer& operator=(const CuFileBuffer&) = delete;
 
  private:
-  const CuFile* cufile_ = nullptr;
-  void* base_ = nullptr;
+  LibHandle<CuFile, const void*, &CuFileFunctions::BufDeregister> base_;
+};
+
+// A CUDA stream registered with cuFile for cuFileReadAsync (cuFileStreamRegister .. cuFileStreamDeregister); the
+// stream outlives the registration. Errors: Unsupported when the library has no stream API (before GDS 1.7).
+class CuFileStream {
+ public:
+  static Result<CuFileStream> Register(const CuFile& cufile, CUstream stream);
+  CuFileStream() = default;
+
+ private:
+  LibHandle<CuFile, CUstream, &CuFileFunctions::StreamDeregister> stream_;
 };
 
 // A cuFile batch of up to `capacity` reads in flight (cuFileBatchIOSetUp .. cuFileBatchIODestroy).
@@ -154,11 +201,6 @@ class CuFileBatch {
  public:
   static Result<CuFileBatch> SetUp(const CuFile& cufile, unsigned capacity);
   CuFileBatch() = default;
-  ~CuFileBatch();
-  CuFileBatch(CuFileBatch&& o) noexcept;
-  CuFileBatch& operator=(CuFileBatch&& o) noexcept;
-  CuFileBatch(const CuFileBatch&) = delete;
-  CuFileBatch& operator=(const CuFileBatch&) = delete;
 
   unsigned capacity() const { return capacity_; }
   // Submits params[0..n) (each mode kCuFileBatchMode, opcode kCuFileRead, a cookie that identifies it).
@@ -167,8 +209,7 @@ class CuFileBatch {
   Result<unsigned> Wait(unsigned min_nr, CUfileIOEvents_t* events, unsigned max_events) const;
 
  private:
-  const CuFile* cufile_ = nullptr;
-  CUfileBatchHandle_t batch_ = nullptr;
+  LibHandle<CuFile, CUfileBatchHandle_t, &CuFileFunctions::BatchIODestroy> batch_;
   unsigned capacity_ = 0;
 };
 

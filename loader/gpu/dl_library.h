@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "loader/status.h"
 
@@ -36,6 +37,41 @@ class DlLibrary {
 
   void* handle_ = nullptr;
   std::string name_;
+};
+
+// A handle a run-time-loaded library gave out (a stream, an event, device memory, a cuFile registration), given
+// back through `Release`, a member of the library's function table (`Lib::fn()`), when its owner goes or is
+// assigned another; move-only; a moved-from or default one holds nothing. REQUIRES: the Lib object (Cuda, CuFile)
+// outlives it, and whatever context `Release` needs is current on the destroying thread.
+template <typename Lib, typename Handle, auto Release>
+class LibHandle {
+ public:
+  LibHandle() = default;
+  LibHandle(const Lib* lib, Handle h) : lib_(lib), h_(h) {}
+  ~LibHandle() { Reset(); }
+  LibHandle(LibHandle&& o) noexcept : lib_(std::exchange(o.lib_, nullptr)), h_(std::exchange(o.h_, Handle{})) {}
+  LibHandle& operator=(LibHandle&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      lib_ = std::exchange(o.lib_, nullptr);
+      h_ = std::exchange(o.h_, Handle{});
+    }
+    return *this;
+  }
+  LibHandle(const LibHandle&) = delete;
+  LibHandle& operator=(const LibHandle&) = delete;
+
+  Handle get() const { return h_; }
+  const Lib* lib() const { return lib_; }
+  void Reset() {
+    if (lib_ != nullptr) (void)(lib_->fn().*Release)(h_);
+    lib_ = nullptr;
+    h_ = Handle{};
+  }
+
+ private:
+  const Lib* lib_ = nullptr;
+  Handle h_{};
 };
 
 }  // namespace feedrate::gpu

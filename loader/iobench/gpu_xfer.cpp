@@ -1,5 +1,5 @@
 // iobench's GPU transfer modes (gdsio's): every block lands in GPU memory, through pinned host memory and a copy,
-// or by GPUDirect Storage (cuFile), one read at a time or qd per batch. CUDA and cuFile come from loader/gpu.
+// or by GPUDirect Storage (cuFile), one read at a time, qd per batch, or qd queued on a CUDA stream. CUDA and cuFile come from loader/gpu.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -23,6 +23,7 @@ const char* XferName(XferMode m) {
     case XferMode::kCpuCachedGpu: return "cpu_cached_gpu";
     case XferMode::kGpuDirect: return "gpud";
     case XferMode::kGpuBatch: return "gpu_batch";
+    case XferMode::kGpuDirectAsync: return "gpud_async";
   }
   return "?";
 }
@@ -173,6 +174,42 @@ Status BatchStream(Shared& s, const GpuCell& g, int fd, const gpu::DeviceBuffer&
   return Status::Ok();
 }
 
+// gpud_async (gdsio's GPU_DIRECT_ASYNC): qd cuFileReadAsync calls queued on the thread's stream, registered with
+// cuFile; once the stream is synchronized every read has landed and its result word is set. The size, offset and
+// result words are per slot and stay put until then, as the stream-ordered API requires.
+Status AsyncDirectStream(Shared& s, const GpuCell& g, int fd, const gpu::DeviceBuffer& dev, Offsets& off,
+                         ThreadStats& t, std::vector<char>& check) {
+  struct Slot {
+    size_t size;
+    off_t file_offset, buf_offset;
+    ssize_t bytes;
+  };
+  const uint32_t qd = s.c.qd;
+  FEEDRATE_ASSIGN_OR_RETURN(auto fh, gpu::CuFileHandle::Register(*g.cufile, fd, s.o.path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto reg, gpu::CuFileBuffer::Register(*g.cufile, dev.address(), dev.size()));
+  FEEDRATE_ASSIGN_OR_RETURN(auto stream, gpu::Stream::Create(g.cuda));
+  FEEDRATE_ASSIGN_OR_RETURN(auto registered, gpu::CuFileStream::Register(*g.cufile, stream.get()));
+  std::vector<Slot> slots(qd);
+  std::vector<Pending> pending(qd);
+  while (NowNs() < s.stop) {
+    for (uint32_t k = 0; k < qd; ++k) {
+      pending[k] = {off.Next(), NowNs(), 0};
+      slots[k] = {s.c.bs, static_cast<off_t>(pending[k].off), static_cast<off_t>(k * s.c.bs), 0};
+      FEEDRATE_RETURN_IF_ERROR(g.cufile->Check(
+          g.cufile->fn().ReadAsync(fh.get(), dev.address(), &slots[k].size, &slots[k].file_offset, &slots[k].buf_offset,
+                                   &slots[k].bytes, stream.get()),
+          "cuFileReadAsync"));
+    }
+    FEEDRATE_RETURN_IF_ERROR(stream.Synchronize());
+    for (uint32_t k = 0; k < qd; ++k) {
+      pending[k].res = slots[k].bytes;
+      FEEDRATE_ASSIGN_OR_RETURN(const char* view, DeviceView(g.cuda, dev.ptr() + k * s.c.bs, check));
+      FEEDRATE_RETURN_IF_ERROR(CompleteRead(s, t, g, pending[k], view));
+    }
+  }
+  return Status::Ok();
+}
+
 // One thread: the device's context made current, its own descriptor and device memory, the mode's stream.
 Status GpuStream(Shared& s, const GpuCell& g, Offsets& off, ThreadStats& t) {
   const IoBenchOptions& o = s.o;
@@ -187,20 +224,24 @@ Status GpuStream(Shared& s, const GpuCell& g, Offsets& off, ThreadStats& t) {
   switch (o.xfer) {
     case XferMode::kGpuDirect: return DirectStream(s, g, fd, dev, off, t, check);
     case XferMode::kGpuBatch: return BatchStream(s, g, fd, dev, off, t, check);
+    case XferMode::kGpuDirectAsync: return AsyncDirectStream(s, g, fd, dev, off, t, check);
     case XferMode::kCpuAsyncGpu: return AsyncCopyStream(s, g, fd, dev, off, t, check);
     default: return CopyStream(s, g, fd, dev, off, t, check);
   }
 }
 
-// What the cell's result says served it.
+// What the cell's result says served it: the path, and for cuFile what its driver reports (GPUDirect through
+// nvidia-fs, or compat mode).
 std::string Describe(XferMode m, int device, const gpu::Cuda& cuda, const gpu::CuFile* cufile) {
   const std::string gpu = ", GPU " + std::to_string(device) + " " + cuda.DeviceName(device) + " via " + cuda.library();
+  const std::string cf = cufile != nullptr ? cufile->library() + "; " + cufile->driver_info().Describe() : "";
   switch (m) {
     case XferMode::kCpuGpu: return "cpu_gpu (O_DIRECT pread to pinned memory, cuMemcpyHtoD" + gpu + ")";
     case XferMode::kCpuAsyncGpu: return "cpu_async_gpu (O_DIRECT pread to pinned memory, async copies" + gpu + ")";
     case XferMode::kCpuCachedGpu: return "cpu_cached_gpu (buffered pread to pinned memory, cuMemcpyHtoD" + gpu + ")";
-    case XferMode::kGpuDirect: return "gpud (cuFileRead, " + cufile->library() + gpu + ")";
-    case XferMode::kGpuBatch: return "gpu_batch (cuFile batch API, " + cufile->library() + gpu + ")";
+    case XferMode::kGpuDirect: return "gpud (cuFileRead, " + cf + gpu + ")";
+    case XferMode::kGpuBatch: return "gpu_batch (cuFile batch API, " + cf + gpu + ")";
+    case XferMode::kGpuDirectAsync: return "gpud_async (cuFileReadAsync on a registered stream, " + cf + gpu + ")";
     default: return XferName(m);
   }
 }
@@ -216,13 +257,14 @@ Result<IoBenchResult> RunGpuXferCell(const IoBenchOptions& o, const IoBenchCell&
     return Status::InvalidArgument(mode + " reads with O_DIRECT: the block size must be a multiple of 4096 (got " +
                                    std::to_string(c.bs) + ")");
   }
-  if (c.qd > 1 && o.xfer != XferMode::kCpuAsyncGpu && o.xfer != XferMode::kGpuBatch) {
+  const bool deep = o.xfer == XferMode::kCpuAsyncGpu || o.xfer == XferMode::kGpuBatch || o.xfer == XferMode::kGpuDirectAsync;
+  if (c.qd > 1 && !deep) {
     return Status::InvalidArgument(mode + " runs one read at a time per thread: --qd " + std::to_string(c.qd) +
-                                   " needs cpu_async_gpu or gpu_batch (or use --threads)");
+                                   " needs cpu_async_gpu, gpu_batch or gpud_async (or use --threads)");
   }
   FEEDRATE_ASSIGN_OR_RETURN(auto cuda, gpu::Cuda::Load());
   std::unique_ptr<gpu::CuFile> cufile;
-  if (o.xfer == XferMode::kGpuDirect || o.xfer == XferMode::kGpuBatch) {
+  if (o.xfer == XferMode::kGpuDirect || o.xfer == XferMode::kGpuBatch || o.xfer == XferMode::kGpuDirectAsync) {
     FEEDRATE_ASSIGN_OR_RETURN(cufile, gpu::CuFile::Open(*cuda));
   }
   const GpuCell g{*cuda, cufile.get()};

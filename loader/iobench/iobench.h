@@ -20,10 +20,12 @@ struct IoBenchCell {
 // gdsio's transfer modes. kHost: today's reads into host memory (gdsio's CPUONLY); the others land every block
 // in GPU memory: kCpuGpu (O_DIRECT pread into pinned memory, then a synchronous copy), kCpuAsyncGpu (the same with
 // qd copies in flight on the thread's stream), kCpuCachedGpu (buffered pread, page cache, then the copy),
-// kGpuDirect (cuFileRead into registered device memory), kGpuBatch (qd cuFile reads per batch).
-enum class XferMode { kHost, kCpuGpu, kCpuAsyncGpu, kCpuCachedGpu, kGpuDirect, kGpuBatch };
+// kGpuDirect (cuFileRead into registered device memory), kGpuBatch (qd cuFile reads per batch), kGpuDirectAsync
+// (qd cuFileReadAsync calls queued on a registered CUDA stream).
+enum class XferMode { kHost, kCpuGpu, kCpuAsyncGpu, kCpuCachedGpu, kGpuDirect, kGpuBatch, kGpuDirectAsync };
 inline bool IsGpuXfer(XferMode m) { return m != XferMode::kHost; }
-// gdsio's spelling of a mode ("cpuonly", "cpu_gpu", "cpu_async_gpu", "cpu_cached_gpu", "gpud", "gpu_batch").
+// gdsio's spelling of a mode ("cpuonly", "cpu_gpu", "cpu_async_gpu", "cpu_cached_gpu", "gpud", "gpu_batch",
+// "gpud_async").
 const char* XferName(XferMode m);
 
 struct IoBenchOptions {

@@ -16,7 +16,7 @@ struct CopyRange {
 };
 
 // One prefetcher's slot memory (one slot per batch in flight) and, where the accelerator has memory of its own,
-// the copy of each batch into it. Call order for slot i: the reads land in host_slot(i); the I/O thread whose
+// the copy of each batch into it. Call order for slot i: the reads land in slot(i); the I/O thread whose
 // completion ends them calls StartCopy(i, ranges) once (not for a failed batch); the accelerator thread calls
 // FinishCopy(i) before the batch counts as delivered; only then is slot i read into again. REQUIRES: outlives the
 // prefetcher that uses it.
@@ -25,8 +25,11 @@ class BatchStaging {
   virtual ~BatchStaging() = default;
   virtual uint64_t slots() const = 0;
   virtual uint64_t slot_bytes() const = 0;
-  // Slot i's host memory: slot_bytes() bytes, 4096-aligned (O_DIRECT reads land in it too).
-  virtual char* host_slot(uint64_t i) const = 0;
+  // Slot i's memory, where the reads land: slot_bytes() bytes, 4096-aligned (O_DIRECT reads land in it too). Host
+  // memory, or with slots_on_device() the GPU memory a cuFile engine reads into, which the host must not touch
+  // (no sample checks).
+  virtual char* slot(uint64_t i) const = 0;
+  virtual bool slots_on_device() const { return false; }
   // Whether batches move on to device memory (StartCopy and FinishCopy are called).
   virtual bool copies() const = 0;
   // On an I/O thread: queues the copy of `ranges` of slot i to the same offsets of its device memory (one copy

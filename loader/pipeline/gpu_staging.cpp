@@ -9,11 +9,13 @@
 namespace feedrate {
 
 Result<std::unique_ptr<GpuStaging>> GpuStaging::Create(const gpu::Cuda& cuda, const gpu::DeviceContext& context,
-                                                      AcceleratorMemory mode, uint64_t slots, uint64_t slot_bytes) {
+                                                      AcceleratorMemory mode, uint64_t slots, uint64_t slot_bytes,
+                                                      bool direct) {
   if (mode == AcceleratorMemory::kHost) return Status::InvalidArgument("GpuStaging: host memory needs no staging");
+  if (direct && mode != AcceleratorMemory::kDevice) return Status::InvalidArgument("GpuStaging: direct reads need device memory");
   FEEDRATE_RETURN_IF_ERROR(context.MakeCurrent());
-  std::unique_ptr<GpuStaging> s(new GpuStaging(cuda, context, mode, slot_bytes));
-  if (mode == AcceleratorMemory::kDevice) {
+  std::unique_ptr<GpuStaging> s(new GpuStaging(cuda, context, mode, slot_bytes, direct));
+  if (s->copies()) {
     FEEDRATE_ASSIGN_OR_RETURN(s->stream_, gpu::Stream::Create(cuda));
   }
   s->slots_.resize(slots);
@@ -22,9 +24,12 @@ Result<std::unique_ptr<GpuStaging>> GpuStaging::Create(const gpu::Cuda& cuda, co
 }
 
 Status GpuStaging::AllocateSlot(Slot& slot) {
-  FEEDRATE_ASSIGN_OR_RETURN(slot.host, gpu::PinnedBuffer::Allocate(cuda_, slot_bytes_));
+  if (!direct_) {
+    FEEDRATE_ASSIGN_OR_RETURN(slot.host, gpu::PinnedBuffer::Allocate(cuda_, slot_bytes_));
+  }
   if (mode_ != AcceleratorMemory::kDevice) return Status::Ok();
   FEEDRATE_ASSIGN_OR_RETURN(slot.device, gpu::DeviceBuffer::Allocate(cuda_, slot_bytes_));
+  if (direct_) return Status::Ok();
   FEEDRATE_ASSIGN_OR_RETURN(slot.start, gpu::Event::Create(cuda_));
   FEEDRATE_ASSIGN_OR_RETURN(slot.end, gpu::Event::Create(cuda_));
   return Status::Ok();

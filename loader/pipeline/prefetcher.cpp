@@ -56,11 +56,14 @@ Status Prefetcher::set_staging(BatchStaging* staging) {
                                    std::to_string(staging->slot_bytes()) + " bytes; the prefetcher needs " +
                                    std::to_string(depth_) + " of " + std::to_string(batch_ * stride_));
   }
+  if (staging->slots_on_device() && (table_.check != SampleCheck::kNone || content_ != nullptr)) {
+    return Status::InvalidArgument("batch staging in GPU memory: the samples cannot be checked on the host");
+  }
   staging_ = staging;
   copies_ = staging->copies();
   for (uint64_t i = 0; i < depth_; ++i) {
     slots_[i].retained = AlignedBuffer();  // the staging's memory replaces it
-    slots_[i].base = staging->host_slot(i);
+    slots_[i].base = staging->slot(i);
     if (copies_) slots_[i].ranges = std::make_unique<CopyRange[]>(batch_);
   }
   return Status::Ok();

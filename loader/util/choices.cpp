@@ -32,11 +32,22 @@ struct Table<AcceleratorMemory> {
   static constexpr std::array<std::string_view, 3> kNames = {"host", "pinned", "device"};
 };
 
+template <>
+struct Table<ComputeKind> {
+  static constexpr std::array<std::string_view, 2> kNames = {"sleep", "gpu"};
+};
+template <>
+struct Table<GdsMode> {
+  static constexpr std::array<std::string_view, 3> kNames = {"auto", "on", "off"};
+};
+
 static_assert(Table<DataFormat>::kNames.size() == static_cast<size_t>(DataFormat::kSynthetic) + 1);
 static_assert(Table<DataLoader>::kNames.size() == static_cast<size_t>(DataLoader::kSynthetic) + 1);
 static_assert(Table<SampleOrder>::kNames.size() == static_cast<size_t>(SampleOrder::kShuffled) + 1);
 static_assert(Table<EngineKind>::kNames.size() == static_cast<size_t>(EngineKind::kPosix) + 1);
 static_assert(Table<AcceleratorMemory>::kNames.size() == static_cast<size_t>(AcceleratorMemory::kDevice) + 1);
+static_assert(Table<GdsMode>::kNames.size() == static_cast<size_t>(GdsMode::kOff) + 1);
+static_assert(Table<ComputeKind>::kNames.size() == static_cast<size_t>(ComputeKind::kGpu) + 1);
 
 template <typename E>
 const char* NameOf(E v) {
@@ -50,6 +61,8 @@ const char* Name(DataLoader v) { return NameOf(v); }
 const char* Name(SampleOrder v) { return NameOf(v); }
 const char* Name(EngineKind v) { return NameOf(v); }
 const char* Name(AcceleratorMemory v) { return NameOf(v); }
+const char* Name(GdsMode v) { return NameOf(v); }
+const char* Name(ComputeKind v) { return NameOf(v); }
 
 template <typename E>
 std::optional<E> Parse(std::string_view name) {
@@ -70,10 +83,14 @@ template std::optional<DataLoader> Parse<DataLoader>(std::string_view);
 template std::optional<SampleOrder> Parse<SampleOrder>(std::string_view);
 template std::optional<EngineKind> Parse<EngineKind>(std::string_view);
 template std::optional<AcceleratorMemory> Parse<AcceleratorMemory>(std::string_view);
+template std::optional<GdsMode> Parse<GdsMode>(std::string_view);
+template std::optional<ComputeKind> Parse<ComputeKind>(std::string_view);
 template std::vector<std::string_view> Names<DataFormat>();
 template std::vector<std::string_view> Names<DataLoader>();
 template std::vector<std::string_view> Names<SampleOrder>();
 template std::vector<std::string_view> Names<EngineKind>();
 template std::vector<std::string_view> Names<AcceleratorMemory>();
+template std::vector<std::string_view> Names<GdsMode>();
+template std::vector<std::string_view> Names<ComputeKind>();
 
 }  // namespace feedrate

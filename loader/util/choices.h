@@ -17,6 +17,11 @@ enum class SampleOrder : unsigned char { kDlio, kShuffled };  // DLIO v2.0's ord
 enum class EngineKind : unsigned char { kAuto, kUring, kPosix };  // auto: io_uring, falling back to POSIX
 // run --accelerator-memory: where a batch must be before it counts as delivered (docs/gpu.md).
 enum class AcceleratorMemory : unsigned char { kHost, kPinned, kDevice };
+// run --gds: how `device` memory is filled: cuFile reads straight into it (on), engine reads into pinned memory and
+// a copy (off), or cuFile where it opens and registers, else the copy, the reason recorded (auto).
+enum class GdsMode : unsigned char { kAuto, kOn, kOff };
+// feedrate.compute: how an emulated accelerator computes a step: a sleep (DLIO's), or a kernel on its GPU.
+enum class ComputeKind : unsigned char { kSleep, kGpu };
 
 // DLIO's spelling of each value. A DataFormat's name is also the extension DLIO gives its files ("npz", ...).
 const char* Name(DataFormat v);
@@ -24,6 +29,8 @@ const char* Name(DataLoader v);
 const char* Name(SampleOrder v);
 const char* Name(EngineKind v);
 const char* Name(AcceleratorMemory v);
+const char* Name(GdsMode v);
+const char* Name(ComputeKind v);
 
 // The value a name spells, or nullopt; `Names<E>()` lists every accepted name (for "expected one of" messages).
 template <typename E>

@@ -1,6 +1,7 @@
-// `feedrate run --accelerator-memory pinned|device` against the CUDA test double (tests/gpu_double): every byte
-// read reaches the accelerator's "device" memory, every buffer, stream and event is freed, and a GPU path that
-// cannot run ends with exit 2 and one line naming what is missing.
+// `feedrate run --accelerator-memory pinned|device [--gds]` against the CUDA and cuFile test doubles
+// (tests/gpu_double): every byte read reaches the accelerator's "device" memory (copied, or read there by cuFile
+// into registered memory), every buffer, stream, event and registration is given back, --gds auto says why it
+// bounced, and a GPU path that cannot run ends with exit 2 and one line naming what is missing.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -15,6 +16,8 @@ namespace {
 struct FakeReport {
   long device_allocs = -1, pinned_allocs = -1, streams = -1, events = -1, contexts = -1;
   unsigned long long h2d_bytes = 0;
+  long modules = -1;
+  unsigned long long launches = 0, kernel_ns = 0;
 };
 std::vector<FakeReport> ReadFakeReports(const std::string& path) {
   std::vector<FakeReport> out;
@@ -22,12 +25,42 @@ std::vector<FakeReport> ReadFakeReports(const std::string& path) {
   std::string line;
   while (std::getline(in, line)) {
     FakeReport r;
-    if (std::sscanf(line.c_str(), "device_allocs=%ld pinned_allocs=%ld streams=%ld events=%ld contexts=%ld h2d_bytes=%llu",
-                    &r.device_allocs, &r.pinned_allocs, &r.streams, &r.events, &r.contexts, &r.h2d_bytes) == 6) {
+    if (std::sscanf(line.c_str(),
+                    "device_allocs=%ld pinned_allocs=%ld streams=%ld events=%ld contexts=%ld h2d_bytes=%llu modules=%ld "
+                    "launches=%llu kernel_ns=%llu",
+                    &r.device_allocs, &r.pinned_allocs, &r.streams, &r.events, &r.contexts, &r.h2d_bytes, &r.modules,
+                    &r.launches, &r.kernel_ns) == 9) {
       out.push_back(r);
     }
   }
   return out;
+}
+
+// The cuFile double's line at unload: what is still registered and how the reads went.
+struct CuFileReport {
+  long driver_opens = -1, handles = -1;
+  unsigned long buffers = 1;
+  unsigned long long bytes = 0, registered_reads = 0, unregistered_reads = 1, buffered_handles = 1, registrations = 0;
+};
+std::vector<CuFileReport> ReadCuFileReports(const std::string& path) {
+  std::vector<CuFileReport> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    CuFileReport r;
+    if (std::sscanf(line.c_str(),
+                    "driver_opens=%ld handles=%ld buffers=%lu bytes=%llu registered_reads=%llu unregistered_reads=%llu "
+                    "buffered_handles=%llu registrations=%llu",
+                    &r.driver_opens, &r.handles, &r.buffers, &r.bytes, &r.registered_reads, &r.unregistered_reads,
+                    &r.buffered_handles, &r.registrations) == 8) {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+std::string FakeCuFile(const std::string& report) {
+  return std::string("FEEDRATE_LIBCUFILE=") + FEEDRATE_FAKE_CUFILE + " FEEDRATE_FAKE_CUFILE_REPORT=" + report + " ";
 }
 
 std::string FakeCuda(const std::string& report, int devices = 1) {
@@ -96,6 +129,129 @@ TEST_F(GpuRun, AcceleratorsMapOntoGpusRoundRobinAcrossRanksAndPinnedCopiesNothin
   ASSERT_EQ(fake.size(), 1u);
   EXPECT_EQ(fake[0].h2d_bytes, 0u);
   EXPECT_EQ(fake[0].pinned_allocs, 0);
+}
+
+// --gds on with O_DIRECT files: cuFile reads every sample's window straight into the registered device slots;
+// nothing is copied, and what cuFile read is what the engine counted. In compat mode it says so.
+TEST_F(GpuRun, GdsReadsEverySampleIntoRegisteredDeviceMemoryWithoutACopy) {
+  for (const std::string nvfs : {"2.17", "0.0"}) {
+    SCOPED_TRACE(nvfs);
+    const std::string res = dir_ / ("gds" + nvfs), cuda_report = dir_ / ("cuda" + nvfs), cufile_report = dir_ / ("cufile" + nvfs);
+    auto run = Sh(FakeCuda(cuda_report) + FakeCuFile(cufile_report) + "FEEDRATE_FAKE_CUFILE_NVFS=" + nvfs + " " +
+                  Feedrate(Run("-n 2 --odirect --accelerator-memory device --gds on --results-dir " + res)));
+    ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+    EXPECT_NE(run.output.find("read straight into GPU memory by cuFile"), std::string::npos) << run.output;
+    auto f = ReadJson(res + "/summary.json")["feedrate"];
+    const auto& a = f["accelerator_memory"];
+    EXPECT_EQ(a["ranks"][0]["path"], "gds") << a.dump();
+    EXPECT_EQ(a["ranks"][0]["gds"]["used"], true);
+    EXPECT_EQ(a["ranks"][0]["gds"]["gpudirect"], nvfs != "0.0");
+    EXPECT_NE(a["path"].get<std::string>().find(nvfs == "0.0" ? "compatibility mode" : "GPUDirect (nvidia-fs 2.17"),
+              std::string::npos) << a.dump();
+    EXPECT_EQ(a["h2d_bytes"].get<uint64_t>(), 0u);
+    EXPECT_EQ(a["batches_copied"].get<uint64_t>(), 0u);
+    EXPECT_GE(a["gds_bytes"].get<uint64_t>(), f["bytes_read"].get<uint64_t>());  // windows include alignment
+    EXPECT_EQ(f["engine_detail"].get<std::string>().rfind("cufile (cuFileRead straight into GPU memory", 0), 0u)
+        << f["engine_detail"];
+    auto cufile = ReadCuFileReports(cufile_report);
+    ASSERT_EQ(cufile.size(), 1u);
+    EXPECT_EQ(cufile[0].bytes, a["gds_bytes"].get<uint64_t>());  // what cuFile read is what the summary reports
+    EXPECT_GT(cufile[0].registered_reads, 0u);
+    EXPECT_EQ(cufile[0].unregistered_reads, 0u);  // every read into a registered slot, with its base and offset
+    EXPECT_EQ(cufile[0].buffered_handles, 0u);    // every handle on an O_DIRECT descriptor
+    EXPECT_EQ(cufile[0].handles, 0);
+    EXPECT_EQ(cufile[0].buffers, 0u);
+    EXPECT_EQ(cufile[0].driver_opens, 0);
+    auto cuda = ReadFakeReports(cuda_report);
+    ASSERT_EQ(cuda.size(), 1u);
+    EXPECT_EQ(cuda[0].h2d_bytes, 0u);
+    EXPECT_EQ(cuda[0].device_allocs, 0);
+    EXPECT_EQ(cuda[0].pinned_allocs, 0);  // no host slots at all
+    EXPECT_EQ(cuda[0].contexts, 0);
+  }
+}
+
+// --gds auto takes the bounce path where cuFile cannot serve the run, and says why; --gds on refuses instead.
+TEST_F(GpuRun, GdsAutoBouncesWithTheReasonAndGdsOnRefuses) {
+  const std::string env = FakeCuda(dir_ / "cuda") + FakeCuFile(dir_ / "cufile");
+  struct Fallback {
+    std::string env, extra, reason;
+  };
+  const Fallback fallbacks[] = {
+      {env, "", "reader.odirect is off"},
+      {env + "FEEDRATE_FAKE_CUFILE_HANDLE=fail ", "--odirect", "CU_FILE_IO_NOT_SUPPORTED"},
+      {env + "FEEDRATE_FAKE_CUFILE_DRIVER=fail ", "--odirect", "CU_FILE_DRIVER_NOT_INITIALIZED"},
+      {env, "--odirect --verify 1", "--verify checks the samples on the host"},
+  };
+  int k = 0;
+  for (const Fallback& c : fallbacks) {
+    SCOPED_TRACE(c.env + c.extra);
+    const std::string res = dir_ / ("auto" + std::to_string(k++));
+    auto run = Sh(c.env + Feedrate(Run("--accelerator-memory device " + c.extra + " --results-dir " + res)));
+    ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+    const size_t warning = run.output.find("--gds auto: GPUDirect reads not used (");
+    ASSERT_NE(warning, std::string::npos) << run.output;
+    EXPECT_NE(run.output.find(c.reason, warning), std::string::npos) << run.output;
+    auto f = ReadJson(res + "/summary.json")["feedrate"];
+    const auto& r = f["accelerator_memory"]["ranks"][0];
+    EXPECT_EQ(r["path"], "bounce");
+    EXPECT_NE(r["gds"]["reason"].get<std::string>().find(c.reason), std::string::npos) << r.dump();
+    EXPECT_NE(f["engine_detail"].get<std::string>().find(c.reason), std::string::npos) << f["engine_detail"];
+    EXPECT_EQ(f["accelerator_memory"]["h2d_bytes"].get<uint64_t>(), f["bytes_read"].get<uint64_t>());
+  }
+  struct Refusal {
+    std::string env, extra, expect;
+  };
+  const Refusal refusals[] = {
+      {env, "--accelerator-memory device --gds on", "--gds on: reader.odirect is off"},
+      {env, "--gds on", "--gds on needs --accelerator-memory device"},
+      {FakeCuda(dir_ / "cuda") + "FEEDRATE_LIBCUFILE=/nonexistent/libcufile.so.0 ", "--accelerator-memory device --gds on --odirect",
+       "--gds on: cannot load /nonexistent/libcufile.so.0"},
+      {env + "FEEDRATE_FAKE_CUFILE_HANDLE=fail ", "--accelerator-memory device --gds on --odirect", "CU_FILE_IO_NOT_SUPPORTED"},
+      {env, "--accelerator-memory device --gpus 0,0", "--gpus: GPU 0 is listed twice"},
+  };
+  for (const Refusal& c : refusals) {
+    SCOPED_TRACE(c.extra);
+    const std::string res = dir_ / ("refused" + std::to_string(k++));
+    auto run = Sh(c.env + Feedrate(Run(c.extra + " --results-dir " + res)));
+    EXPECT_EQ(run.code, 2) << run.output;
+    EXPECT_NE(run.output.find(c.expect), std::string::npos) << run.output;
+    EXPECT_EQ(ReadJson(res + "/summary.json")["feedrate"]["status"], "failed");
+  }
+}
+
+// feedrate.compute: gpu: each step's compute is the spin kernel on the accelerator's GPU, for the step's drawn
+// time; the summary's launches and kernel time are the ones the driver saw; everything is unloaded and freed.
+TEST_F(GpuRun, GpuComputeRunsTheSpinKernelForEachStepsTime) {
+  const std::string report = dir_ / "fake";
+  auto run = Sh(FakeCuda(report) + Feedrate(Run("-n 2 --param feedrate.compute=gpu --param feedrate.compute_memory_bytes=65536 "
+                                                "--param train.computation_time=0.01 --results-dir " + dir_ / "r")));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  EXPECT_NE(run.output.find("compute on the GPU: "), std::string::npos) << run.output;
+  auto f = ReadJson(dir_ / "r/summary.json")["feedrate"];
+  const auto& c = f["compute"];
+  EXPECT_EQ(c["kind"], "gpu") << c.dump();
+  const uint64_t steps = 2 * 2 * f["steps_per_epoch"].get<uint64_t>();  // accelerators x epochs x steps
+  EXPECT_GT(c["launches"].get<uint64_t>(), 0u);
+  EXPECT_LE(c["launches"].get<uint64_t>(), steps);
+  EXPECT_GT(c["requested_seconds"].get<double>(), 0.5 * 0.01 * static_cast<double>(steps));
+  EXPECT_NEAR(c["kernel_seconds"].get<double>(), c["requested_seconds"].get<double>(), 0.05) << c.dump();
+  EXPECT_EQ(c["ranks"][0]["memory_bytes"], 65536);
+  EXPECT_EQ(f["accelerator_memory"]["mode"], "host");  // the data stays in host memory
+  auto fake = ReadFakeReports(report);
+  ASSERT_EQ(fake.size(), 1u);
+  EXPECT_EQ(fake[0].launches, c["launches"].get<uint64_t>());
+  EXPECT_NEAR(static_cast<double>(fake[0].kernel_ns) / 1e9, c["requested_seconds"].get<double>(), 1e-6);
+  EXPECT_EQ(fake[0].modules, 0);
+  EXPECT_EQ(fake[0].device_allocs, 0);
+  EXPECT_EQ(fake[0].streams, 0);
+  EXPECT_EQ(fake[0].events, 0);
+  EXPECT_EQ(fake[0].contexts, 0);
+  // Without the driver: one line naming what asked for it.
+  auto none = Sh("FEEDRATE_LIBCUDA=/nonexistent/libcuda.so.1 " +
+                 Feedrate(Run("--param feedrate.compute=gpu --results-dir " + dir_ / "none")));
+  EXPECT_EQ(none.code, 2) << none.output;
+  EXPECT_NE(none.output.find("feedrate.compute gpu: cannot load /nonexistent/libcuda.so.1"), std::string::npos) << none.output;
 }
 
 TEST_F(GpuRun, AGpuPathThatCannotRunSaysWhatIsMissing) {

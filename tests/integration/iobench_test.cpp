@@ -76,8 +76,8 @@ TEST(Iobench, GpuTransferModesLandVerifiedBlocksInDeviceMemory) {
                         " --results-dir " + dir / "w")).code, 0);
   const std::string env = std::string("FEEDRATE_LIBCUDA=") + FEEDRATE_FAKE_CUDA + " FEEDRATE_LIBCUFILE=" +
                           FEEDRATE_FAKE_CUFILE + " ";
-  for (const std::string mode : {"cpu_gpu", "cpu_async_gpu", "cpu_cached_gpu", "gpud", "gpu_batch"}) {
-    const bool depth = mode == "cpu_async_gpu" || mode == "gpu_batch";
+  for (const std::string mode : {"cpu_gpu", "cpu_async_gpu", "cpu_cached_gpu", "gpud", "gpu_batch", "gpud_async"}) {
+    const bool depth = mode == "cpu_async_gpu" || mode == "gpu_batch" || mode == "gpud_async";
     auto r = Sh(env + Feedrate("iobench --path " + file + " --rw read,randread --bs 64k --qd " + (depth ? "4" : "1") +
                                " --threads 1,2 --runtime 0.2 --verify --xfer " + mode + " --results-dir " + dir / mode));
     ASSERT_EQ(r.code, 0) << mode << ": " << r.output;

@@ -13,31 +13,11 @@
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/direct_io.h"
 #include "loader/io/engine_factory.h"
+#include "completions.h"
 #include "test_util.h"
 
 namespace feedrate {
 namespace {
-
-// Records completions by tag; Wait() blocks until `n` have arrived.
-class Collector final : public CompletionTarget {
- public:
-  explicit Collector(size_t n) : status_(n), bytes_(n), handed_(n), had_data_(n) {}
-  void OnComplete(uint64_t tag, uint64_t bytes, const Status& st, const char* data) override {
-    status_[tag] = st;
-    bytes_[tag] = bytes;
-    if (data != nullptr) handed_[tag] = std::string(data, bytes);  // valid only during the call
-    had_data_[tag] = data != nullptr;
-    if (done_.fetch_add(1) + 1 == status_.size()) done_.notify_all();
-  }
-  void Wait() {
-    for (size_t d; (d = done_.load()) < status_.size();) done_.wait(d);
-  }
-  std::vector<Status> status_;
-  std::vector<uint64_t> bytes_;
-  std::vector<std::string> handed_;
-  std::vector<char> had_data_;
-  std::atomic<size_t> done_{0};
-};
 
 struct Case {
   const char* engine;
@@ -82,7 +62,7 @@ TEST_P(EngineBytes, RandomExtentsMatchTheFile) {
     extents.push_back({0, off, len});
     dest.emplace_back(AlignUp(len + 2 * o.direct_align, o.direct_align), o.direct_align);
   }
-  Collector done(n);
+  test::Collector done(n);
   for (size_t i = 0; i < n; ++i) engine->engine->Submit({extents[i], dest[i].data(), &done, i});
   done.Wait();
   for (size_t i = 0; i < n; ++i) {
@@ -138,7 +118,7 @@ TEST_P(EngineBytes, SmallSamplesAreHandedOverInPlace) {
     uint64_t off = std::uniform_int_distribution<uint64_t>(0, content.size() - len)(rng);
     extents.push_back({0, off, len});
   }
-  Collector done(n);
+  test::Collector done(n);
   for (size_t i = 0; i < n; ++i) engine->engine->Submit({extents[i], nullptr, &done, i});
   done.Wait();
   for (size_t i = 0; i < n; ++i) {
@@ -193,7 +173,7 @@ TEST(Engines, WholeFilesOfUnknownSizeAreReadToTheirEnd) {
       auto engine = MakeEngine(*Parse<EngineKind>(kind), *table, o);
       ASSERT_TRUE(engine.ok());
       const size_t rounds = 3;
-      Collector done(sizes.size() * rounds);
+      test::Collector done(sizes.size() * rounds);
       for (size_t k = 0; k < sizes.size() * rounds; ++k) {
         engine->engine->Submit({{static_cast<uint32_t>(k % sizes.size()), 0, kWholeFile}, nullptr, &done, k});
       }
@@ -222,7 +202,7 @@ TEST(Engines, TruncatedFileNamesPathAndOffset) {
     o.transfer_size = 16384;
     auto engine = MakeEngine(*Parse<EngineKind>(kind), *table, o);
     ASSERT_TRUE(engine.ok());
-    Collector done(1);
+    test::Collector done(1);
     engine->engine->Submit({{0, 50000, 80000}, nullptr, &done, 0});
     done.Wait();
     ASSERT_FALSE(done.status_[0].ok()) << kind;
@@ -245,7 +225,7 @@ TEST(Engines, InjectedEioFailsTheSampleWithPathOffsetAndErrno) {
     auto engine = MakeEngine(*Parse<EngineKind>(kind), *table, o);
     ASSERT_TRUE(engine.ok());
     const size_t n = 8;
-    Collector done(n);
+    test::Collector done(n);
     for (size_t i = 0; i < n; ++i) engine->engine->Submit({{0, 0, 1 << 20}, nullptr, &done, i});
     done.Wait();  // completes (no hang) even though reads fail
     size_t failed = 0;
@@ -278,7 +258,7 @@ TEST(Engines, InjectedFaultsByFileAndOffset) {
     // Per file: [0, 256K) clean, [256K, 512K) touches the range's start only at its end (clean), [512K, 1M) fails.
     const std::vector<SampleExtent> extents = {{0, 0, 256 << 10}, {0, 512 << 10, 512 << 10}, {1, 0, 256 << 10},
                                                {1, 256 << 10, 256 << 10}, {1, 512 << 10, 512 << 10}};
-    Collector done(extents.size());
+    test::Collector done(extents.size());
     for (size_t i = 0; i < extents.size(); ++i) engine->engine->Submit({extents[i], nullptr, &done, i});
     done.Wait();
     for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(done.status_[i].ok()) << kind << " " << i << ": " << done.status_[i].ToString();
@@ -320,7 +300,7 @@ TEST(Engines, RingThatFailsForGoodFailsEveryRequestInsteadOfSpinning) {
   ::unsetenv("FEEDRATE_TEST_URING_SUBMIT_ERRNO");
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   constexpr size_t kRequests = 12;  // more than the ring's depth: later ones arrive after the failure
-  Collector c(kRequests);
+  test::Collector c(kRequests);
   for (size_t i = 0; i < kRequests; ++i) {
     ReadRequest r;
     r.extent = {0, i * 65536, 65536};

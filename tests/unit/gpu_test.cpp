@@ -14,67 +14,13 @@
 
 #include "loader/gpu/cuda_driver.h"
 #include "loader/gpu/cufile.h"
+#include "loader/gpu/spin_kernel.h"
+#include "loader/util/clock.h"
+#include "gpu_double_util.h"
 #include "test_util.h"
 
 namespace feedrate::gpu {
 namespace {
-
-// Points the loader at a library for one test and puts the environment back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() { had_ ? (void)::setenv(name_, old_.c_str(), 1) : (void)::unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
-
-// Keeps a double loaded for a test, so its counters outlive the loader's own dlopen/dlclose of it.
-class Pinned {
- public:
-  explicit Pinned(const char* path) : handle_(::dlopen(path, RTLD_NOW)) {}
-  ~Pinned() {
-    if (handle_ != nullptr) ::dlclose(handle_);
-  }
-  Pinned(const Pinned&) = delete;
-  Pinned& operator=(const Pinned&) = delete;
-  bool ok() const { return handle_ != nullptr; }
-
- private:
-  void* handle_;
-};
-
-struct CudaCounts {
-  long device_allocs, pinned_allocs, streams, contexts;
-  unsigned long long h2d_bytes;
-};
-CudaCounts FakeCudaCounts() {
-  CudaCounts c{};
-  void* lib = ::dlopen(FEEDRATE_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
-  if (lib == nullptr) return c;
-  auto fn = reinterpret_cast<void (*)(long*, long*, long*, long*, unsigned long long*)>(::dlsym(lib, "feedrate_fake_cuda_counts"));
-  fn(&c.device_allocs, &c.pinned_allocs, &c.streams, &c.contexts, &c.h2d_bytes);
-  ::dlclose(lib);
-  return c;
-}
-struct CuFileCounts {
-  long driver_opens, handles, buffers, batches;
-  unsigned long long bytes;
-};
-CuFileCounts FakeCuFileCounts() {
-  CuFileCounts c{};
-  void* lib = ::dlopen(FEEDRATE_FAKE_CUFILE, RTLD_NOW | RTLD_NOLOAD);
-  if (lib == nullptr) return c;
-  auto fn = reinterpret_cast<void (*)(long*, long*, long*, long*, unsigned long long*)>(::dlsym(lib, "feedrate_fake_cufile_counts"));
-  fn(&c.driver_opens, &c.handles, &c.buffers, &c.batches, &c.bytes);
-  ::dlclose(lib);
-  return c;
-}
 
 TEST(Gpu, AMissingDriverLibraryIsOneLineNamingItAndItsOverride) {
   ScopedEnv env("FEEDRATE_LIBCUDA", "/nonexistent/libcuda.so.1");
@@ -236,6 +182,52 @@ TEST(Gpu, CuFileReadsAndBatchesLandTheFilesBytesInDeviceMemory) {
   EXPECT_EQ(after.buffers, before.buffers);
   EXPECT_EQ(after.batches, before.batches);
   EXPECT_EQ(after.bytes, before.bytes + 50000 + 300000);
+}
+
+// The PTX text embedded at build time is the committed file's, with the header the driver's JIT needs.
+TEST(Gpu, TheSpinKernelShipsAsPtxTextForTheDriversJit) {
+  const std::string ptx = kFeedrateSpinKernelPtx;
+  EXPECT_NE(ptx.find(".version 7.0\n.target sm_60\n.address_size 64"), std::string::npos);
+  EXPECT_NE(ptx.find(".visible .entry feedrate_spin("), std::string::npos);
+  EXPECT_NE(ptx.find("%globaltimer"), std::string::npos);
+  EXPECT_EQ(ptx, test::ReadFile(std::string(FEEDRATE_SOURCE_DIR) + "/loader/gpu/spin_kernel.ptx"));
+}
+
+TEST(Gpu, SpinKernelKeepsItsStreamBusyForTheAskedTimeAndStaysInsideItsMemory) {
+  ScopedEnv lib("FEEDRATE_LIBCUDA", FEEDRATE_FAKE_CUDA);
+  Pinned pin(FEEDRATE_FAKE_CUDA);
+  ASSERT_TRUE(pin.ok());
+  auto cuda = Cuda::Load();
+  ASSERT_TRUE(cuda.ok()) << cuda.status().ToString();
+  const CudaCounts before = FakeCudaCounts();
+  {
+    auto ctx = DeviceContext::Retain(**cuda, 0);
+    ASSERT_TRUE(ctx.ok());
+    auto k = SpinKernel::Create(**cuda, *ctx, 1 << 20);
+    ASSERT_TRUE(k.ok()) << k.status().ToString();
+    EXPECT_EQ((*k)->grid(), 4u);  // one block of 256 per multiprocessor (the double has 4)
+    EXPECT_EQ((*k)->block(), 256u);
+    const int64_t t0 = NowNs();
+    ASSERT_TRUE((*k)->Run(20'000'000).ok());
+    EXPECT_GE(NowNs() - t0, 20'000'000);  // Run returns once the kernel has finished
+    ASSERT_TRUE((*k)->Run(0).ok());       // nothing left of the step's time: no launch
+    const SpinStats st = (*k)->stats();
+    EXPECT_EQ(st.launches, 1u);
+    EXPECT_EQ(st.requested_ns, 20'000'000u);
+    EXPECT_NEAR(static_cast<double>(st.kernel_ns), 20e6, 2e6);
+    // Fewer words than a full grid's threads: no thread starts past the end (the double refuses such a launch).
+    auto small = SpinKernel::Create(**cuda, *ctx, 64);
+    ASSERT_TRUE(small.ok()) << small.status().ToString();
+    EXPECT_EQ(uint64_t{(*small)->grid()} * (*small)->block(), 8u);
+    EXPECT_TRUE((*small)->Run(1'000'000).ok());
+    auto tiny = SpinKernel::Create(**cuda, *ctx, 4);
+    ASSERT_FALSE(tiny.ok());
+    EXPECT_EQ(tiny.status().message(), "feedrate.compute_memory_bytes: at least 8 bytes");
+  }
+  const CudaCounts after = FakeCudaCounts();
+  EXPECT_EQ(after.device_allocs, before.device_allocs);
+  EXPECT_EQ(after.streams, before.streams);
+  EXPECT_EQ(after.contexts, before.contexts);
 }
 
 }  // namespace

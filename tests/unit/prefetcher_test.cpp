@@ -348,7 +348,7 @@ class RecordingStaging final : public BatchStaging {
   }
   uint64_t slots() const override { return host_.size(); }
   uint64_t slot_bytes() const override { return bytes_; }
-  char* host_slot(uint64_t i) const override { return host_[i].data(); }
+  char* slot(uint64_t i) const override { return host_[i].data(); }
   bool copies() const override { return true; }
   Status StartCopy(uint64_t i, std::span<const CopyRange> ranges) override {
     if (fail_copy) return Status::IoError("cuMemcpyHtoDAsync: CUDA_ERROR_ILLEGAL_ADDRESS (700)");
