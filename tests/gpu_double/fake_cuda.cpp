@@ -240,6 +240,7 @@ int cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   if (fn == nullptr || params == nullptr || extra != nullptr || gx * gy * gz == 0 || bx * by * bz == 0 || bx > 1024) {
     return kInvalidValue;
   }
+  const long long launched = NowNs();  // the kernel's time starts here, not after the double touches its memory
   const unsigned long long duration = *static_cast<unsigned long long*>(params[0]);
   const unsigned long long buf = *static_cast<unsigned long long*>(params[1]);
   const unsigned long long words = *static_cast<unsigned long long*>(params[2]);
@@ -251,7 +252,7 @@ int cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
     for (unsigned long long i = 0; i < words; ++i) ++w[i];
   }
   auto* s = static_cast<FakeStream*>(stream);
-  if (s != nullptr) s->busy_until.store(std::max(NowNs(), s->busy_until.load()) + static_cast<long long>(duration));
+  if (s != nullptr) s->busy_until.store(std::max(launched, s->busy_until.load()) + static_cast<long long>(duration));
   ++g_launches;
   g_kernel_ns += duration;
   return kSuccess;
