@@ -187,12 +187,14 @@ nlohmann::json HostFigures(const RunRecord& r, const std::map<std::string, std::
     double mib = 0;
     for (size_t e = 0; e < bytes.size(); ++e) mib += secs[e] > 0 ? bytes[e] / kMiB / secs[e] : 0;
     if (!bytes.empty()) mib /= static_cast<double>(bytes.size());
+    double block_seconds = 0;  // the window the host leader's network counter covers (net_rx_bytes)
+    for (double x : secs) block_seconds += x;
     const double usable = std::min(static_cast<double>(ranks.front()->host_cpu_count), allowed);
     json h = {{"hostname", name},
               {"ranks", ranks.size()},
               {"accelerators", ranks.size() * r.accelerators_per_rank},
               {"read_mib_per_s", mib},
-              {"net_rx_mib_per_s", r.wall_seconds > 0 ? net_rx / kMiB / r.wall_seconds : 0.0},
+              {"net_rx_mib_per_s", block_seconds > 0 ? net_rx / kMiB / block_seconds : 0.0},
               {"au_min_pct", au.empty() ? 0.0 : *std::min_element(au.begin(), au.end())},
               {"au_mean_pct", Mean(au)},
               {"au_max_pct", au.empty() ? 0.0 : *std::max_element(au.begin(), au.end())},

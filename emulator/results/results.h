@@ -34,7 +34,8 @@ struct RankInfo {
   std::vector<uint64_t> faults_matched, faults_injected;  // per --inject rule
   uint64_t probe_failures = 0;  // page-cache probes that failed
   uint64_t verify_bytes = 0;    // --verify: payload bytes checked against the pattern
-  uint64_t net_rx_bytes = 0;    // host leader only: bytes the host's network interfaces received during training
+  uint64_t net_rx_bytes = 0;    // host leader only: bytes the host's network interfaces received during the epochs'
+                                // training blocks (the window of the read rates)
   double verify_seconds = 0;
   nlohmann::json cache = nlohmann::json::object();    // what --cache did on this rank (CacheControl::ToJson)
   // The storage counter: host_leader, kind, device, model, mount{...}, epoch_bytes[], epoch_requests[] (leader only)

@@ -82,7 +82,7 @@ class TrainingRun {
   ProgressMode progress_mode_ = ProgressMode::kQuiet;
   int64_t t0_ = 0;                     // training start: wall, process CPU, network, Unix time (skew between hosts)
   double cpu0_ = 0, start_unix_ = 0;
-  uint64_t net_rx0_ = 0;
+  uint64_t net_block_start_ = 0, net_rx_blocks_ = 0;  // host leader: rx at the block's start; summed over blocks
 };
 
 // The record's facts from the configuration and the command line; the configuration's warnings.
@@ -212,12 +212,16 @@ TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, Accel
   device_.bytes.assign(cfg_.epochs, 0);
   device_.requests.assign(cfg_.epochs, 0);
   const bool count_device = setup_.host_leader && setup_.storage.kind() != "none";
+  // The network counters too (host leaders): over the same training blocks as the read rates, so a drop's or a
+  // setup's traffic (opening every file of a FUSE mount to evict it) does not dilute the rate beside them.
   to.before_epoch = [this, count_device](uint64_t epoch) -> Status {
     Status drop = setup_.cache->BeforeEpoch(epoch);
     if (count_device) device_.start = setup_.storage.Read();
+    if (setup_.host_leader) net_block_start_ = NetworkRxBytes();
     return drop;
   };
   to.after_block = [this, count_device](uint64_t epoch) {
+    if (setup_.host_leader) net_rx_blocks_ += NetworkRxBytes() - net_block_start_;
     if (!count_device || !device_.start) return;
     auto end = setup_.storage.Read();
     if (!end) return;
@@ -282,7 +286,7 @@ void TrainingRun::CollectExtras(uint64_t threads) {
   extras_.counters = counters_;
   extras_.check_seconds = static_cast<double>(check_ns_.load()) / 1e9;
   extras_.train_cpu_seconds = ProcessCpuSeconds() - cpu0_;
-  if (setup_.host_leader) extras_.net_rx_bytes = NetworkRxBytes() - net_rx0_;
+  if (setup_.host_leader) extras_.net_rx_bytes = net_rx_blocks_;
   extras_.train_start_unix = start_unix_;
   extras_.io = setup_.io_stats.get();
   if (setup_.content) {
@@ -349,7 +353,6 @@ int TrainingRun::Execute() {
 
   t0_ = NowNs();
   cpu0_ = ProcessCpuSeconds();
-  net_rx0_ = setup_.host_leader ? NetworkRxBytes() : 0;
   start_unix_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   progress_mode_ = ChooseProgressMode(opt_.quiet, opt_.json_events);
   Train();

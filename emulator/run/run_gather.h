@@ -28,7 +28,7 @@ struct RankExtras {
   EngineCounters counters;
   double check_seconds = 0, train_cpu_seconds = 0, train_start_unix = 0;
   uint64_t probe_failures = 0;
-  uint64_t net_rx_bytes = 0;   // host leader: bytes its network interfaces received during training
+  uint64_t net_rx_bytes = 0;   // host leader: bytes its network interfaces received during the epochs' training blocks
   uint64_t verify_bytes = 0;   // --verify: payload bytes checked
   double verify_seconds = 0;   // and the I/O threads' time doing it
   const IoStats* io = nullptr;

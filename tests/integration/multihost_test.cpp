@@ -210,6 +210,8 @@ TEST(MultiHost, ShapedLinkSweepFindsTheLinkArithmeticAnswer) {
   ASSERT_TRUE(fail.is_object()) << j["bottleneck"].dump(2);
   EXPECT_LT(fail["client_cpu_utilisation"].get<double>(), 0.85);
   for (const auto& h : fail["hosts"]) {
+    std::printf("failing point, %s: read %.2f MiB/s, network %.2f MiB/s\n", h["hostname"].get<std::string>().c_str(),
+                h["read_mib_per_s"].get<double>(), h["net_rx_mib_per_s"].get<double>());
     EXPECT_GT(h["net_rx_mib_per_s"].get<double>(), 0.8 * rate_mbit * 1e6 / 8 / (1 << 20)) << h.dump();
     EXPECT_LT(h["net_rx_mib_per_s"].get<double>(), 1.05 * rate_mbit * 1e6 / 8 / (1 << 20)) << h.dump();
   }
