@@ -20,11 +20,41 @@ namespace feedrate {
 namespace {
 
 
-// The split's files: a directory listing, or the S3 keys rank 0 listed.
-Result<std::vector<std::string>> DiscoverSplit(const WorkloadConfig& cfg, const std::string& split, uint64_t n,
-                                               uint64_t subfolders, Setup* s) {
+// A listing as one string for a broadcast: 'O' then the paths, each ended by '\0'; or 'E' then the error.
+std::string PackListing(const Result<std::vector<std::string>>& files) {
+  if (!files.ok()) return "E" + files.status().message();
+  size_t bytes = 1;
+  for (const auto& f : *files) bytes += f.size() + 1;
+  std::string packed;
+  packed.reserve(bytes);
+  packed.push_back('O');
+  for (const auto& f : *files) packed.append(f).push_back('\0');
+  return packed;
+}
+
+Result<std::vector<std::string>> UnpackListing(const std::string& packed, size_t expected) {
+  if (packed.empty() || packed[0] != 'O') return Status::NotFound(packed.empty() ? "empty listing" : packed.substr(1));
+  std::vector<std::string> files;
+  files.reserve(expected);
+  for (size_t at = 1; at < packed.size();) {
+    const size_t end = packed.find('\0', at);
+    files.emplace_back(packed, at, end - at);
+    at = end + 1;
+  }
+  return files;
+}
+
+// The split's files: rank 0 lists the directory once and hands the listing to every rank (one listing of a
+// million-file directory per job, not one per rank: on a shared file system each is load on its metadata servers),
+// or the S3 keys rank 0 listed. Collective: every rank calls it, in the same order.
+Result<std::vector<std::string>> DiscoverSplit(const WorkloadConfig& cfg, const Comm& comm, const std::string& split,
+                                               uint64_t n, uint64_t subfolders, Setup* s) {
   if (s->s3) return split == "train" ? s->s3->train : s->s3->valid;
-  return DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders);
+  if (comm.size() == 1) return DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders);
+  std::string packed;
+  if (comm.root()) packed = PackListing(DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders));
+  packed = comm.Broadcast(packed, 0);
+  return UnpackListing(packed, static_cast<size_t>(std::min<uint64_t>(n, uint64_t{1} << 26)));
 }
 
 std::string Gib(double bytes) {
@@ -77,7 +107,7 @@ Status CheckRequest(const WorkloadConfig& cfg, const RunOptions& opt, CacheMode*
 
 // The training (and evaluation) files and their samplers.
 Status BuildSamplers(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
-  FEEDRATE_ASSIGN_OR_RETURN(auto files, DiscoverSplit(cfg, "train", cfg.num_files_train, cfg.num_subfolders_train, s));
+  FEEDRATE_ASSIGN_OR_RETURN(auto files, DiscoverSplit(cfg, comm, "train", cfg.num_files_train, cfg.num_subfolders_train, s));
   s->files = std::move(files);
   SamplerConfig sc;
   sc.num_files = cfg.num_files_train;
@@ -110,7 +140,7 @@ Status BuildSamplers(const WorkloadConfig& cfg, const RunOptions& opt, const Com
     if (cfg.num_files_eval == 0) {
       return Status::InvalidArgument(cfg.source + ": workflow.evaluation is True but dataset.num_files_eval is 0");
     }
-    FEEDRATE_ASSIGN_OR_RETURN(auto eval_files, DiscoverSplit(cfg, "valid", cfg.num_files_eval, cfg.num_subfolders_eval, s));
+    FEEDRATE_ASSIGN_OR_RETURN(auto eval_files, DiscoverSplit(cfg, comm, "valid", cfg.num_files_eval, cfg.num_subfolders_eval, s));
     s->files.insert(s->files.end(), eval_files.begin(), eval_files.end());
     SamplerConfig ec = sc;
     ec.num_files = cfg.num_files_eval;
