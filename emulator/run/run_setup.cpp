@@ -20,26 +20,37 @@ namespace feedrate {
 namespace {
 
 
-// A listing as one string for a broadcast: 'O' then the paths, each ended by '\0'; or 'E' then the error.
-std::string PackListing(const Result<std::vector<std::string>>& files) {
-  if (!files.ok()) return "E" + files.status().message();
-  size_t bytes = 1;
-  for (const auto& f : *files) bytes += f.size() + 1;
-  std::string packed;
-  packed.reserve(bytes);
-  packed.push_back('O');
-  for (const auto& f : *files) packed.append(f).push_back('\0');
-  return packed;
+// Rank 0's listing, handed to the other ranks in broadcasts of about this many bytes of paths each ('\0'-ended),
+// so no rank holds a second copy of a million-file listing: a chunk at a time beside the list itself.
+constexpr size_t kListingChunk = 4 << 20;
+
+// Rank 0: the count (or the error), then the paths chunk by chunk.
+void SendListing(const Comm& comm, const Result<std::vector<std::string>>& files) {
+  (void)comm.Broadcast(files.ok() ? "O" + std::to_string(files->size()) : "E" + files.status().message(), 0);
+  if (!files.ok()) return;
+  std::string chunk;
+  for (size_t sent = 0; sent < files->size();) {
+    chunk.clear();
+    for (; sent < files->size() && chunk.size() < kListingChunk; ++sent) chunk.append((*files)[sent]).push_back('\0');
+    (void)comm.Broadcast(chunk, 0);
+  }
 }
 
-Result<std::vector<std::string>> UnpackListing(const std::string& packed, size_t expected) {
-  if (packed.empty() || packed[0] != 'O') return Status::NotFound(packed.empty() ? "empty listing" : packed.substr(1));
+// Every other rank: the same broadcasts, in the same order.
+Result<std::vector<std::string>> ReceiveListing(const Comm& comm) {
+  const std::string head = comm.Broadcast("", 0);
+  if (head.empty() || head[0] != 'O') return Status::NotFound(head.empty() ? "rank 0 sent no listing" : head.substr(1));
+  const size_t count = std::stoull(head.substr(1));
   std::vector<std::string> files;
-  files.reserve(expected);
-  for (size_t at = 1; at < packed.size();) {
-    const size_t end = packed.find('\0', at);
-    files.emplace_back(packed, at, end - at);
-    at = end + 1;
+  files.reserve(count);
+  while (files.size() < count) {
+    const std::string chunk = comm.Broadcast("", 0);
+    for (size_t at = 0; at < chunk.size();) {
+      const size_t end = chunk.find('\0', at);
+      if (end == std::string::npos) return Status::IoError("rank 0's listing arrived cut (a path without its end)");
+      files.emplace_back(chunk, at, end - at);
+      at = end + 1;
+    }
   }
   return files;
 }
@@ -51,10 +62,10 @@ Result<std::vector<std::string>> DiscoverSplit(const WorkloadConfig& cfg, const 
                                                uint64_t n, uint64_t subfolders, Setup* s) {
   if (s->s3) return split == "train" ? s->s3->train : s->s3->valid;
   if (comm.size() == 1) return DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders);
-  std::string packed;
-  if (comm.root()) packed = PackListing(DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders));
-  packed = comm.Broadcast(packed, 0);
-  return UnpackListing(packed, static_cast<size_t>(std::min<uint64_t>(n, uint64_t{1} << 26)));
+  if (!comm.root()) return ReceiveListing(comm);
+  auto files = DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders);
+  SendListing(comm, files);
+  return files;
 }
 
 std::string Gib(double bytes) {
