@@ -472,8 +472,9 @@ std::string FormatResultTable(const RunRecord& r) {
     const nlohmann::json a = AcceleratorMemoryFigures(r);
     const uint64_t gds = a.value("gds_bytes", uint64_t{0}), h2d = a.value("h2d_bytes", uint64_t{0});
     if (gds > 0) {
-      o << "device memory: " << Fixed(static_cast<double>(gds) / kGiB, 2)
-        << " GiB read straight into GPU memory by cuFile (GPUDirect Storage path)\n";
+      const bool direct = a.value("path", std::string()).rfind("gds:", 0) == 0;
+      o << "device memory: " << Fixed(static_cast<double>(gds) / kGiB, 2) << " GiB read into GPU memory by cuFile ("
+        << (direct ? "GPUDirect Storage" : "not GPUDirect: see accelerator_memory.path") << ")\n";
     }
     if (h2d > 0 || gds == 0) {
       o << "device memory: " << Fixed(static_cast<double>(h2d) / kGiB, 2) << " GiB copied host to GPU at "

@@ -175,11 +175,16 @@ std::string CommonPath(const json& ranks) {
 }
 
 json DevicePathText(const std::string& path, const json& ranks) {
+  const std::string driver = ranks[0].contains("gds") ? ranks[0]["gds"].value("driver", std::string("driver unknown")) : "";
   if (path == "gds") {
-    return "gds: cuFileRead from the O_DIRECT files straight into each accelerator's GPU memory (" +
-           ranks[0]["gds"].value("driver", std::string("driver unknown")) + "); nothing copied by Feedrate";
+    return "gds: GPUDirect Storage, cuFileRead from the O_DIRECT files straight into each accelerator's GPU memory (" +
+           driver + "); nothing copied by Feedrate";
   }
-  if (path == "mixed") return "mixed: some ranks read through cuFile, others bounce (see ranks[].path and gds.reason)";
+  if (path == "cufile_compat" || path == "cufile_unknown") {
+    return path + ": cuFileRead into each accelerator's GPU memory, but not GPUDirect (" + driver +
+           "): cuFile itself reads into host memory and copies";
+  }
+  if (path == "mixed") return "mixed: the ranks took different paths (see ranks[].path and gds)";
   return "bounce: the engines read into page-locked host memory, then one cuMemcpyHtoDAsync per read on a stream per "
          "accelerator lands it in that accelerator's GPU memory";
 }

@@ -192,6 +192,11 @@ Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, 
 
 namespace {
 
+// GPUDirect only where the driver says nvidia-fs serves cuFile: compat mode is never reported as GDS.
+const char* GdsPathLabel(const gpu::CuFileDriverInfo& info) {
+  return info.gpudirect() ? "gds" : info.known ? "cufile_compat" : "cufile_unknown";
+}
+
 nlohmann::json ComputeJson(const std::vector<std::unique_ptr<GpuStepCompute>>& kernels) {
   gpu::SpinStats t;
   for (const auto& k : kernels) {
@@ -241,7 +246,7 @@ nlohmann::json AcceleratorStaging::ToJson(uint64_t engine_bytes) const {
   j["library"] = cuda->library();
   if (!compute.empty()) j["compute"] = ComputeJson(compute);
   if (mode == AcceleratorMemory::kHost) return j;
-  j["path"] = mode == AcceleratorMemory::kPinned ? "pinned" : gds ? "gds" : "bounce";
+  j["path"] = mode == AcceleratorMemory::kPinned ? "pinned" : gds ? GdsPathLabel(cufile->driver_info()) : "bounce";
   if (mode == AcceleratorMemory::kDevice) {
     j["gds"] = {{"requested", gds_requested}, {"used", gds}};
     if (!gds_reason.empty()) j["gds"]["reason"] = gds_reason;

@@ -293,7 +293,7 @@ Status OpenCuFileEngine(Setup* s) {
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, gpu::CuFileEngine::Create(cufile, *s->file_table, s->engine_options,
                                                                    s->staging.Regions()));
   s->engine.engine = std::move(engine);
-  s->engine.description = "cufile (cuFileRead straight into GPU memory, " + std::to_string(s->engine_options.threads) +
+  s->engine.description = "cufile (cuFileRead into GPU memory, " + std::to_string(s->engine_options.threads) +
                           " threads; " + cufile.driver_info().Describe() + "; " + cufile.library() + ")";
   return Status::Ok();
 }
