@@ -5,12 +5,18 @@
 # file (gdsio and fio's libcufile engine on the same file when present), and `run --accelerator-memory
 # host|pinned|device` (device: bounce, and GDS with --gds on --odirect) and feedrate.compute gpu on a small unet3d
 # dataset. Exit 0 when every Feedrate step passed; the first failure is named.
+# On a host without this machine's libraries: scripts/gpu-bundle.sh here, then FEEDRATE_BUNDLE=build/gpu-bundle/bundle.tar.gz.
 # Usage: scripts/build.sh release && scripts/gpu-check.sh [OUT] (SIZE, RUNTIME, FILES, RECORD shrink it). DIR (default /var/tmp/feedrate-gpu-check; not tmpfs:
 # O_DIRECT and GDS need a real file system) holds the data. FEEDRATE_LIBCUDA / FEEDRATE_LIBCUFILE point at other
 # libraries (the test doubles, for a dry run: build/release/tests/libfeedrate_fake_cu{da,file}.so).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${FEEDRATE_BIN:-build/release/cli/feedrate}
+if [ -n "${FEEDRATE_BUNDLE:-}" ]; then  # scripts/gpu-bundle.sh's archive: unpack it and use its binary
+  mkdir -p "${DIR:-/var/tmp/feedrate-gpu-check}/bundle"
+  tar xzf "$FEEDRATE_BUNDLE" -C "${DIR:-/var/tmp/feedrate-gpu-check}/bundle"
+  B=$(ls -d "${DIR:-/var/tmp/feedrate-gpu-check}"/bundle/*/feedrate | head -1)
+fi
 OUT=${1:-results/$(date +%F)_gpu_check}
 DIR=${DIR:-/var/tmp/feedrate-gpu-check}
 SIZE=${SIZE:-1g}          # the iobench file
