@@ -96,7 +96,10 @@ Status CuFileEngine::ReadExtent(const ReadRequest& r, FdCache* fds, ThreadHandle
     int fd;
     bool per_sample;
     ~Giveback() {
-      if (per_sample && cached->fd == fd) *cached = ThreadHandle();
+      if (per_sample && cached->fd == fd) {
+        cached->handle = CuFileHandle();
+        cached->fd = -1;
+      }
       fds->Release(file, fd);
     }
   } giveback{fds, cached, r.extent.file, fd, files_.mode() == FileOpenMode::kPerSample};
@@ -106,7 +109,10 @@ Status CuFileEngine::ReadExtent(const ReadRequest& r, FdCache* fds, ThreadHandle
   const DirectWindow w = WindowFor(r.extent.offset, r.extent.length, options_.direct_align);
   const DeviceRegion* region = r.dest != nullptr ? RegionOf(r.dest, w.end - w.begin) : nullptr;
   if (region == nullptr) return Status::InvalidArgument(path + ": a cuFile read's destination is not in registered device memory");
-  if (region->context != nullptr) FEEDRATE_RETURN_IF_ERROR(region->context->MakeCurrent());
+  if (region->context != nullptr && region->context != cached->context) {  // once per GPU switch, not per read
+    FEEDRATE_RETURN_IF_ERROR(region->context->MakeCurrent());
+    cached->context = region->context;
+  }
   const off_t buf0 = static_cast<off_t>(r.dest - region->base);
   uint64_t off = w.begin, device = 0;
   while (off < end) {

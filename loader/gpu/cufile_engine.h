@@ -45,11 +45,13 @@ class CuFileEngine final : public IoEngine {
   }
 
  private:
-  // One I/O thread's registered handle for the descriptor it read last (kStream and kPerSample files).
+  // One I/O thread's registered handle for the descriptor it read last (kStream and kPerSample files), and the
+  // GPU context it made current last (a read into another GPU's slot switches it).
   struct ThreadHandle {
     uint32_t file = 0;
     int fd = -1;
     CuFileHandle handle;
+    const DeviceContext* context = nullptr;
   };
   CuFileEngine(const CuFile& cufile, const FileTable& files, const EngineOptions& options,
                std::vector<DeviceRegion> regions);
