@@ -239,8 +239,13 @@ TEST_F(GpuRun, GpuComputeRunsTheSpinKernelForEachStepsTime) {
   const uint64_t steps = 2 * 2 * f["steps_per_epoch"].get<uint64_t>();  // accelerators x epochs x steps
   EXPECT_GT(c["launches"].get<uint64_t>(), 0u);
   EXPECT_LE(c["launches"].get<uint64_t>(), steps);
-  EXPECT_GT(c["requested_seconds"].get<double>(), 0.5 * 0.01 * static_cast<double>(steps));
-  EXPECT_NEAR(c["kernel_seconds"].get<double>(), c["requested_seconds"].get<double>(), 0.05) << c.dump();
+  // What is asked is what is left of each step's 10 ms after the refill (how much depends on the host's speed);
+  // the kernels' event time is at least that and at most the accelerators' own wall time. No bound assumes a speed.
+  const double requested = c["requested_seconds"].get<double>();
+  EXPECT_GT(requested, 0.0);
+  EXPECT_LE(requested, 0.01 * static_cast<double>(steps) + 1e-9);
+  EXPECT_GE(c["kernel_seconds"].get<double>(), requested * (1 - 1e-5)) << c.dump();
+  EXPECT_LE(c["kernel_seconds"].get<double>(), 2 * f["wall_seconds"].get<double>()) << c.dump();
   EXPECT_EQ(c["ranks"][0]["memory_bytes"], 65536);
   EXPECT_EQ(f["accelerator_memory"]["mode"], "host");  // the data stays in host memory
   auto fake = ReadFakeReports(report);
