@@ -43,6 +43,18 @@ nlohmann::json ToJson(const FileReport& r) {
   return {{"file", r.path}, {"format", r.kind}, {"size_bytes", r.size}, {"arrays", arrays}};
 }
 
+// inspect --decode: per leaf column, what decoding every page gave.
+nlohmann::json DecodedJson(const ParquetReport& r) {
+  nlohmann::json cols = nlohmann::json::array();
+  for (size_t k = 0; k < r.decoded.size(); ++k) {
+    const PqChunkStats& d = r.decoded[k];
+    cols.push_back({{"path", r.meta.row_groups.empty() ? "" : r.meta.row_groups[0].columns[k].path},
+                    {"values", d.values - d.nulls}, {"nulls", d.nulls}, {"decoded_bytes", d.decoded_bytes},
+                    {"sum", d.has_sum ? nlohmann::json(d.sum) : nlohmann::json(nullptr)}});
+  }
+  return {{"seconds", r.decode_seconds}, {"columns", cols}};
+}
+
 nlohmann::json ToJson(const ParquetReport& r) {
   const PqFileMetaData& m = r.meta;
   nlohmann::json schema = nlohmann::json::array();
@@ -77,10 +89,12 @@ nlohmann::json ToJson(const ParquetReport& r) {
     groups.push_back({{"num_rows", m.row_groups[g].num_rows}, {"total_byte_size", m.row_groups[g].total_byte_size},
                       {"columns", cols}});
   }
-  return {{"file", r.path}, {"format", "parquet"}, {"size_bytes", r.size}, {"version", m.version},
-          {"created_by", m.created_by}, {"num_rows", m.num_rows}, {"footer_bytes", m.footer_length}, {"schema", schema},
-          {"fields", fields}, {"row_groups", groups},
-          {"totals", {{"compressed_bytes", compressed}, {"uncompressed_bytes", uncompressed}, {"pages", pages}}}};
+  nlohmann::json j = {{"file", r.path}, {"format", "parquet"}, {"size_bytes", r.size}, {"version", m.version},
+                      {"created_by", m.created_by}, {"num_rows", m.num_rows}, {"footer_bytes", m.footer_length},
+                      {"schema", schema}, {"fields", fields}, {"row_groups", groups},
+                      {"totals", {{"compressed_bytes", compressed}, {"uncompressed_bytes", uncompressed}, {"pages", pages}}}};
+  if (!r.decoded.empty()) j["decoded"] = DecodedJson(r);
+  return j;
 }
 
 void PrintText(const ParquetReport& r, const std::string& name) {
@@ -97,6 +111,15 @@ void PrintText(const ParquetReport& r, const std::string& name) {
                   static_cast<long long>(c["total_compressed_size"].get<int64_t>()),
                   static_cast<long long>(c["total_uncompressed_size"].get<int64_t>()),
                   static_cast<unsigned long long>(c["data_pages"].get<uint64_t>() + c["dictionary_pages"].get<uint64_t>()));
+    }
+  }
+  if (!r.decoded.empty()) {
+    std::printf("  decoded in %.3f s:\n", r.decode_seconds);
+    for (const auto& c : j["decoded"]["columns"]) {
+      std::printf("    %-32s values=%-12llu nulls=%-10llu bytes=%-12llu sum=%s\n", c["path"].get<std::string>().c_str(),
+                  static_cast<unsigned long long>(c["values"].get<uint64_t>()),
+                  static_cast<unsigned long long>(c["nulls"].get<uint64_t>()),
+                  static_cast<unsigned long long>(c["decoded_bytes"].get<uint64_t>()), c["sum"].dump().c_str());
     }
   }
   std::printf("  totals: %llu bytes compressed, %llu uncompressed, %llu pages\n",
@@ -220,12 +243,15 @@ Status FetchObject(const std::string& url, const S3Endpoint& endpoint, FetchedOb
 }  // namespace
 
 Runner AddInspect(CLI::App& app) {
-  auto* sub = app.add_subcommand("inspect", "describe .npy/.npz arrays, TFRecord records, HDF5 datasets and JPEG/PNG images (format from content)");
+  auto* sub = app.add_subcommand("inspect", "describe .npy/.npz arrays, TFRecord records, HDF5 datasets, Parquet files and JPEG/PNG images (format from content)");
   auto files = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
   sub->add_option("files", *files, "files to inspect, or S3 objects (s3://bucket/key: fetched into a temporary file "
                                    "with ranged GETs, inspected, removed)")->required();
   sub->add_flag("--json", *json, "print JSON");
+  auto decode = std::make_shared<bool>(false);
+  sub->add_flag("--decode", *decode, "Parquet: also decompress and decode every page (as feedrate.decode does in "
+                                     "training) and print each column's decoded values, nulls, bytes and sum");
   auto endpoint = std::make_shared<S3Endpoint>();
   auto virtual_host = std::make_shared<bool>(false);
   sub->add_option("--endpoint", endpoint->url, "S3 endpoint URL for s3:// arguments");
@@ -272,7 +298,7 @@ Runner AddInspect(CLI::App& app) {
         continue;
       }
       if (format.ok() && *format == FileFormat::kParquet) {
-        report(InspectParquetFile(f), [&](const ParquetReport& r) { PrintText(r, arg); });
+        report(InspectParquetFile(f, *decode), [&](const ParquetReport& r) { PrintText(r, arg); });
         continue;
       }
       if (format.ok() && *format == FileFormat::kHdf5) {

@@ -133,6 +133,10 @@ void TrainingRun::DescribeSetup() {
                      : setup_.table.check == SampleCheck::kHdf5Decode
                          ? "hdf5: filtered chunks read raw through the I/O engine, each whole chunk per sample, decoded on the "
                            "I/O threads (" + setup_.table.codecs().front().description + ")"
+                     : setup_.table.check == SampleCheck::kParquetPages
+                         ? "parquet: each row group's span read whole by its first row; the selected column chunks' page headers walked on the I/O threads"
+                     : setup_.table.check == SampleCheck::kParquetDecode
+                         ? "parquet: each row group's span read whole by its first row; every page of the selected column chunks decompressed and its levels and values decoded on the I/O threads, as pyarrow's read_row_group"
                      : setup_.table.check == SampleCheck::kImageDecode
                          ? "image: every sample decoded to pixels on the I/O threads (libjpeg-turbo / libpng), as DLIO's PIL reader does"
                      : setup_.table.check == SampleCheck::kJpegSignature || setup_.table.check == SampleCheck::kPngSignature

@@ -35,7 +35,7 @@ std::string GdsBlocker(const WorkloadConfig& cfg, const RunOptions& opt, const S
   }
   if (in.s3) return "an S3 dataset has no file for cuFile to read";
   if (!cfg.odirect) return "reader.odirect is off: cuFile reads O_DIRECT files (--odirect)";
-  if (table.check != SampleCheck::kNone) return "the samples are checked on the host (TFRecord frames, HDF5 filters, image decoding)";
+  if (table.check != SampleCheck::kNone) return "the samples are checked on the host (TFRecord frames, HDF5 filters, image decoding, Parquet pages)";
   if (in.host_checks) return "--verify checks the samples on the host";
   if (in.probe_path.empty()) return "this rank reads no file";
   return "";

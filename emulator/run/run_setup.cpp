@@ -203,6 +203,7 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
   io.format = cfg.format;
   io.samples_per_file = cfg.num_samples_per_file;
   io.parquet_columns = cfg.ParquetSelectedColumns();
+  io.parquet_row_groups = cfg.format == DataFormat::kParquet && cfg.ParquetWholeGroups();
   // Images are read whole without opening a file at setup unless something needs their sizes first: decoding or
   // checks in retained memory, content verification, O_DIRECT windows (and S3, whose listing has the sizes).
   const bool image = IsImage(cfg.format);
@@ -229,8 +230,9 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
   if (!s->table.codecs().empty()) s->table.check = SampleCheck::kHdf5Decode;
   if (cfg.decode && image) s->table.check = SampleCheck::kImageDecode;
   if (unopened) s->table.check = cfg.format == DataFormat::kPng ? SampleCheck::kPngSignature : SampleCheck::kJpegSignature;
-  if (cfg.decode && !image) {
-    s->warnings.push_back("feedrate.decode applies to jpeg and png datasets so far; '" + std::string(Name(cfg.format)) +
+  if (io.parquet_row_groups) s->table.check = cfg.decode ? SampleCheck::kParquetDecode : SampleCheck::kParquetPages;
+  if (cfg.decode && !image && cfg.format != DataFormat::kParquet) {
+    s->warnings.push_back("feedrate.decode applies to jpeg, png and parquet datasets so far; '" + std::string(Name(cfg.format)) +
                           "' samples are not decoded");
   }
   double local_bytes = 0;

@@ -142,6 +142,7 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"feedrate.verify_crc", K::kUsed},
       {"feedrate.coalesce_reads", K::kUsed},
       {"feedrate.decode", K::kUsed},
+      {"feedrate.parquet_group_reads", K::kUsed},
       {"feedrate.compute", K::kUsed},
       {"feedrate.compute_memory_bytes", K::kUsed},
   };

@@ -202,6 +202,7 @@ class Extractor {
 void ExtractParquet(const Extractor& x, WorkloadConfig* c) {
   x.ReadU64("dataset.parquet.row_group_size", &c->parquet_row_group_size, 1);
   x.ReadChoice("dataset.parquet.read_mode", &c->parquet_read_mode, {"row_group"});
+  x.ReadChoice("feedrate.parquet_group_reads", &c->parquet_group_reads, {"split", "whole"});
   static const std::set<std::string> kDtypes = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                                                 "uint64", "float16", "float32", "float64", "bool"};
   YAML::Node cols = x.Get("dataset.parquet.columns");

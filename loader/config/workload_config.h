@@ -88,6 +88,10 @@ struct WorkloadConfig {
   std::vector<ParquetColumn> parquet_columns;
   uint64_t parquet_row_group_size = 1024;
   std::string parquet_read_mode = "row_group";
+  // feedrate.parquet_group_reads: "split" (a row group's span split among its rows) or "whole" (its first row
+  // reads the span in one request, as DLIO's reader; page headers checked). feedrate.decode reads whole.
+  std::string parquet_group_reads = "split";
+  bool ParquetWholeGroups() const { return parquet_group_reads == "whole" || decode; }
   std::vector<std::string> storage_columns;  // storage.storage_options.columns
   // The columns training reads: those marked read (all when none is marked false), or
   // storage.storage_options.columns when set (DLIO_local_changes' reader option). Empty: all.

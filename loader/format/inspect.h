@@ -10,6 +10,7 @@
 
 #include "loader/format/npz.h"
 #include "loader/format/parquet.h"
+#include "loader/format/parquet_decode.h"
 #include "loader/format/tf_example.h"
 #include "loader/format/tfrecord.h"
 #include "loader/status.h"
@@ -75,11 +76,16 @@ struct ParquetReport {
   uint64_t size = 0;
   PqFileMetaData meta;
   std::vector<std::vector<ParquetChunkPages>> pages;  // [row group][column]
+  // With decode: per leaf column, summed over the row groups (values decoded, nulls, column bytes, sums).
+  std::vector<PqChunkStats> decoded;
+  double decode_seconds = 0;
 };
 
 // Reads the footer and walks every page header of every column chunk: each header must parse, the pages must
 // tile the chunk exactly and the data pages' values add up to the chunk's; errors name the file, row group,
 // column and offset.
-Result<ParquetReport> InspectParquetFile(const std::string& path);
+// `decode`: also reads every chunk and decompresses and decodes every page (ParquetChunkDecoder), as training
+// with feedrate.decode does, and sums each numeric column's values (for checks against other readers).
+Result<ParquetReport> InspectParquetFile(const std::string& path, bool decode = false);
 
 }  // namespace feedrate

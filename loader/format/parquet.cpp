@@ -389,8 +389,8 @@ std::string SerializeFileMetaData(const PqFileMetaData& m) {
   return w.Take();
 }
 
-Result<std::vector<PqSpan>> ParquetReadSpans(const PqFileMetaData& m, const std::vector<std::string>& selected,
-                                             const std::string& name) {
+Result<std::vector<char>> ParquetSelectedLeaves(const PqFileMetaData& m, const std::vector<std::string>& selected,
+                                                const std::string& name) {
   const auto fields = m.TopFields();
   std::vector<char> use(CountLeaves(m.schema), selected.empty() ? 1 : 0);
   for (const auto& s : selected) {
@@ -399,6 +399,12 @@ Result<std::vector<PqSpan>> ParquetReadSpans(const PqFileMetaData& m, const std:
     std::fill(use.begin() + static_cast<std::ptrdiff_t>(it->first_leaf),
               use.begin() + static_cast<std::ptrdiff_t>(it->first_leaf + it->leaves), 1);
   }
+  return use;
+}
+
+Result<std::vector<PqSpan>> ParquetReadSpans(const PqFileMetaData& m, const std::vector<std::string>& selected,
+                                             const std::string& name) {
+  FEEDRATE_ASSIGN_OR_RETURN(const std::vector<char> use, ParquetSelectedLeaves(m, selected, name));
   std::vector<PqSpan> spans;
   for (const auto& rg : m.row_groups) {
     PqSpan s;

@@ -17,7 +17,7 @@ namespace feedrate {
 enum class PqType : int32_t { kBoolean = 0, kInt32 = 1, kInt64 = 2, kInt96 = 3, kFloat = 4, kDouble = 5, kByteArray = 6, kFixedLenByteArray = 7 };
 enum class PqCodec : int32_t { kUncompressed = 0, kSnappy = 1, kGzip = 2, kLzo = 3, kBrotli = 4, kLz4 = 5, kZstd = 6, kLz4Raw = 7 };
 enum class PqPageType : int32_t { kDataPage = 0, kIndexPage = 1, kDictionaryPage = 2, kDataPageV2 = 3 };
-enum PqEncoding : int32_t { kPlain = 0, kPlainDictionary = 2, kRle = 3, kBitPacked = 4, kRleDictionary = 8 };
+enum PqEncoding : int32_t { kPlain = 0, kPlainDictionary = 2, kRle = 3, kBitPacked = 4, kDeltaBinaryPacked = 5, kRleDictionary = 8, kByteStreamSplit = 9 };
 
 const char* PqTypeName(int32_t type);
 const char* PqCodecName(int32_t codec);
@@ -106,6 +106,10 @@ struct PqSpan {
   uint64_t offset = 0, length = 0;
   uint64_t all_columns_compressed = 0;
 };
+// Which leaf columns `selected` (top-level field names; empty: every column) picks, in leaf order; a name the
+// file lacks is an error naming it.
+Result<std::vector<char>> ParquetSelectedLeaves(const PqFileMetaData& m, const std::vector<std::string>& selected,
+                                                const std::string& name);
 // `selected` holds top-level field names (empty: every column); a name the file lacks is an error naming it.
 Result<std::vector<PqSpan>> ParquetReadSpans(const PqFileMetaData& m, const std::vector<std::string>& selected,
                                              const std::string& name);

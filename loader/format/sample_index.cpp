@@ -198,7 +198,23 @@ Result<FileSamples> IndexImage(const ByteSource& src, DataFormat format, const I
 
 // Parquet: row k's extent is its share of its row group's span (extents of a row group tile the span exactly; in a
 // span shorter than its rows some rows read nothing, which the engines complete at once).
-Result<FileSamples> IndexParquet(const ByteSource& src, const IndexOptions& o, std::vector<SampleExtent>* listed) {
+// Row-group reads: the layout of each row group's selected chunks, which the I/O threads walk or decode.
+Status ParquetGroups(const PqFileMetaData& m, const std::vector<PqSpan>& spans, const IndexOptions& o,
+                     const std::string& name, std::vector<PqGroupLayout>* out) {
+  FEEDRATE_ASSIGN_OR_RETURN(auto selected, ParquetSelectedLeaves(m, o.parquet_columns, name));
+  for (size_t g = 0; g < spans.size(); ++g) {
+    FEEDRATE_ASSIGN_OR_RETURN(auto chunks, ParquetChunkLayouts(m, g, name));
+    PqGroupLayout gl{spans[g].offset, spans[g].length, {}};
+    for (size_t k = 0; k < chunks.size(); ++k) {
+      if (selected[k]) gl.chunks.push_back(chunks[k]);
+    }
+    out->push_back(std::move(gl));
+  }
+  return Status::Ok();
+}
+
+Result<FileSamples> IndexParquet(const ByteSource& src, const IndexOptions& o, std::vector<SampleExtent>* listed,
+                                 FileDecode* decode) {
   FEEDRATE_ASSIGN_OR_RETURN(auto m, ReadParquetFooter(src));
   if (m.num_rows < 0 || static_cast<uint64_t>(m.num_rows) < o.samples_per_file) {
     return Status::Corruption(src.name() + ": " + std::to_string(m.num_rows) + " rows, fewer than dataset.num_samples_per_file=" +
@@ -213,11 +229,16 @@ Result<FileSamples> IndexParquet(const ByteSource& src, const IndexOptions& o, s
       return Status::Corruption(src.name() + ": row group " + std::to_string(g) + " has no bytes in the selected columns");
     }
     for (uint64_t j = 0; j < rows && listed->size() < o.samples_per_file; ++j) {
+      if (o.parquet_row_groups) {  // the first row reads the span; the others read nothing
+        listed->push_back({0, j == 0 ? sp.offset : sp.offset + sp.length, j == 0 ? sp.length : 0});
+        continue;
+      }
       const uint64_t lo = sp.offset + sp.length * j / rows;
       const uint64_t hi = sp.offset + sp.length * (j + 1) / rows;
       listed->push_back({0, lo, hi - lo});
     }
   }
+  if (o.parquet_row_groups && decode != nullptr) FEEDRATE_RETURN_IF_ERROR(ParquetGroups(m, spans, o, src.name(), &decode->parquet));
   FileSamples fs;
   fs.listed_begin = 0;
   return fs;
@@ -240,7 +261,7 @@ Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOption
   if (o.format == DataFormat::kHdf5) return IndexHdf5(path, o, listed, decode, &src);
   if (o.format == DataFormat::kTfRecord) return IndexTfRecord(src, o, listed);
   if (o.format == DataFormat::kIndexedBinary) return IndexIndexedBinary(src, path, o, listed);
-  if (o.format == DataFormat::kParquet) return IndexParquet(src, o, listed);
+  if (o.format == DataFormat::kParquet) return IndexParquet(src, o, listed, decode);
   if (IsImage(o.format)) return IndexImage(src, o.format, o);
   const DataFormat format = o.format;
   const uint64_t samples_per_file = o.samples_per_file;
@@ -314,6 +335,7 @@ Status IndexTrainingFiles(const std::vector<std::string>& files, const std::vect
     if (out[i].listed_begin >= 0) {
       table->SetListed(f, listed[i]);
       if (decode[i].codec) table->SetCodec(f, std::move(*decode[i].codec), decode[i].masks);
+      if (!decode[i].parquet.empty()) table->SetParquet(f, std::move(decode[i].parquet));
     } else {
       table->SetFile(f, out[i]);
     }

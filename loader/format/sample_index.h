@@ -32,12 +32,14 @@ struct IndexOptions {
   std::string split = "train";
   const SourceOpener* opener = nullptr;  // nullptr: local files
   std::vector<std::string> parquet_columns;  // Parquet: the top-level columns training reads (empty: all)
+  bool parquet_row_groups = false;  // Parquet: a row group's first row reads its whole span (the others nothing)
 };
 
 // What reading a file's samples needs beyond extents: HDF5 filtered chunks' codec and per-extent filter masks.
 struct FileDecode {
   std::optional<Hdf5ChunkCodec> codec;
   std::vector<uint32_t> masks;  // parallel to the listed extents
+  std::vector<PqGroupLayout> parquet;  // Parquet row-group reads: each row group's span and selected chunks
 };
 
 // The samples of file `path`. npz: every sample reads the whole `x.npy` member, as DLIO's reader loads the full
@@ -48,7 +50,8 @@ struct FileDecode {
 // when its chunk cache cannot hold the chunk) and *decode says how to decode it (nullptr: filtered datasets are
 // refused). Parquet: rows are samples; row group g's read is the span of its selected columns' chunks (MLPerf
 // Storage v3.0's byte-range reader), split among its rows in order, so the rows of a row group read it once,
-// and back-to-back rows coalesce into large reads (docs/dlio-compatibility.md).
+// and back-to-back rows coalesce into large reads (docs/dlio-compatibility.md); with o.parquet_row_groups the
+// row group's first row reads the whole span, as that reader does, and *decode lists the chunks inside it.
 Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
                                       FileDecode* decode = nullptr);
 

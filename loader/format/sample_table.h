@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loader/format/hdf5_chunk_codec.h"
+#include "loader/format/parquet_decode.h"
 #include "loader/io/io_engine.h"
 
 namespace feedrate {
@@ -21,6 +22,8 @@ enum class SampleCheck : uint8_t {
   kImageDecode,    // JPEG/PNG: the whole image decoded to pixels (feedrate.decode)
   kJpegSignature,  // JPEG/PNG files not opened at setup: the format's signature, checked once read (when the file
   kPngSignature,   // fit one transfer)
+  kParquetPages,   // Parquet row-group reads: the page headers of the selected column chunks walked
+  kParquetDecode,  // and every page decompressed and decoded (feedrate.decode)
 };
 
 struct FileSamples {
@@ -78,6 +81,22 @@ class SampleTable {
   }
   const std::vector<Hdf5ChunkCodec>& codecs() const { return codecs_; }
 
+  // Parquet row-group reads: file `file`'s row groups (their spans and selected chunks), any order.
+  void SetParquet(uint32_t file, std::vector<PqGroupLayout> groups) {
+    if (file_pq_.size() < files_.size()) file_pq_.resize(files_.size(), -1);
+    std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.span_offset < b.span_offset; });
+    file_pq_[file] = static_cast<int32_t>(pq_files_.size());
+    pq_files_.push_back(std::move(groups));
+  }
+  // The row group whose span starts at `offset` in file `file` (a row group's first row reads its whole span);
+  // nullptr when none does. A binary search: no allocation, no lock.
+  const PqGroupLayout* ParquetGroupAt(uint32_t file, uint64_t offset) const {
+    if (file >= file_pq_.size() || file_pq_[file] < 0) return nullptr;
+    const auto& g = pq_files_[static_cast<size_t>(file_pq_[file])];
+    auto it = std::lower_bound(g.begin(), g.end(), offset, [](const auto& x, uint64_t o) { return x.span_offset < o; });
+    return it != g.end() && it->span_offset == offset ? &*it : nullptr;
+  }
+
   SampleExtent At(uint64_t sample) const {
     const uint64_t f = sample / spf_, k = sample % spf_;
     const FileSamples& fs = files_.empty() ? uniform_ : files_[f];
@@ -118,6 +137,8 @@ class SampleTable {
   std::vector<int32_t> file_codec_;     // per file: index into codecs_, or -1
   std::vector<Hdf5ChunkCodec> codecs_;
   std::vector<uint32_t> listed_masks_;  // parallel to listed_ (filtered files only; 0 beyond)
+  std::vector<int32_t> file_pq_;        // per file: index into pq_files_, or -1
+  std::vector<std::vector<PqGroupLayout>> pq_files_;
 };
 
 }  // namespace feedrate

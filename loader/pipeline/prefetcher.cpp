@@ -142,6 +142,7 @@ void Prefetcher::BeforeRead(const ReadRequest& request, int fd) {
 Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* data) const {
   static const std::string kUnnamed = "(file)";
   const std::string& path = files_ != nullptr ? files_->path(e.file) : kUnnamed;
+  if (e.length == 0) return Status::Ok();  // nothing read (a Parquet row group's rows after its first)
   if (data == nullptr) {  // the caller sized transfers or retained batches so that this cannot happen
     return Status::IoError(path + ": sample at offset " + std::to_string(e.offset) +
                            " was not in one buffer, so it could not be checked (raise reader.transfer_size or retain batches)");
@@ -176,8 +177,28 @@ Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* d
       if (!st.ok()) return Status::Corruption(path + ": image decode failed: " + st.message());
       break;
     }
+    case SampleCheck::kParquetPages:
+    case SampleCheck::kParquetDecode:
+      return CheckParquetGroup(e, data, path);
     case SampleCheck::kNone:
       break;
+  }
+  return Status::Ok();
+}
+
+// A Parquet row group's span, read whole by its first row: every selected chunk's pages walked (and decoded).
+Status Prefetcher::CheckParquetGroup(const SampleExtent& e, const char* data, const std::string& path) const {
+  const PqGroupLayout* g = table_.ParquetGroupAt(e.file, e.offset);
+  if (g == nullptr || g->span_length != e.length) {
+    return Status::Corruption(path + ": no Parquet row group spans offset " + std::to_string(e.offset));
+  }
+  thread_local ParquetChunkDecoder decoder;  // per I/O thread: its buffers grow once, to the largest page
+  const auto mode = table_.check == SampleCheck::kParquetDecode ? ParquetChunkDecoder::Mode::kDecode
+                                                                 : ParquetChunkDecoder::Mode::kHeaders;
+  for (const PqChunkLayout& c : g->chunks) {
+    PqChunkStats st;
+    Status s = decoder.Walk(c, reinterpret_cast<const uint8_t*>(data) + (c.offset - e.offset), mode, &st);
+    if (!s.ok()) return s.WithContext(path + ": Parquet column chunk at offset " + std::to_string(c.offset));
   }
   return Status::Ok();
 }

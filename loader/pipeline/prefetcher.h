@@ -126,6 +126,7 @@ class Prefetcher final : public CompletionTarget {
   };
   Status CheckSample(const SampleExtent& e, uint64_t id, const char* data) const;
   Status VerifyContent(const SampleExtent& e, uint64_t id, const char* data) const;
+  Status CheckParquetGroup(const SampleExtent& e, const char* data, const std::string& path) const;
   static void Fail(Slot& slot, const Status& st);
   void EndBatchReads(Slot& slot, uint64_t index);
   void SubmitBatch(uint64_t step);

@@ -137,7 +137,9 @@ TEST(ParquetOracle, TrainsOnFilesDuckdbAndHyparquetWrote) {
   fs::create_directories(dir / "made");
   auto made = Oracle("write " + dir / "made" + " 5000 1000");
   ASSERT_TRUE(made.is_array());
-  for (const std::vector<std::string>& selected : {std::vector<std::string>{}, std::vector<std::string>{"f64"}}) {
+  // Split reads of all columns and of one; whole row-group reads decoding every page (feedrate.decode).
+  const std::vector<std::pair<std::vector<std::string>, bool>> variants = {{{}, false}, {{"f64"}, false}, {{}, true}};
+  for (const auto& [selected, decode] : variants) {
     for (const auto& f : made) {
       const std::string file = f.get<std::string>();
       const std::string name = fs::path(file).stem().string();
@@ -145,7 +147,7 @@ TEST(ParquetOracle, TrainsOnFilesDuckdbAndHyparquetWrote) {
       auto ins = Sh(Feedrate("inspect " + file));
       ASSERT_EQ(ins.code, 0) << ins.output;  // every page header of every chunk walks cleanly
       // A one-file dataset of this file; bytes read must be its spans, as DuckDB's metadata gives them.
-      const std::string data = dir / ("d_" + name + std::to_string(selected.size()));
+      const std::string data = dir / ("d_" + name + std::to_string(selected.size()) + (decode ? "_decode" : ""));
       fs::create_directories(data + "/train");
       fs::copy_file(file, data + "/train/img_0_of_1.parquet");
       std::string params = " --param dataset.format=parquet --param dataset.num_files_train=1"
@@ -153,10 +155,15 @@ TEST(ParquetOracle, TrainsOnFilesDuckdbAndHyparquetWrote) {
                            " --param train.computation_time=0.001 --param train.epochs=2";
       if (!selected.empty()) params += " --param storage.storage_options.columns=[f64]";
       if (name.ends_with("zstd")) params += " --param feedrate.engine=posix";  // both engines see empty rows
+      if (decode) params += " --param feedrate.decode=true --param reader.transfer_size=1048576";
       auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + params + " --results-dir " + data + "/r"));
       ASSERT_TRUE(run.code == 0 || run.code == 3) << name << "\n" << run.output;
-      const uint64_t read = ReadJson(data + "/r/summary.json")["feedrate"]["bytes_read"].get<uint64_t>();
-      EXPECT_EQ(read, 2 * SpanBytes(Oracle("meta " + file), selected)) << name;
+      const auto fr = ReadJson(data + "/r/summary.json")["feedrate"];
+      EXPECT_EQ(fr["bytes_read"].get<uint64_t>(), 2 * SpanBytes(Oracle("meta " + file), selected)) << name;
+      if (decode) {
+        EXPECT_NE(fr["sample_check"].get<std::string>().find("decompressed and its levels and values decoded"), std::string::npos) << fr;
+        EXPECT_GT(fr["sample_check_seconds"].get<double>(), 0.0) << name;
+      }
     }
   }
 }
@@ -184,6 +191,66 @@ TEST(ParquetOracle, DamagedFilesExitTwoNamingTheFileAndTheCause) {
       EXPECT_NE(r.output.find(cause), std::string::npos) << cause << "\n" << r.output;
     }
   }
+}
+
+// inspect --decode decompresses and decodes every page (PLAIN, dictionary, BYTE_STREAM_SPLIT, DELTA_BINARY_PACKED;
+// data pages v1 and v2; nulls and lists): every column's values and sum are DuckDB's, for files DuckDB and
+// hyparquet wrote and for files Feedrate wrote with each codec.
+TEST(ParquetOracle, DecodingEveryPageGivesTheOraclesValuesAndSums) {
+  REQUIRE_ORACLE();
+  test::TempDir dir;
+  fs::create_directories(dir / "made");
+  std::vector<std::string> files;
+  for (const auto& f : Oracle("write " + dir / "made" + " 3000 1000")) files.push_back(f.get<std::string>());
+  for (const std::string codec : {"none", "snappy", "gzip", "zstd", "lz4"}) {
+    auto gen = Sh(Feedrate("datagen -w " + WriteWorkload(dir, dir / codec) + " --param dataset.num_files_train=1 "
+                           "--param dataset.compression=" + codec));
+    ASSERT_EQ(gen.code, 0) << gen.output;
+    files.push_back(dir / codec + "/train/img_0_of_1.parquet");
+  }
+  for (const auto& file : files) {
+    auto ins = Sh(Feedrate("inspect --decode --json " + file));
+    ASSERT_EQ(ins.code, 0) << ins.output;
+    auto mine = nlohmann::json::parse(ins.output)["decoded"]["columns"];
+    auto duck = Oracle("read-duckdb " + file)["duckdb"]["columns"];
+    size_t summed = 0;
+    for (const auto& c : mine) {
+      const std::string path = c["path"].get<std::string>();
+      const std::string top = path.substr(0, path.find('.'));
+      ASSERT_TRUE(duck.contains(top)) << file << " " << path;
+      EXPECT_EQ(c["values"], duck[top]["values"]) << file << " " << path;
+      if (c["sum"].is_null()) continue;
+      const double x = c["sum"].get<double>(), y = duck[top]["sum"].get<double>();
+      EXPECT_NEAR(x, y, 1e-6 * std::max(1.0, std::fabs(y))) << file << " " << path;
+      ++summed;
+    }
+    EXPECT_EQ(summed, mine.size()) << file;  // every column here is numeric
+  }
+}
+
+// Whole row-group reads walk the page headers on the I/O threads: a damaged page header stops the run naming the
+// file and the chunk (split reads do not see page boundaries: inspect checks them).
+TEST(ParquetOracle, ADamagedPageHeaderStopsAWholeRowGroupRunNamingTheFile) {
+  test::TempDir dir;
+  auto gen = Sh(Feedrate("datagen -w " + WriteWorkload(dir, dir / "d") + " --param dataset.num_files_train=1"));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  const std::string path = dir / "d/train/img_0_of_1.parquet";
+  auto ins = Sh(Feedrate("inspect --json " + path));
+  ASSERT_EQ(ins.code, 0) << ins.output;
+  const auto chunk = nlohmann::json::parse(ins.output)["row_groups"][0]["columns"][0];
+  const int64_t at = chunk["start"].get<int64_t>();
+  std::string bytes = test::ReadFile(path);
+  for (int64_t i = at; i < at + 6; ++i) bytes[static_cast<size_t>(i)] = static_cast<char>(0xff);
+  test::WriteFile(path, bytes);
+  const std::string run = "run -w " + dir / "w.yaml" + " --param dataset.num_files_train=1 --param train.epochs=1 "
+                          "--param reader.transfer_size=67108864 --results-dir " + dir / "r";
+  for (const std::string param : {" --param feedrate.parquet_group_reads=whole", " --param feedrate.decode=true"}) {
+    auto r = Sh(Feedrate(run + param));
+    EXPECT_EQ(r.code, 2) << param << "\n" << r.output;
+    EXPECT_NE(r.output.find(path + ": Parquet column chunk at offset " + std::to_string(at)), std::string::npos) << r.output;
+  }
+  auto split = Sh(Feedrate(run + " --param feedrate.parquet_group_reads=split"));
+  EXPECT_TRUE(split.code == 0 || split.code == 3) << split.output;
 }
 
 }  // namespace

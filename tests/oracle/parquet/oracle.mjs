@@ -86,12 +86,17 @@ async function write(dir, rows, rowGroup) {
   const con = await duck();
   const made = [];
   const table = `SELECT (i * 0.001)::FLOAT AS f32, (i % 100)::TINYINT AS i8, i::BIGINT AS i64, (i * 0.5)::DOUBLE AS f64,
-                        [i::FLOAT, (i + 1)::FLOAT, (i + 2)::FLOAT, (i + 3)::FLOAT] AS vec FROM range(${rows}) t(i)`;
+                        [i::FLOAT, (i + 1)::FLOAT, (i + 2)::FLOAT, (i + 3)::FLOAT] AS vec,
+                        CASE WHEN i % 7 = 0 THEN NULL ELSE i END::INTEGER AS maybe FROM range(${rows}) t(i)`;
   for (const codec of ['uncompressed', 'snappy', 'gzip', 'zstd', 'lz4']) {
     const f = `${dir}/duckdb_${codec}.parquet`;
     await con.run(`COPY (${table}) TO '${f}' (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE ${rowGroup})`);
     made.push(f);
   }
+  // Format version 2: data pages v2, BYTE_STREAM_SPLIT floats, DELTA_BINARY_PACKED integers.
+  const v2 = `${dir}/duckdb_v2_zstd.parquet`;
+  await con.run(`COPY (${table}) TO '${v2}' (FORMAT parquet, COMPRESSION zstd, PARQUET_VERSION V2, ROW_GROUP_SIZE ${rowGroup})`);
+  made.push(v2);
   const f = `${dir}/hyparquet_snappy.parquet`;
   const ints = Array.from({ length: rows }, (_, i) => i);
   parquetWriteFile({
