@@ -272,10 +272,13 @@ Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const
   // place; larger ones are checked in retained batch memory.
   s->retain = RetainsBatches(opt) ||
               ((s->table.check != SampleCheck::kNone || s->content) && engine.MaxWindow(max_extent) > eo.transfer_size);
-  double engine_bytes = static_cast<double>(EngineBufferBytes(cfg.engine, eo));
-  double retain_bytes = s->retain ? static_cast<double>(opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) *
-                                                        cfg.batch_size) * static_cast<double>(engine.MaxWindow(max_extent))
-                                  : 0;
+  // GPUDirect reads land in registered device slots: no engine buffers and no slots in host memory (the slots'
+  // device memory was allocated, and so checked, when the accelerator memory was set up).
+  const bool gds = s->staging.gds;
+  double engine_bytes = gds ? 0.0 : static_cast<double>(EngineBufferBytes(cfg.engine, eo));
+  double retain_bytes = s->retain && !gds ? static_cast<double>(opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) *
+                                                                cfg.batch_size) * static_cast<double>(engine.MaxWindow(max_extent))
+                                          : 0;
   s->buffer_bytes = engine_bytes + retain_bytes;
   HostInfo host = ReadHostInfo();
   if (s->buffer_bytes > static_cast<double>(host.mem_available_bytes) / 2) {
@@ -386,10 +389,10 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   FEEDRATE_RETURN_IF_ERROR(IndexRankFiles(cfg, opt, f, s));
   s->engine_options = engine.options;
   FEEDRATE_RETURN_IF_ERROR(PrepareVerify(cfg, opt, s));
-  FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, engine, s));
   const GdsInputs gds{s->s3 != nullptr, s->content != nullptr, f.size() > 0 ? s->files[f.first()] : std::string()};
   FEEDRATE_RETURN_IF_ERROR(SetUpAcceleratorMemory(cfg, opt, comm, s->table, cfg.odirect ? align : 0,
                                                   s->eval_sampler != nullptr, gds, &s->staging));
+  FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, engine, s));  // after the GDS decision: where the slots live
   return OpenEngine(cfg, opt, comm, s);
 }
 

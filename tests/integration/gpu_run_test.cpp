@@ -155,6 +155,7 @@ TEST_F(GpuRun, GdsReadsEverySampleIntoRegisteredDeviceMemoryWithoutACopy) {
               std::string::npos) << a.dump();
     EXPECT_EQ(a["h2d_bytes"].get<uint64_t>(), 0u);
     EXPECT_EQ(a["batches_copied"].get<uint64_t>(), 0u);
+    EXPECT_EQ(f["buffer_bytes_per_rank"].get<double>(), 0.0);  // no read buffer in host memory: the slots are on the GPU
     EXPECT_GE(a["gds_bytes"].get<uint64_t>(), f["bytes_read"].get<uint64_t>());  // windows include alignment
     EXPECT_EQ(f["engine_detail"].get<std::string>().rfind("cufile (cuFileRead into GPU memory", 0), 0u)
         << f["engine_detail"];
