@@ -196,8 +196,6 @@ Result<FileSamples> IndexImage(const ByteSource& src, DataFormat format, const I
   return FileSamples{0, 0, size, -1};
 }
 
-// Parquet: row k's extent is its share of its row group's span (extents of a row group tile the span exactly; in a
-// span shorter than its rows some rows read nothing, which the engines complete at once).
 // Row-group reads: the layout of each row group's selected chunks, which the I/O threads walk or decode.
 Status ParquetGroups(const PqFileMetaData& m, const std::vector<PqSpan>& spans, const IndexOptions& o,
                      const std::string& name, std::vector<PqGroupLayout>* out) {
@@ -213,6 +211,9 @@ Status ParquetGroups(const PqFileMetaData& m, const std::vector<PqSpan>& spans, 
   return Status::Ok();
 }
 
+// Parquet: row k's extent is its share of its row group's span (extents of a row group tile the span exactly; in a
+// span shorter than its rows some rows read nothing, which the engines complete at once); with whole row-group
+// reads the group's first row reads the span and the others nothing.
 Result<FileSamples> IndexParquet(const ByteSource& src, const IndexOptions& o, std::vector<SampleExtent>* listed,
                                  FileDecode* decode) {
   FEEDRATE_ASSIGN_OR_RETURN(auto m, ReadParquetFooter(src));
