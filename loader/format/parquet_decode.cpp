@@ -326,6 +326,7 @@ Status ParquetChunkDecoder::DecodeDictionary(const PqChunkLayout& c, const PqPag
     GrowTo(&dict_, static_cast<size_t>(n * w));
     std::memcpy(dict_.data(), p, static_cast<size_t>(n * w));
   } else if (c.type == static_cast<int32_t>(PqType::kByteArray)) {
+    if (n > size / 4) return Status::Corruption("dictionary page holds fewer bytes than its values' lengths");
     GrowTo(&dict_, static_cast<size_t>(n * 8));  // (offset, length) pairs into the page
     size_t pos = 0;
     for (uint64_t i = 0; i < n; ++i) {
