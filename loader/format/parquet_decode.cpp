@@ -187,8 +187,9 @@ float HalfToFloat(uint16_t h) {
 // The sum of `n` decoded fixed-width values (the oracle's per-column check).
 double SumOf(const PqChunkLayout& c, const char* v, uint64_t n) {
   double s = 0;
+  const uint32_t w = FixedWidth(c);
   for (uint64_t i = 0; i < n; ++i) {
-    const char* x = v + i * FixedWidth(c);
+    const char* x = v + i * w;
     if (c.type == static_cast<int32_t>(PqType::kInt32)) {
       int32_t a;
       std::memcpy(&a, x, 4);
@@ -271,7 +272,6 @@ Result<std::vector<PqChunkLayout>> ParquetChunkLayouts(const PqFileMetaData& m, 
 Status ParquetChunkDecoder::Walk(const PqChunkLayout& c, const uint8_t* data, Mode mode, PqChunkStats* st) {
   uint64_t at = 0, values = 0;
   dict_count_ = 0;
-  dict_width_ = 0;
   while (at < c.size) {
     auto h = ParsePageHeader(data + at, static_cast<size_t>(c.size - at));
     if (!h.ok()) return h.status().WithContext("page at chunk offset " + std::to_string(at));
@@ -340,7 +340,6 @@ Status ParquetChunkDecoder::DecodeDictionary(const PqChunkLayout& c, const PqPag
     return Status::Unsupported("a dictionary of BOOLEAN values");
   }
   dict_count_ = n;
-  dict_width_ = w;
   return Status::Ok();
 }
 

@@ -62,7 +62,6 @@ class ParquetChunkDecoder {
   std::string dict_raw_;    // the dictionary page's decompressed bytes
   std::string dict_;        // the dictionary's values, fixed width (byte arrays: offsets into dict_raw_)
   uint64_t dict_count_ = 0;
-  uint32_t dict_width_ = 0;
   std::vector<uint16_t> levels_;
   std::vector<uint32_t> indices_;
   std::string column_;      // the decoded values of the current page
