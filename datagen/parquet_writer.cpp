@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "datagen/parquet_encoding.h"
 #include "datagen/temp_file.h"
 #include "loader/format/parquet.h"
 #include "loader/format/parquet_codec.h"
@@ -15,6 +16,7 @@ namespace {
 
 constexpr uint64_t kPageBytes = 1 << 20;       // pyarrow's data_page_size
 constexpr uint64_t kWriteBatch = 1024;         // pyarrow's write_batch_size: pages close at a multiple of it
+constexpr uint64_t kDictionaryPageLimit = 1 << 20;  // pyarrow's dictionary_pagesize_limit
 constexpr size_t kFlushBytes = size_t{4} << 20;
 
 // How one dtype is stored (Arrow's mapping to Parquet, format version 2.6).
@@ -51,11 +53,17 @@ uint32_t DtypeBits(const std::string& dtype) {
   return 64;
 }
 
-uint16_t HalfOf(uint32_t k) {  // k / 1024 as an IEEE half, k < 1024
-  if (k == 0) return 0;
-  int e = 31 - __builtin_clz(k);  // 0..9
-  const uint32_t mantissa = (k - (1u << e)) << (10 - e);
-  return static_cast<uint16_t>(((e + 5) << 10) | mantissa);
+// numpy's float16 draw: a float32 uniform k / 2^24 (k < 2^24) rounded to half precision, nearest even, as
+// DLIO's gen_random_tensor does (rng.random(dtype=float32).astype(float16)). 1.0 can occur.
+uint16_t HalfOfUniform24(uint32_t k) {
+  if (k < 1024) return static_cast<uint16_t>(k);  // below 2^-14: a subnormal half, exactly k x 2^-24
+  const int e = 31 - __builtin_clz(k);             // 10..23: k / 2^24 = 1.m x 2^(e - 24)
+  const int shift = e - 10;                        // mantissa bits below the half's 10
+  const uint32_t frac = k - (1u << e);
+  uint32_t h = (static_cast<uint32_t>(e - 9) << 10) + (frac >> shift);
+  const uint32_t rest = frac & ((1u << shift) - 1), half = shift > 0 ? 1u << (shift - 1) : 0;
+  if (shift > 0 && (rest > half || (rest == half && (h & 1) != 0))) ++h;  // a carry moves into the exponent
+  return static_cast<uint16_t>(h);
 }
 
 // Fills `n` values of `width` bytes at `dst`, each made by `make` from 64 random bits.
@@ -93,7 +101,7 @@ void AppendValues(const std::string& dtype, const Physical& p, uint64_t n, FastB
     });
   } else if (dtype == "float16") {
     FillValues(dst, n, 2, rng, [](uint64_t r, char* d) {
-      const uint16_t h = HalfOf(static_cast<uint32_t>(r >> 54));
+      const uint16_t h = HalfOfUniform24(static_cast<uint32_t>(r >> 40));
       std::memcpy(d, &h, 2);
     });
   } else if (width == 4) {  // 8-, 16- and 32-bit integers: INT32, sign- or zero-extended
@@ -109,52 +117,10 @@ void AppendValues(const std::string& dtype, const Physical& p, uint64_t n, FastB
   }
 }
 
-void AppendVarint(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-// RLE/bit-packed hybrid levels (widths <= 8), v1 page form: a 4-byte length, then RLE runs only.
-class LevelRuns {
- public:
-  void Add(uint8_t level, uint64_t count) {
-    if (count == 0) return;
-    if (count_ > 0 && level == level_) {
-      count_ += count;
-      return;
-    }
-    Flush();
-    level_ = level;
-    count_ = count;
-  }
-  void AppendTo(std::string* out) {
-    Flush();
-    const uint32_t n = static_cast<uint32_t>(runs_.size());
-    out->append(reinterpret_cast<const char*>(&n), 4);
-    out->append(runs_);
-    runs_.clear();
-  }
-
- private:
-  void Flush() {
-    if (count_ == 0) return;
-    AppendVarint(count_ << 1, &runs_);
-    runs_.push_back(static_cast<char>(level_));
-    count_ = 0;
-  }
-  std::string runs_;
-  uint8_t level_ = 0;
-  uint64_t count_ = 0;
-};
-
 struct ColumnPlan {
   ParquetColumn col;
   Physical phys;
   std::string leaf_path;
-  uint64_t values_per_page = 0;
 };
 
 std::vector<ColumnPlan> PlanColumns(const ParquetFileSpec& spec) {
@@ -162,10 +128,7 @@ std::vector<ColumnPlan> PlanColumns(const ParquetFileSpec& spec) {
   std::vector<ParquetColumn> cols = spec.columns;
   if (cols.empty()) cols.push_back({"data", "uint8", spec.legacy_elems, true});
   for (const auto& c : cols) {
-    ColumnPlan p{c, PhysicalFor(c.dtype), c.size > 1 ? c.name + ".list.element" : c.name, 0};
-    const uint64_t batch_bytes = std::max<uint64_t>(1, kWriteBatch * p.phys.bits / 8);
-    p.values_per_page = (kPageBytes + batch_bytes - 1) / batch_bytes * kWriteBatch;
-    out.push_back(p);
+    out.push_back({c, PhysicalFor(c.dtype), c.size > 1 ? c.name + ".list.element" : c.name});
   }
   return out;
 }
@@ -220,57 +183,202 @@ class Sink {
   uint64_t offset_ = 0;
 };
 
-// One page's body: levels then values. `first` is the chunk-relative index of the page's first value.
-void PageBody(const ColumnPlan& p, uint64_t first, uint64_t n, FastBytes& rng, std::string* body) {
-  body->clear();
-  const uint64_t L = p.col.size;
-  if (L > 1) {
-    LevelRuns rep;
-    for (uint64_t v = first; v < first + n;) {
-      const uint64_t in_row = v % L;
-      if (in_row == 0) {
-        rep.Add(0, 1);
-        ++v;
-      } else {
-        const uint64_t take = std::min(L - in_row, first + n - v);
-        rep.Add(1, take);
-        v += take;
-      }
-    }
-    rep.AppendTo(body);
+// Buffers one column chunk writer reuses from chunk to chunk (a file has rows/row_group_size x columns chunks).
+struct ChunkScratch {
+  ValueDictionary dict;
+  RleHybridEncoder rep, def, indices_rle;
+  std::vector<uint32_t> indices;         // the open page's dictionary indices
+  std::string batch, values, body, packed;
+  std::vector<std::string> held;         // pages (header + bytes) waiting for the dictionary page
+};
+
+// One column chunk as Arrow's column writer lays it out with pyarrow's defaults (parquet/column_writer.cc):
+// values arrive in batches of 1024; after each batch the open page closes once its estimated size reaches
+// 1 MiB, and then a dictionary that has reached 1 MiB is written and the chunk falls back to PLAIN pages. While
+// the dictionary is in use its pages wait in memory: the dictionary page must come first. BOOLEAN columns are
+// never dictionary-encoded. Every value is present (definition levels at their maximum).
+class ChunkWriter {
+ public:
+  ChunkWriter(const ColumnPlan& p, int32_t codec, FastBytes& rng, Sink& out, ChunkScratch& s)
+      : p_(p), codec_(codec), rng_(rng), out_(out), s_(s) {}
+  Result<PqColumnChunk> Write(uint64_t rows);
+
+ private:
+  void AddLevels(uint64_t first, uint64_t n);
+  void AddValues(uint64_t n);
+  uint64_t EstimatedPageBytes() const;
+  Status AddDataPage();
+  Status FallBackToPlain();
+  Status WriteDictionaryPage();
+  Status WritePage(PqPageHeader h, bool hold);
+  Status WriteHeldPages();
+  static void AppendLevels(RleHybridEncoder& levels, std::string* body);
+
+  const ColumnPlan& p_;
+  const int32_t codec_;
+  FastBytes& rng_;
+  Sink& out_;
+  ChunkScratch& s_;
+  PqColumnChunk c_;
+  bool dictionary_ = false;    // the open page holds dictionary indices
+  uint64_t page_values_ = 0;   // values in the open page
+};
+
+Result<PqColumnChunk> ChunkWriter::Write(uint64_t rows) {
+  c_.path = p_.leaf_path;
+  c_.type = static_cast<int32_t>(p_.phys.type);
+  c_.codec = codec_;
+  c_.num_values = static_cast<int64_t>(rows * p_.col.size);
+  c_.data_page_offset = -1;
+  dictionary_ = p_.phys.type != PqType::kBoolean;
+  c_.encodings = dictionary_ ? std::vector<int32_t>{kPlain, kRle, kRleDictionary} : std::vector<int32_t>{kRle, kPlain};
+  s_.dict.Clear(p_.phys.bits / 8);
+  s_.rep.Reset(1);
+  s_.def.Reset(p_.col.size > 1 ? 2 : 1);
+  const auto total = static_cast<uint64_t>(c_.num_values);
+  for (uint64_t first = 0; first < total; first += kWriteBatch) {
+    const uint64_t n = std::min(kWriteBatch, total - first);
+    AddLevels(first, n);
+    AddValues(n);
+    page_values_ += n;
+    if (EstimatedPageBytes() >= kPageBytes) FEEDRATE_RETURN_IF_ERROR(AddDataPage());
+    if (dictionary_ && s_.dict.encoded_bytes() >= kDictionaryPageLimit) FEEDRATE_RETURN_IF_ERROR(FallBackToPlain());
   }
-  LevelRuns def;
-  def.Add(L > 1 ? 3 : 1, n);  // every value present
-  def.AppendTo(body);
-  AppendValues(p.col.dtype, p.phys, n, rng, body);
+  if (dictionary_) FEEDRATE_RETURN_IF_ERROR(WriteDictionaryPage());
+  if (page_values_ > 0) FEEDRATE_RETURN_IF_ERROR(AddDataPage());
+  FEEDRATE_RETURN_IF_ERROR(WriteHeldPages());
+  return c_;
 }
 
-Result<PqColumnChunk> WriteChunk(const ColumnPlan& p, uint64_t rows, int32_t codec, FastBytes& rng, Sink& out) {
-  PqColumnChunk c;
-  c.path = p.leaf_path;
-  c.type = static_cast<int32_t>(p.phys.type);
-  c.codec = codec;
-  c.encodings = {kPlain, kRle};
-  c.num_values = static_cast<int64_t>(rows * p.col.size);
-  c.data_page_offset = static_cast<int64_t>(out.offset());
-  std::string body, packed;
-  for (uint64_t first = 0; first < static_cast<uint64_t>(c.num_values); first += p.values_per_page) {
-    const uint64_t n = std::min<uint64_t>(p.values_per_page, static_cast<uint64_t>(c.num_values) - first);
-    PageBody(p, first, n, rng, &body);
-    FEEDRATE_RETURN_IF_ERROR(ParquetCompress(codec, body, &packed));
-    PqPageHeader h;
-    h.type = static_cast<int32_t>(PqPageType::kDataPage);
-    h.uncompressed_page_size = static_cast<int32_t>(body.size());
-    h.compressed_page_size = static_cast<int32_t>(packed.size());
-    h.num_values = static_cast<int32_t>(n);
-    h.encoding = kPlain;
-    const std::string header = SerializePageHeader(h);
-    FEEDRATE_RETURN_IF_ERROR(out.Append(header));
-    FEEDRATE_RETURN_IF_ERROR(out.Append(packed));
-    c.total_uncompressed_size += static_cast<int64_t>(header.size() + body.size());
-    c.total_compressed_size += static_cast<int64_t>(header.size() + packed.size());
+// Levels of values [first, first + n) of the chunk: a list's first value repeats at level 0, the rest at 1.
+void ChunkWriter::AddLevels(uint64_t first, uint64_t n) {
+  const uint64_t L = p_.col.size;
+  if (L > 1) {
+    for (uint64_t v = first; v < first + n;) {
+      const uint64_t in_row = v % L;
+      const uint64_t take = in_row == 0 ? 1 : std::min(L - in_row, first + n - v);
+      s_.rep.PutRun(in_row == 0 ? 0 : 1, take);
+      v += take;
+    }
   }
-  return c;
+  s_.def.PutRun(L > 1 ? 3 : 1, n);
+}
+
+void ChunkWriter::AddValues(uint64_t n) {
+  s_.batch.clear();
+  AppendValues(p_.col.dtype, p_.phys, n, rng_, &s_.batch);
+  if (!dictionary_) {
+    s_.values.append(s_.batch);
+    return;
+  }
+  const size_t width = p_.phys.bits / 8;
+  for (uint64_t i = 0; i < n; ++i) s_.indices.push_back(s_.dict.IndexOf(s_.batch.data() + i * width));
+}
+
+// Arrow's EstimatedDataEncodedSize: PLAIN pages their bytes; dictionary pages a worst case of their indices.
+uint64_t ChunkWriter::EstimatedPageBytes() const {
+  if (!dictionary_) return s_.values.size();
+  const int width = DictionaryIndexWidth(s_.dict.entries());
+  return 1 + RleHybridEncoder::MaxBufferSize(width, s_.indices.size()) + RleHybridEncoder::MinBufferSize(width);
+}
+
+void ChunkWriter::AppendLevels(RleHybridEncoder& levels, std::string* body) {
+  const std::string& runs = levels.Finish();
+  const auto n = static_cast<uint32_t>(runs.size());
+  body->append(reinterpret_cast<const char*>(&n), 4);  // v1 pages: levels carry a 4-byte length
+  body->append(runs);
+}
+
+Status ChunkWriter::AddDataPage() {
+  std::string& body = s_.body;
+  body.clear();
+  if (p_.col.size > 1) AppendLevels(s_.rep, &body);
+  AppendLevels(s_.def, &body);
+  s_.rep.Reset(1);
+  s_.def.Reset(p_.col.size > 1 ? 2 : 1);
+  PqPageHeader h;
+  h.type = static_cast<int32_t>(PqPageType::kDataPage);
+  h.num_values = static_cast<int32_t>(page_values_);
+  if (dictionary_) {
+    const int width = DictionaryIndexWidth(s_.dict.entries());
+    body.push_back(static_cast<char>(width));
+    s_.indices_rle.Reset(width);
+    for (uint32_t i : s_.indices) s_.indices_rle.Put(i);
+    body.append(s_.indices_rle.Finish());
+    s_.indices.clear();
+    h.encoding = kRleDictionary;
+  } else {
+    body.append(s_.values);
+    s_.values.clear();
+    h.encoding = kPlain;
+  }
+  page_values_ = 0;
+  return WritePage(h, dictionary_);
+}
+
+// Arrow's FallbackToPlainEncoding: the dictionary page, then the pages that waited for it, then PLAIN pages.
+Status ChunkWriter::FallBackToPlain() {
+  FEEDRATE_RETURN_IF_ERROR(WriteDictionaryPage());
+  if (page_values_ > 0) FEEDRATE_RETURN_IF_ERROR(AddDataPage());
+  FEEDRATE_RETURN_IF_ERROR(WriteHeldPages());
+  dictionary_ = false;
+  return Status::Ok();
+}
+
+Status ChunkWriter::WriteDictionaryPage() {
+  s_.body.clear();
+  s_.dict.AppendPlain(&s_.body);
+  c_.dictionary_page_offset = static_cast<int64_t>(out_.offset());
+  PqPageHeader h;
+  h.type = static_cast<int32_t>(PqPageType::kDictionaryPage);
+  h.num_values = static_cast<int32_t>(s_.dict.entries());
+  h.encoding = kPlain;
+  return WritePage(h, false);
+}
+
+// Compresses s_.body and writes the page, or holds it (a data page written before its dictionary page).
+Status ChunkWriter::WritePage(PqPageHeader h, bool hold) {
+  FEEDRATE_RETURN_IF_ERROR(ParquetCompress(codec_, s_.body, &s_.packed));
+  h.uncompressed_page_size = static_cast<int32_t>(s_.body.size());
+  h.compressed_page_size = static_cast<int32_t>(s_.packed.size());
+  std::string page = SerializePageHeader(h);
+  c_.total_uncompressed_size += static_cast<int64_t>(page.size() + s_.body.size());
+  c_.total_compressed_size += static_cast<int64_t>(page.size() + s_.packed.size());
+  page.append(s_.packed);
+  if (hold) {
+    s_.held.push_back(std::move(page));
+    return Status::Ok();
+  }
+  if (h.type == static_cast<int32_t>(PqPageType::kDataPage) && c_.data_page_offset < 0) {
+    c_.data_page_offset = static_cast<int64_t>(out_.offset());
+  }
+  return out_.Append(page);
+}
+
+Status ChunkWriter::WriteHeldPages() {
+  for (const std::string& page : s_.held) {
+    if (c_.data_page_offset < 0) c_.data_page_offset = static_cast<int64_t>(out_.offset());
+    FEEDRATE_RETURN_IF_ERROR(out_.Append(page));
+  }
+  s_.held.clear();
+  return Status::Ok();
+}
+
+// About the bytes of a chunk of `n` values (levels and page headers add well under 1%): a dictionary of the
+// distinct values the draws can give and indices of its width, or, where the dictionary reaches its limit, that
+// limit's values so encoded and PLAIN for the rest.
+uint64_t ChunkBytesEstimate(const ColumnPlan& p, uint64_t n) {
+  const uint64_t width = std::max<uint32_t>(8, p.phys.bits) / 8;
+  if (p.phys.type == PqType::kBoolean) return n / 8 + 64;
+  const std::string& d = p.col.dtype;
+  const uint32_t drawn_bits = d == "float32" ? 24 : d == "float64" ? 53 : d == "float16" ? 14 : DtypeBits(d);
+  const uint64_t distinct = drawn_bits >= 40 ? n : std::min<uint64_t>(n, uint64_t{1} << drawn_bits);
+  if (distinct * width < kDictionaryPageLimit) {
+    return distinct * width + n * static_cast<uint64_t>(DictionaryIndexWidth(distinct) + 1) / 8 + 64;
+  }
+  const uint64_t in_dictionary = std::min(n, kDictionaryPageLimit / width + kWriteBatch);
+  return kDictionaryPageLimit + in_dictionary * static_cast<uint64_t>(DictionaryIndexWidth(in_dictionary) + 1) / 8 +
+         (n - in_dictionary) * width + 64;
 }
 
 }  // namespace
@@ -286,9 +394,13 @@ ParquetFileSpec DlioParquetSpec(const WorkloadConfig& cfg, uint64_t d1, uint64_t
 }
 
 uint64_t ParquetDataBytes(const ParquetFileSpec& spec) {
-  uint64_t bytes = 0;
-  for (const auto& p : PlanColumns(spec)) bytes += spec.rows * p.col.size * std::max<uint32_t>(8, p.phys.bits) / 8;
-  return bytes + 4096;
+  uint64_t bytes = 4096;
+  for (const auto& p : PlanColumns(spec)) {
+    for (uint64_t row = 0; row < spec.rows; row += spec.row_group_size) {
+      bytes += ChunkBytesEstimate(p, std::min(spec.row_group_size, spec.rows - row) * p.col.size);
+    }
+  }
+  return bytes + bytes / 100;
 }
 
 Status WriteDlioParquet(const std::string& path, const ParquetFileSpec& spec, uint64_t seed) {
@@ -306,11 +418,12 @@ Status WriteDlioParquet(const std::string& path, const ParquetFileSpec& spec, ui
   m.schema[0].num_children = static_cast<int32_t>(plans.size());
   for (const auto& p : plans) AddSchema(p, &m.schema);
   FastBytes rng(seed);
+  ChunkScratch scratch;
   for (uint64_t row = 0; row < spec.rows; row += spec.row_group_size) {
     PqRowGroup g;
     g.num_rows = static_cast<int64_t>(std::min(spec.row_group_size, spec.rows - row));
     for (const auto& p : plans) {
-      auto c = WriteChunk(p, static_cast<uint64_t>(g.num_rows), spec.codec, rng, out);
+      auto c = ChunkWriter(p, spec.codec, rng, out, scratch).Write(static_cast<uint64_t>(g.num_rows));
       if (!c.ok()) return c.status().WithContext(path);
       g.total_byte_size += c->total_uncompressed_size;
       g.columns.push_back(std::move(*c));

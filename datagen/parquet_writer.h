@@ -1,7 +1,8 @@
 // Writes DLIO-layout Parquet files, as MLPerf Storage v3.0's generator (mlcommons/DLIO_local_changes
 // parquet_generator.py, pyarrow) lays them out: one nullable column per dataset.parquet.columns entry (a scalar,
-// or a fixed-size list when size > 1), row groups of dataset.parquet.row_group_size rows, PLAIN values in v1 data
-// pages of ~1 MiB, the page codec of dataset.compression. docs/parquet.md says what differs from pyarrow's bytes.
+// or a fixed-size list when size > 1), row groups of dataset.parquet.row_group_size rows, v1 data pages of ~1 MiB
+// with dictionary encoding falling back to PLAIN as pyarrow's defaults do, the page codec of
+// dataset.compression. docs/formats.md says what differs from pyarrow's bytes.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +25,7 @@ struct ParquetFileSpec {
 // The columns a file has for `cfg`: cfg.parquet_columns, or the legacy `data` column of d1*d2 uint8 values.
 ParquetFileSpec DlioParquetSpec(const WorkloadConfig& cfg, uint64_t d1, uint64_t d2);
 
-// Bytes of values and levels the file holds before compression (for the free-space check; the footer and page
-// headers add well under 1%).
+// About the bytes the file holds before compression, within a few percent above (for the free-space check).
 uint64_t ParquetDataBytes(const ParquetFileSpec& spec);
 
 // Writes `path` through a temporary name (renamed when complete); values are uniform in [0, 1) for floats and

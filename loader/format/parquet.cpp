@@ -351,6 +351,7 @@ std::string SerializePageHeader(const PqPageHeader& h) {
     w.FieldStructBegin(7);
     w.FieldI32(1, h.num_values);
     w.FieldI32(2, h.encoding);
+    w.FieldBool(3, false);  // is_sorted, which Arrow always writes
     w.EndStruct();
   } else {
     w.FieldStructBegin(5);

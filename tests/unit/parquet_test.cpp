@@ -122,7 +122,9 @@ TEST(Parquet, LargeColumnsSplitIntoPagesOfAboutOneMebibyte) {
   const std::string path = WriteFile(dir, spec);
   auto report = InspectParquetFile(path);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  // 800,000 values in pages of 262,144 (pyarrow: a multiple of 1024 values reaching 1 MiB).
+  // 800,000 values: a dictionary page of 1 MiB and one page of its indices (~264,000 values), then PLAIN pages of
+  // 262,144 values (pyarrow: the first multiple of 1024 values reaching 1 MiB).
+  EXPECT_EQ(report->pages[0][0].dictionary_pages, 1u);
   EXPECT_EQ(report->pages[0][0].data_pages, 4u);
   EXPECT_EQ(report->pages[0][0].values, 800000u);
 }
