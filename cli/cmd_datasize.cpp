@@ -1,4 +1,4 @@
-// `feedrate datasize`: the minimum dataset for a workload under the mlpstorage v2.0 rule.
+// `feedrate datasize`: the minimum dataset for a workload under the mlpstorage v3.0 rule.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -62,7 +62,7 @@ int CheckpointDatasize(const WorkloadConfig& c, uint64_t ranks, bool json) {
 }  // namespace
 
 Runner AddDatasize(CLI::App& app) {
-  auto* sub = app.add_subcommand("datasize", "minimum num_files_train per the mlpstorage v2.0 rule");
+  auto* sub = app.add_subcommand("datasize", "minimum num_files_train per the mlpstorage v3.0 rule");
   auto w = std::make_shared<WorkloadArgs>();
   auto a = std::make_shared<DatasizeArgs>();
   w->Register(sub, false);
@@ -80,7 +80,7 @@ Runner AddDatasize(CLI::App& app) {
       std::fprintf(stderr, "feedrate: error: --client-memory-gib is required for training workloads\n");
       return 2;
     }
-    // mlpstorage rules.calculate_training_data_size (v2.0), shared with the runs' rule checks.
+    // mlpstorage v3.0's dataset-size rule (emulator/results/validity.h), shared with the runs' rule checks.
     double total_mem = a->client_memory_gib * 1073741824.0 * static_cast<double>(a->clients);
     const DatasetMinimum min = TrainingDatasetMinimum(c, total_mem, a->accelerators);
     const double by_memory = static_cast<double>(min.by_memory), by_steps = static_cast<double>(min.by_steps);
@@ -91,6 +91,7 @@ Runner AddDatasize(CLI::App& app) {
                           {"num_files_train", static_cast<uint64_t>(files)},
                           {"files_by_memory", static_cast<uint64_t>(by_memory)},
                           {"files_by_steps", static_cast<uint64_t>(by_steps)},
+                          {"mlpstorage_datasize_files", min.files_rounded_down},
                           {"dataset_bytes", bytes},
                           {"dataset_GiB", bytes / 1073741824.0},
                           {"client_memory_GiB_total", total_mem / 1073741824.0},
@@ -102,6 +103,10 @@ Runner AddDatasize(CLI::App& app) {
       std::printf("  steps rule:  500 steps x %llu accelerators x batch %llu -> %.0f files\n",
                   static_cast<unsigned long long>(a->accelerators), static_cast<unsigned long long>(c.batch_size),
                   by_steps);
+      if (min.files_rounded_down != min.files) {
+        std::printf("  (mlpstorage's datasize prints %llu, the quotient rounded down; its submission checker needs %.0f)\n",
+                    static_cast<unsigned long long>(min.files_rounded_down), files);
+      }
       std::printf("generate with: feedrate datagen -w %s --data-dir DIR --param dataset.num_files_train=%.0f\n",
                   w->workload.c_str(), files);
     }

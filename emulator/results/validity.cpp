@@ -1,4 +1,4 @@
-// Rule checks: the keys and thresholds are mlpstorage v2.0's (reference §5.2-5.3).
+// Rule checks: the keys and thresholds are mlpstorage v3.0's (validity.h names the files they follow).
 #include "emulator/results/validity.h"
 
 #include <algorithm>
@@ -9,7 +9,7 @@ namespace feedrate {
 
 namespace {
 
-// mlpstorage v2.0 check_allowed_params.
+// mlpstorage v3.0 TrainingRunRulesChecker CLOSED_ALLOWED_PARAMS and OPEN_ALLOWED_PARAMS (unchanged from v2.0).
 const std::set<std::string> kClosedKeys = {
     "dataset.num_files_train", "dataset.num_subfolders_train", "dataset.data_folder", "reader.read_threads",
     "reader.computation_threads", "reader.transfer_size", "reader.odirect", "reader.prefetch_size",
@@ -20,14 +20,28 @@ const std::set<std::string> kHowKeys = {"feedrate.engine", "feedrate.queue_depth
 
 int Rank(const std::string& c) { return c == "CLOSED" ? 0 : c == "OPEN" ? 1 : 2; }
 
+// mlpstorage's record length for the size rule: record_length_bytes, or for Parquet its columns' dtypes.
+double RuleRecordLength(const WorkloadConfig& c) {
+  if (c.record_length_given || c.format != DataFormat::kParquet || c.parquet_columns.empty()) return c.record_length;
+  double bytes = 0;
+  for (const auto& col : c.parquet_columns) {
+    const double each = col.dtype == "float64" || col.dtype == "int64" ? 8 : col.dtype == "uint8" || col.dtype == "bool" ? 1 : 4;
+    bytes += each * static_cast<double>(col.size);
+  }
+  return bytes;
+}
+
 }  // namespace
 
 DatasetMinimum TrainingDatasetMinimum(const WorkloadConfig& c, double total_mem, uint64_t accelerators) {
   DatasetMinimum m;
   const double nspf = static_cast<double>(std::max<uint64_t>(1, c.num_samples_per_file));
-  m.by_memory = static_cast<uint64_t>(std::floor(5 * total_mem / (nspf * std::max(1.0, c.record_length))));
-  m.by_steps = static_cast<uint64_t>(std::floor(500.0 * static_cast<double>(accelerators * c.batch_size) / nspf));
+  const double memory = 5 * total_mem / (nspf * std::max(1.0, RuleRecordLength(c)));
+  const double steps = 500.0 * static_cast<double>(accelerators * c.batch_size) / nspf;
+  m.by_memory = static_cast<uint64_t>(std::ceil(memory));
+  m.by_steps = static_cast<uint64_t>(std::ceil(steps));
   m.files = std::max(m.by_memory, m.by_steps);
+  m.files_rounded_down = static_cast<uint64_t>(std::max(std::floor(memory), std::floor(steps)));
   return m;
 }
 

@@ -276,6 +276,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadU64("dataset.num_subfolders_train", &c->num_subfolders_train, 0);
   x.ReadU64("dataset.num_subfolders_eval", &c->num_subfolders_eval, 0);
   x.ReadDouble("dataset.record_length_bytes", &c->record_length, 1, 1e15);
+  c->record_length_given = x.Get("dataset.record_length_bytes").IsDefined();
   x.ReadDouble("dataset.record_length_bytes_stdev", &c->record_length_stdev, 0, 1e15);
   x.ReadChoice("dataset.compression", &c->compression, {"none", "gzip", "lzf", "bz2", "zip", "xz", "snappy", "lz4", "zstd"});
 

@@ -81,6 +81,7 @@ struct WorkloadConfig {
   uint64_t num_subfolders_train = 0;
   uint64_t num_subfolders_eval = 0;
   double record_length = 65536;        // bytes (may be fractional, e.g. resnet50)
+  bool record_length_given = false;    // dataset.record_length_bytes is in the config (else DLIO's default above)
   double record_length_stdev = 0;
   std::string compression = "none";
   // dataset.parquet (format: parquet): the columns (empty: DLIO's legacy single `data` column of record_length

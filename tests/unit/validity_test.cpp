@@ -2,6 +2,8 @@
 // only for unet3d, equal accelerators per host, Feedrate's own departures; and a sweep's validity.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "emulator/results/validity.h"
 #include "emulator/sweep/sweep.h"
 
@@ -13,12 +15,31 @@ RunFacts OneHost(uint64_t accelerators, double mem_gib) {
 }
 
 TEST(Validity, DatasetMinimumIsMlpstoragesFormula) {
-  // Reference worked example: 2 x 128 GiB for unet3d gives 9375 files from memory; 8 H100s 500 x 7 x 8 = 28000.
+  // Reference worked example: 2 x 128 GiB for unet3d is 9375.06 files from memory (mlpstorage's datasize prints
+  // 9375, its submission checker needs 9376); 8 H100s 500 x 7 x 8 = 28000.
   auto c = LoadWorkload("unet3d_h100", {});
   auto m = TrainingDatasetMinimum(c, 2 * 128 * 1073741824.0, 8);
-  EXPECT_EQ(m.by_memory, 9375u);
+  EXPECT_EQ(m.by_memory, 9376u);
   EXPECT_EQ(m.by_steps, 28000u);
   EXPECT_EQ(m.files, 28000u);
+  EXPECT_EQ(m.files_rounded_down, 28000u);
+  m = TrainingDatasetMinimum(c, 2 * 1024 * 1073741824.0, 8);  // 75000.47 by memory
+  EXPECT_EQ(m.files, 75001u);
+  EXPECT_EQ(m.files_rounded_down, 75000u);
+}
+
+TEST(Validity, ParquetWithoutRecordLengthTakesMlpstoragesColumnBytes) {
+  // mlpstorage v3.0 rules/utils.py: float64/int64 8 bytes, uint8/bool 1, any other dtype 4 (float16 and int8 too).
+  auto c = LoadWorkload("dlrm_b200", {});
+  ASSERT_TRUE(c.record_length_given);
+  const double mem = 64 * 1073741824.0;
+  const auto with_length = TrainingDatasetMinimum(c, mem, 1);
+  c.record_length_given = false;
+  c.parquet_columns = {{"a", "float64", 1, true}, {"b", "float16", 3, true}, {"c", "bool", 2, true}, {"d", "int8", 1, true}};
+  c.num_samples_per_file = 1000;
+  const auto by_columns = TrainingDatasetMinimum(c, mem, 1);  // 8 + 12 + 2 + 4 = 26 bytes a row
+  EXPECT_EQ(by_columns.by_memory, static_cast<uint64_t>(std::ceil(5 * mem / (1000 * 26.0))));
+  EXPECT_NE(with_length.by_memory, by_columns.by_memory);
 }
 
 TEST(Validity, ClosedOpenAndInvalidOverrides) {
