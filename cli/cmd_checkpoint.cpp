@@ -26,8 +26,7 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--scale", o->scale, "multiply every file's size by this (0 < F <= 1), for tests and demos; recorded in the summary");
   sub->add_option("--results-dir", o->results_dir, "where summary.json goes (default results/<timestamp>_<workload>)");
   sub->add_option("--engine", o->engine, "auto (io_uring, else pread/pwrite; default), uring or posix")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, EngineKind>{
-          {"auto", EngineKind::kAuto}, {"uring", EngineKind::kUring}, {"posix", EngineKind::kPosix}}));
+      ->transform(Choices<EngineKind>({{"auto", EngineKind::kAuto}, {"uring", EngineKind::kUring}, {"posix", EngineKind::kPosix}}));
   sub->add_flag("--odirect", o->odirect, "O_DIRECT writes and reads (the page cache is bypassed)");
   sub->add_option("--read-cache", o->read_cache, "before reading: drop (evict every rank's checkpoint files; default) or keep")
       ->check(CLI::IsMember({"drop", "keep"}));

@@ -105,10 +105,10 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
                   "gdsio's transfer modes: cpuonly (host memory; default), cpu_gpu, cpu_async_gpu, cpu_cached_gpu, "
                   "gpud (GPUDirect Storage), gpu_batch (cuFile batch API), gpud_async (cuFileReadAsync on a CUDA stream); "
                   "the GPU modes read only (docs/gpu.md)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, XferMode>{
-          {"cpuonly", XferMode::kHost}, {"cpu_gpu", XferMode::kCpuGpu}, {"cpu_async_gpu", XferMode::kCpuAsyncGpu},
-          {"cpu_cached_gpu", XferMode::kCpuCachedGpu}, {"gpud", XferMode::kGpuDirect}, {"gpu_batch", XferMode::kGpuBatch},
-          {"gpud_async", XferMode::kGpuDirectAsync}}));
+      ->transform(Choices<XferMode>({{"cpuonly", XferMode::kHost}, {"cpu_gpu", XferMode::kCpuGpu},
+                                     {"cpu_async_gpu", XferMode::kCpuAsyncGpu}, {"cpu_cached_gpu", XferMode::kCpuCachedGpu},
+                                     {"gpud", XferMode::kGpuDirect}, {"gpu_batch", XferMode::kGpuBatch},
+                                     {"gpud_async", XferMode::kGpuDirectAsync}}));
   sub->add_option("--gpu", a->gpu, "the GPU the --xfer modes land blocks in (default 0)")->check(CLI::NonNegativeNumber);
   sub->add_option("--size", a->size_text, "bytes of the file to use (default: the file's size, 1g for a new file)");
   sub->add_option("--runtime", a->runtime, "measured seconds per cell")->check(CLI::PositiveNumber);

@@ -83,15 +83,14 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
                   "(page-locked host memory, cuMemHostAlloc) or device (each accelerator's GPU memory: cuFile reads (--gds) or "
                   "reads into pinned buffers, then cuMemcpyHtoDAsync on a stream per accelerator; copy time the compute "
                   "did not hide is stall). pinned and device load the CUDA driver at run time (docs/gpu.md)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, AcceleratorMemory>{
-          {"host", AcceleratorMemory::kHost}, {"pinned", AcceleratorMemory::kPinned}, {"device", AcceleratorMemory::kDevice}}));
+      ->transform(Choices<AcceleratorMemory>(
+          {{"host", AcceleratorMemory::kHost}, {"pinned", AcceleratorMemory::kPinned}, {"device", AcceleratorMemory::kDevice}}));
   sub->add_option("--gds", o->gds,
                   "with --accelerator-memory device: on = GPUDirect Storage, cuFileRead from the O_DIRECT files straight "
                   "into each accelerator's GPU memory (needs --odirect and libcufile.so.0); off = reads into pinned "
                   "memory and a copy; auto (default) = on where cuFile opens and takes the files, else off, the reason "
                   "in engine_detail (docs/gpu.md)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, GdsMode>{{"auto", GdsMode::kAuto}, {"on", GdsMode::kOn}, {"off", GdsMode::kOff}}));
+      ->transform(Choices<GdsMode>({{"auto", GdsMode::kAuto}, {"on", GdsMode::kOn}, {"off", GdsMode::kOff}}));
   sub->add_option("--gpus", o->gpus, "GPU ordinals the accelerators map onto, round-robin over all ranks' accelerators "
                                      "(default: every GPU the driver sees), e.g. --gpus 0,1")
       ->delimiter(',')

@@ -4,8 +4,10 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loader/config/workload_config.h"
@@ -30,6 +32,15 @@ struct WorkloadArgs {
 // job prints, the other ranks return quietly).
 std::optional<WorkloadConfig> LoadWorkloadOrPrint(const std::string& workload, const std::vector<std::string>& overrides,
                                                   bool print = true);
+
+// A named-choice option's transformer: maps the names to enum values, and shows the names (not the enum's numbers,
+// which for char-based enums are control characters) in --help.
+template <typename E>
+CLI::Validator Choices(const std::vector<std::pair<std::string, E>>& choices) {
+  std::string names;
+  for (const auto& [name, value] : choices) names += (names.empty() ? "" : ",") + name;
+  return CLI::CheckedTransformer(std::map<std::string, E>(choices.begin(), choices.end())).description("{" + names + "}");
+}
 
 // "4k", "1m", "2g", "512" as bytes; CLI::ValidationError otherwise.
 uint64_t ParseBytes(const std::string& text);
