@@ -58,7 +58,7 @@ void CuFileEngine::Worker(size_t index) {
     uint64_t bytes = 0;
     const int64_t t0 = options_.stats != nullptr ? NowNs() : 0;
     Status st = ReadExtent(r, &fds, &cached, &bytes);
-    if (options_.stats != nullptr && st.ok()) options_.stats->Record(index, bytes, NowNs() - t0);
+    if (options_.stats != nullptr && st.ok() && r.extent.length != 0) options_.stats->Record(index, bytes, NowNs() - t0);
     r.target->OnComplete(r.tag, bytes, st, nullptr);
   }
 }
@@ -87,6 +87,10 @@ Result<CUfileHandle_t> CuFileEngine::HandleFor(uint32_t file, int fd, ThreadHand
 Status CuFileEngine::ReadExtent(const ReadRequest& r, FdCache* fds, ThreadHandle* cached, uint64_t* bytes) {
   const std::string& path = files_.path(r.extent.file);
   if (r.extent.length == kWholeFile) return Status::InvalidArgument(path + ": cuFile reads need each sample's size");
+  if (r.extent.length == 0) {  // nothing to read (a Parquet row group's rows after its first): no open, no read
+    *bytes = 0;
+    return Status::Ok();
+  }
   const int fd = fds->Acquire(r.extent.file);
   if (fd < 0) return Status::Errno("cannot open " + path, errno);
   struct Giveback {  // a per-sample open's handle goes before its descriptor is closed

@@ -61,6 +61,10 @@ void PosixEngine::Worker(size_t index) {
     if (!requests_.Pop(&r)) return;  // stopping
     uint64_t bytes = 0;
     const char* data = nullptr;
+    if (r.extent.length == 0) {  // nothing to read (a Parquet row group's rows after its first): no open, no read
+      r.target->OnComplete(r.tag, 0, Status::Ok(), r.dest);
+      continue;
+    }
     const int64_t t0 = options_.stats != nullptr ? NowNs() : 0;
     Status st = ReadExtent(r, scratch, options_.faults, &fds, &bytes, &data);
     if (options_.stats != nullptr && st.ok()) options_.stats->Record(index, bytes, NowNs() - t0);

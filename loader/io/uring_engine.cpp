@@ -28,6 +28,7 @@ struct SampleState {
   int64_t held_buffer = -1;      // the one transfer buffer holding the whole sample, kept until it is retired
   int64_t start_ns = 0;          // when the worker took the sample (for the latency statistics)
   bool whole = false;            // kWholeFile: read to end of file, one transfer at a time
+  bool empty = false;            // nothing to read: completes without an open or a read
   Status error;
 };
 
@@ -130,6 +131,12 @@ struct UringEngine::Worker {
     st.end = st.whole ? UINT64_MAX : r.extent.offset + r.extent.length;
     st.next = Window(s);
     st.wend = o.odirect && !st.whole ? AlignUp(st.end, o.direct_align) : st.end;
+    if (r.extent.length == 0) {  // nothing to read (a Parquet row group's rows after its first): no open, no read
+      st.next = st.wend = st.end;
+      st.empty = true;
+      order.push_back(s);
+      return;
+    }
     if (!ring_error.ok()) {  // nothing can be read any more: the request fails at once
       st.error = ring_error;
       st.next = st.wend;
@@ -181,11 +188,12 @@ struct UringEngine::Worker {
         Status err = std::move(st.error);
         const uint64_t shift = req.extent.offset - Window(order[i]);
         const char* data = !err.ok()                ? nullptr
+                           : st.empty               ? req.dest
                            : req.dest != nullptr    ? req.dest + shift
                            : st.held_buffer >= 0    ? buffers[static_cast<size_t>(st.held_buffer)] + shift
                                                     : nullptr;
         const int64_t held = st.held_buffer;
-        if (IoStats* stats = engine->options_.stats; stats != nullptr && err.ok()) {
+        if (IoStats* stats = engine->options_.stats; stats != nullptr && err.ok() && !st.empty) {
           stats->Record(index, bytes, NowNs() - st.start_ns);
         }
         free_samples.push_back(order[i]);

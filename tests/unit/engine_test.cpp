@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <random>
 #include <thread>
@@ -188,6 +189,34 @@ TEST(Engines, WholeFilesOfUnknownSizeAreReadToTheirEnd) {
           EXPECT_EQ(done.handed_[k], contents[i]) << where;
         }
       }
+    }
+  }
+}
+
+// An empty extent (a Parquet row group's rows after its first) completes at once: no open — its file does not
+// even exist here — and, with O_DIRECT at an unaligned offset, no aligned block read into its destination.
+TEST(Engines, EmptyExtentsCompleteWithoutOpeningOrReading) {
+  for (const char* kind : {"posix", "uring"}) {
+    for (const bool odirect : {false, true}) {
+      test::TempDir dir;
+      auto table = FileTable::Create({dir / "absent.parquet"}, false);
+      ASSERT_TRUE(table.ok());
+      EngineOptions o;
+      o.transfer_size = 16384;
+      o.odirect = odirect;
+      o.direct_align = 4096;
+      auto engine = MakeEngine(*Parse<EngineKind>(kind), *table, o);
+      ASSERT_TRUE(engine.ok());
+      AlignedBuffer dest(8192, 4096);
+      std::memset(dest.data(), 'z', 8192);
+      test::Collector done(3);
+      for (uint64_t k = 0; k < 3; ++k) engine->engine->Submit({{0, 4097 + k * 5000, 0}, dest.data(), &done, k});
+      done.Wait();
+      for (uint64_t k = 0; k < 3; ++k) {
+        ASSERT_TRUE(done.status_[k].ok()) << kind << " " << odirect << ": " << done.status_[k].ToString();
+        EXPECT_EQ(done.bytes_[k], 0u);
+      }
+      EXPECT_EQ(std::string(dest.data(), 8192), std::string(8192, 'z')) << kind << " " << odirect;
     }
   }
 }
