@@ -200,6 +200,8 @@ TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, Accel
   TrainerOptions to;
   to.accelerators = opt_.accelerators;
   to.retain_batches = setup_.retain;
+  to.slot_reads = setup_.slot_reads.train;
+  to.eval_slot_reads = setup_.slot_reads.eval;
   to.direct_align = cfg_.odirect ? setup_.engine_options.direct_align : 0;
   to.progress = comm_.root() ? &progress_ : nullptr;
   const uint64_t steps = setup_.sampler->steps_per_epoch();

@@ -74,10 +74,10 @@ Status ChooseGds(const WorkloadConfig& cfg, const RunOptions& opt, const SampleT
   return Status::Ok();
 }
 
-// One prefetcher's staging: `depth` slots of a whole batch of the largest sample (O_DIRECT windows included).
+// One prefetcher's staging: `depth` slots of `slot_reads` of the largest sample (O_DIRECT windows included).
 Result<std::unique_ptr<GpuStaging>> MakeStaging(const AcceleratorStaging& a, size_t gpu_index, const SampleTable& table,
-                                               uint64_t batch, uint64_t depth, uint64_t direct_align) {
-  const uint64_t bytes = Prefetcher::SlotBytes(table, batch, direct_align);
+                                               uint64_t slot_reads, uint64_t depth, uint64_t direct_align) {
+  const uint64_t bytes = Prefetcher::SlotBytes(table, slot_reads, direct_align);
   auto s = GpuStaging::Create(*a.cuda, a.contexts[gpu_index], a.mode, std::max<uint64_t>(1, depth), bytes, a.gds);
   if (!s.ok()) {
     return Status::IoError(std::string("--accelerator-memory ") + Name(a.mode) + " on GPU " +
@@ -86,14 +86,14 @@ Result<std::unique_ptr<GpuStaging>> MakeStaging(const AcceleratorStaging& a, siz
   return s;
 }
 
-Status MakeStagings(const WorkloadConfig& cfg, const SampleTable& table, uint64_t direct_align, bool evaluation,
+Status MakeStagings(const WorkloadConfig& cfg, const SampleTable& table, uint64_t direct_align, SlotReads reads,
                     const std::vector<size_t>& gpu_index, AcceleratorStaging* out) {
   for (size_t g : gpu_index) {
-    FEEDRATE_ASSIGN_OR_RETURN(auto train, MakeStaging(*out, g, table, cfg.batch_size, cfg.prefetch_size, direct_align));
+    FEEDRATE_ASSIGN_OR_RETURN(auto train, MakeStaging(*out, g, table, reads.train, cfg.prefetch_size, direct_align));
     out->train_slots.push_back(train.get());
     out->train.push_back(std::move(train));
-    if (!evaluation) continue;
-    FEEDRATE_ASSIGN_OR_RETURN(auto eval, MakeStaging(*out, g, table, cfg.batch_size_eval, cfg.prefetch_size, direct_align));
+    if (reads.eval == 0) continue;
+    FEEDRATE_ASSIGN_OR_RETURN(auto eval, MakeStaging(*out, g, table, reads.eval, cfg.prefetch_size, direct_align));
     out->eval_slots.push_back(eval.get());
     out->eval.push_back(std::move(eval));
   }
@@ -160,7 +160,7 @@ void ClearStagings(AcceleratorStaging* out) {
 }  // namespace
 
 Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm,
-                              const SampleTable& table, uint64_t direct_align, bool evaluation, const GdsInputs& in,
+                              const SampleTable& table, uint64_t direct_align, SlotReads reads, const GdsInputs& in,
                               AcceleratorStaging* out) {
   out->mode = opt.accelerator_memory;
   const bool host = out->mode == AcceleratorMemory::kHost;
@@ -177,7 +177,7 @@ Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, 
   }
   if (host) return Status::Ok();
   FEEDRATE_RETURN_IF_ERROR(ChooseGds(cfg, opt, table, in, out));
-  FEEDRATE_RETURN_IF_ERROR(MakeStagings(cfg, table, direct_align, evaluation, gpu_index, out));
+  FEEDRATE_RETURN_IF_ERROR(MakeStagings(cfg, table, direct_align, reads, gpu_index, out));
   if (!out->gds) return Status::Ok();
   Status st = RegisterSlots(out);
   if (st.ok()) return st;
@@ -187,7 +187,7 @@ Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, 
   out->cufile.reset();
   out->gds = false;
   out->gds_reason = st.message();
-  return MakeStagings(cfg, table, direct_align, evaluation, gpu_index, out);
+  return MakeStagings(cfg, table, direct_align, reads, gpu_index, out);
 }
 
 namespace {

@@ -61,6 +61,12 @@ struct AcceleratorStaging {
 };
 
 // What the rank reads, for the GDS decision.
+// Samples with bytes one batch can hold (SampleTable::MaxReadsPerBatch): what a staging slot must have room for.
+struct SlotReads {
+  uint64_t train = 0;
+  uint64_t eval = 0;  // 0: no evaluation
+};
+
 struct GdsInputs {
   bool s3 = false;              // an S3 dataset (no file for cuFile)
   bool host_checks = false;     // --verify: samples checked on the host
@@ -74,7 +80,7 @@ struct GdsInputs {
 // kernel, and with --gds on: no cuFile, a file it does not take, ...). Nothing to do for host memory and sleep
 // compute, but --gds on without device memory is an error.
 Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm,
-                              const SampleTable& table, uint64_t direct_align, bool evaluation, const GdsInputs& in,
+                              const SampleTable& table, uint64_t direct_align, SlotReads reads, const GdsInputs& in,
                               AcceleratorStaging* out);
 
 }  // namespace feedrate

@@ -12,6 +12,7 @@
 #include "loader/dataset/dataset.h"
 #include "loader/format/sample_index.h"
 #include "loader/io/direct_io.h"
+#include "loader/pipeline/prefetcher.h"
 #include "loader/s3/s3_engine.h"
 #include "loader/util/content_pattern.h"
 #include "loader/util/units.h"
@@ -176,7 +177,16 @@ RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, cons
   RankFiles f;
   // Only the files this rank's accelerators read (the same files every epoch in DLIO order) are indexed.
   std::vector<char> needed(s.files.size(), 0);
-  std::vector<uint64_t> ids;
+  SampleSequence ids;
+  auto mark = [&](uint64_t offset) {  // the files `ids` (shifted by offset) read from
+    const uint64_t spf = cfg.num_samples_per_file;
+    if (ids.size() > 0 && ids.contiguous()) {  // a range: its files, without a pass over its samples
+      const uint64_t last = (ids.first() + offset + ids.size() - 1) / spf;
+      for (uint64_t file = (ids.first() + offset) / spf; file <= last; ++file) needed[file] = 1;
+      return;
+    }
+    for (uint64_t i = 0; i < ids.size(); ++i) needed[(ids[i] + offset) / spf] = 1;
+  };
   // Orders that change between epochs (Feedrate's shuffle, tf.data's shuffle buffer) may touch other files later.
   const bool varies = cfg.order == SampleOrder::kShuffled ||
                       (cfg.data_loader == DataLoader::kTensorFlow && cfg.sample_shuffle != "off");
@@ -184,10 +194,10 @@ RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, cons
   for (uint64_t a = 0; a < opt.accelerators; ++a) {
     for (uint64_t e = 1; e <= epochs_to_scan; ++e) {
       s.sampler->EpochSamples(e, static_cast<uint64_t>(comm.rank()) * opt.accelerators + a, &ids);
-      for (uint64_t id : ids) needed[id / cfg.num_samples_per_file] = 1;
+      mark(0);
       if (s.eval_sampler) {
         s.eval_sampler->EpochSamples(e, static_cast<uint64_t>(comm.rank()) * opt.accelerators + a, &ids);
-        for (uint64_t id : ids) needed[(id + s.eval_id_offset) / cfg.num_samples_per_file] = 1;
+        mark(s.eval_id_offset);
       }
     }
   }
@@ -276,8 +286,10 @@ Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const
   // device memory was allocated, and so checked, when the accelerator memory was set up).
   const bool gds = s->staging.gds;
   double engine_bytes = gds ? 0.0 : static_cast<double>(EngineBufferBytes(cfg.engine, eo));
-  double retain_bytes = s->retain && !gds ? static_cast<double>(opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size) *
-                                                                cfg.batch_size) * static_cast<double>(engine.MaxWindow(max_extent))
+  // Retained slots hold a batch's reads packed: slot_reads of the largest window (Prefetcher::SlotBytes).
+  const uint64_t slot_bytes = Prefetcher::SlotBytes(s->table, s->slot_reads.train, cfg.odirect ? eo.direct_align : 0);
+  double retain_bytes = s->retain && !gds ? static_cast<double>(opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size)) *
+                                                static_cast<double>(slot_bytes)
                                           : 0;
   s->buffer_bytes = engine_bytes + retain_bytes;
   HostInfo host = ReadHostInfo();
@@ -387,11 +399,13 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
                           std::to_string(engine.dlio_threads) + ", capped at 4 per CPU; --io-threads sets it)");
   }
   FEEDRATE_RETURN_IF_ERROR(IndexRankFiles(cfg, opt, f, s));
+  s->slot_reads.train = s->table.MaxReadsPerBatch(cfg.batch_size, s->sampler->contiguous());
+  if (s->eval_sampler) s->slot_reads.eval = s->table.MaxReadsPerBatch(cfg.batch_size_eval, s->eval_sampler->contiguous());
   s->engine_options = engine.options;
   FEEDRATE_RETURN_IF_ERROR(PrepareVerify(cfg, opt, s));
   const GdsInputs gds{s->s3 != nullptr, s->content != nullptr, f.size() > 0 ? s->files[f.first()] : std::string()};
-  FEEDRATE_RETURN_IF_ERROR(SetUpAcceleratorMemory(cfg, opt, comm, s->table, cfg.odirect ? align : 0,
-                                                  s->eval_sampler != nullptr, gds, &s->staging));
+  FEEDRATE_RETURN_IF_ERROR(SetUpAcceleratorMemory(cfg, opt, comm, s->table, cfg.odirect ? align : 0, s->slot_reads, gds,
+                                                  &s->staging));
   FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, engine, s));  // after the GDS decision: where the slots live
   return OpenEngine(cfg, opt, comm, s);
 }

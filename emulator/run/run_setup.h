@@ -43,6 +43,7 @@ struct Setup {
   EngineChoice engine;
   uint64_t io_threads = 1;
   bool retain = false;  // batches land in per-slot memory (asked for, or needed by the sample check)
+  SlotReads slot_reads;  // samples with bytes a batch holds at most: what a retained or staged slot has room for
   double dataset_bytes = 0;
   double buffer_bytes = 0;
   std::vector<std::string> warnings;

@@ -78,10 +78,10 @@ Status ComputeStep(StepCompute* device, int64_t t1, double secs) {
 
 }  // namespace
 
-EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, std::vector<uint64_t>* ids,
+EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, SampleSequence* ids,
                             StepCompute* device) {
   opt_.eval_sampler->EpochSamples(epoch, global, ids);
-  for (auto& id : *ids) id += opt_.eval_id_offset;
+  ids->Shift(opt_.eval_id_offset);
   ComputeTime t;
   t.type = cfg_.eval_time_stdev > 0 ? "normal" : "constant";
   t.mean = cfg_.eval_time;
@@ -143,7 +143,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
   AcceleratorLog& log = result_.logs[local];
   // Heap-held so that a prefetcher a read was lost into stays allocated (KeepIfLost); once per thread, not per sample.
   PrefetcherPtr owned(new Prefetcher(engine_, table_, cfg_.batch_size, cfg_.prefetch_size, opt_.retain_batches,
-                                     opt_.direct_align, opt_.files, opt_.coalesce_bytes));
+                                     opt_.direct_align, opt_.files, opt_.coalesce_bytes, opt_.slot_reads));
   Prefetcher& prefetcher = *owned;
   prefetcher.set_check_time_counter(opt_.check_ns);
   prefetcher.set_residency_sampling(opt_.residency_every);
@@ -153,22 +153,21 @@ void Trainer::AcceleratorMain(uint64_t local) {
     if (Status st = prefetcher.set_staging(opt_.staging[local]); !st.ok()) RecordError(st);
   }
   AcceleratorLive* live = opt_.live != nullptr ? &opt_.live[local] : nullptr;
-  std::vector<uint64_t> samples;
-  samples.reserve(sampler_.samples_per_epoch_per_accelerator());
+  SampleSequence samples;
   ComputeTimeDraw compute(cfg_.computation_time, 0x6a177e2ULL + global);
   StepCompute* device = opt_.compute.empty() ? nullptr : opt_.compute[local];
   PrefetcherPtr eval_prefetcher;
-  std::vector<uint64_t> eval_ids;
+  SampleSequence eval_ids;
   if (opt_.eval_sampler != nullptr) {
     eval_prefetcher.reset(new Prefetcher(engine_, table_, cfg_.batch_size_eval, cfg_.prefetch_size,
-                                         opt_.retain_batches, opt_.direct_align, opt_.files, opt_.coalesce_bytes));
+                                         opt_.retain_batches, opt_.direct_align, opt_.files, opt_.coalesce_bytes,
+                                         opt_.eval_slot_reads));
     eval_prefetcher->set_check_time_counter(opt_.check_ns);
     eval_prefetcher->set_content_check(opt_.content);
     eval_prefetcher->set_completion_timeout(opt_.io_timeout_ns);
     if (!opt_.eval_staging.empty()) {
       if (Status st = eval_prefetcher->set_staging(opt_.eval_staging[local]); !st.ok()) RecordError(st);
     }
-    eval_ids.reserve(opt_.eval_sampler->samples_per_epoch_per_accelerator());
   }
   // When the thread leaves: a read lost into either prefetcher means the engine must outlive the process too.
   struct ReportLost {

@@ -57,6 +57,8 @@ struct TrainingResult {
 struct TrainerOptions {
   uint64_t accelerators = 1;  // per rank
   bool retain_batches = false;
+  uint64_t slot_reads = 0;       // samples with bytes a training batch holds at most (0: the batch size)
+  uint64_t eval_slot_reads = 0;  // and an evaluation batch
   uint64_t direct_align = 0;  // O_DIRECT alignment, 0 when buffered
   const FileTable* files = nullptr;  // names files in sample-check errors
   uint64_t coalesce_bytes = 0;       // read back-to-back samples of a batch together, up to this many bytes
@@ -105,7 +107,7 @@ class Trainer {
   void RecordError(const Status& st);
   bool IsEvalEpoch(uint64_t epoch) const;
   // One evaluation pass (DLIO's _eval): batch_size_eval batches, eval_time each, no step barrier.
-  EvalEpoch Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, std::vector<uint64_t>* ids,
+  EvalEpoch Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, SampleSequence* ids,
                      StepCompute* device);
 
   const WorkloadConfig& cfg_;

@@ -211,10 +211,11 @@ Status ParquetGroups(const PqFileMetaData& m, const std::vector<PqSpan>& spans, 
   return Status::Ok();
 }
 
-// Parquet: row k's extent is its share of its row group's span (extents of a row group tile the span exactly; in a
-// span shorter than its rows some rows read nothing, which the engines complete at once); with whole row-group
-// reads the group's first row reads the span and the others nothing.
-Result<FileSamples> IndexParquet(const ByteSource& src, const IndexOptions& o, std::vector<SampleExtent>* listed,
+// Parquet: rows are indexed by row group (SampleTable::RowOfGroup): row k's extent is its share of its row group's
+// span (extents of a row group tile the span exactly; in a span shorter than its rows some rows read nothing, which
+// the engines complete at once); with whole row-group reads the group's first row reads the span and the others
+// nothing. Only the row groups holding the first samples_per_file rows are kept.
+Result<FileSamples> IndexParquet(const ByteSource& src, const IndexOptions& o, std::vector<PqRowGroupSpan>* groups,
                                  FileDecode* decode) {
   FEEDRATE_ASSIGN_OR_RETURN(auto m, ReadParquetFooter(src));
   if (m.num_rows < 0 || static_cast<uint64_t>(m.num_rows) < o.samples_per_file) {
@@ -222,26 +223,27 @@ Result<FileSamples> IndexParquet(const ByteSource& src, const IndexOptions& o, s
                               std::to_string(o.samples_per_file));
   }
   FEEDRATE_ASSIGN_OR_RETURN(auto spans, ParquetReadSpans(m, o.parquet_columns, src.name()));
-  listed->clear();
-  for (size_t g = 0; g < spans.size() && listed->size() < o.samples_per_file; ++g) {
+  groups->clear();
+  uint64_t row = 0;
+  for (size_t g = 0; g < spans.size() && row < o.samples_per_file; ++g) {
     const PqSpan& sp = spans[g];
-    const auto rows = static_cast<uint64_t>(m.row_groups[g].num_rows);
+    const auto rows = static_cast<uint64_t>(std::max<int64_t>(0, m.row_groups[g].num_rows));
     if (rows > 0 && sp.length == 0) {
       return Status::Corruption(src.name() + ": row group " + std::to_string(g) + " has no bytes in the selected columns");
     }
-    for (uint64_t j = 0; j < rows && listed->size() < o.samples_per_file; ++j) {
-      if (o.parquet_row_groups) {  // the first row reads the span; the others read nothing
-        listed->push_back({0, j == 0 ? sp.offset : sp.offset + sp.length, j == 0 ? sp.length : 0});
-        continue;
-      }
-      const uint64_t lo = sp.offset + sp.length * j / rows;
-      const uint64_t hi = sp.offset + sp.length * (j + 1) / rows;
-      listed->push_back({0, lo, hi - lo});
-    }
+    if (rows == 0) continue;
+    groups->push_back({row, rows, sp.offset, sp.length});
+    row += rows;
+  }
+  if (row < o.samples_per_file) {  // the footer's num_rows disagrees with its row groups'
+    return Status::Corruption(src.name() + ": its row groups hold " + std::to_string(row) +
+                              " rows, fewer than dataset.num_samples_per_file=" + std::to_string(o.samples_per_file));
   }
   if (o.parquet_row_groups && decode != nullptr) FEEDRATE_RETURN_IF_ERROR(ParquetGroups(m, spans, o, src.name(), &decode->parquet));
   FileSamples fs;
-  fs.listed_begin = 0;
+  fs.groups_begin = 0;  // SampleTable::SetRowGroups places the groups
+  fs.groups = static_cast<uint32_t>(groups->size());
+  fs.whole_groups = o.parquet_row_groups;
   return fs;
 }
 
@@ -253,16 +255,16 @@ bool TrainingFormatSupported(DataFormat format) {
          format == F::kIndexedBinary || IsImage(format) || format == F::kParquet;
 }
 
-Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
+Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, ListedExtents* listed,
                                       FileDecode* decode) {
-  if (o.format == DataFormat::kHdf5 && o.opener == nullptr) return IndexHdf5(path, o, listed, decode, nullptr);
+  if (o.format == DataFormat::kHdf5 && o.opener == nullptr) return IndexHdf5(path, o, &listed->samples, decode, nullptr);
   FEEDRATE_ASSIGN_OR_RETURN(auto opened, OpenSource(path, o));
   const ByteSource& src = *opened;
   // On other stores libhdf5 reads the metadata through the object (a read-only driver over ranged GETs).
-  if (o.format == DataFormat::kHdf5) return IndexHdf5(path, o, listed, decode, &src);
-  if (o.format == DataFormat::kTfRecord) return IndexTfRecord(src, o, listed);
-  if (o.format == DataFormat::kIndexedBinary) return IndexIndexedBinary(src, path, o, listed);
-  if (o.format == DataFormat::kParquet) return IndexParquet(src, o, listed, decode);
+  if (o.format == DataFormat::kHdf5) return IndexHdf5(path, o, &listed->samples, decode, &src);
+  if (o.format == DataFormat::kTfRecord) return IndexTfRecord(src, o, &listed->samples);
+  if (o.format == DataFormat::kIndexedBinary) return IndexIndexedBinary(src, path, o, &listed->samples);
+  if (o.format == DataFormat::kParquet) return IndexParquet(src, o, &listed->row_groups, decode);
   if (IsImage(o.format)) return IndexImage(src, o.format, o);
   const DataFormat format = o.format;
   const uint64_t samples_per_file = o.samples_per_file;
@@ -303,7 +305,7 @@ Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOption
 Status IndexTrainingFiles(const std::vector<std::string>& files, const std::vector<size_t>& which, const IndexOptions& o,
                           size_t threads, SampleTable* table) {
   std::vector<FileSamples> out(which.size());
-  std::vector<std::vector<SampleExtent>> listed(which.size());
+  std::vector<ListedExtents> listed(which.size());
   std::vector<FileDecode> decode(which.size());
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
@@ -333,8 +335,11 @@ Status IndexTrainingFiles(const std::vector<std::string>& files, const std::vect
   if (failed.load()) return first_error;
   for (size_t i = 0; i < which.size(); ++i) {
     auto f = static_cast<uint32_t>(which[i]);
-    if (out[i].listed_begin >= 0) {
-      table->SetListed(f, listed[i]);
+    if (out[i].groups_begin >= 0) {
+      table->SetRowGroups(f, listed[i].row_groups, out[i].whole_groups);
+      if (!decode[i].parquet.empty()) table->SetParquet(f, std::move(decode[i].parquet));
+    } else if (out[i].listed_begin >= 0) {
+      table->SetListed(f, listed[i].samples);
       if (decode[i].codec) table->SetCodec(f, std::move(*decode[i].codec), decode[i].masks);
       if (!decode[i].parquet.empty()) table->SetParquet(f, std::move(decode[i].parquet));
     } else {

@@ -42,6 +42,12 @@ struct FileDecode {
   std::vector<PqGroupLayout> parquet;  // Parquet row-group reads: each row group's span and selected chunks
 };
 
+// A file's extents where they are not arithmetic: one per sample, or (Parquet) one per row group.
+struct ListedExtents {
+  std::vector<SampleExtent> samples;        // FileSamples::listed_begin >= 0
+  std::vector<PqRowGroupSpan> row_groups;   // FileSamples::groups_begin >= 0
+};
+
 // The samples of file `path`. npz: every sample reads the whole `x.npy` member, as DLIO's reader loads the full
 // array (np.load(f)['x']) and slices sample k from its last axis; npy: the whole array. TFRecord: record k,
 // header and footer included (from the DLIO/DALI .idx file when present, else from the headers); the file must
@@ -52,7 +58,8 @@ struct FileDecode {
 // Storage v3.0's byte-range reader), split among its rows in order, so the rows of a row group read it once,
 // and back-to-back rows coalesce into large reads (docs/dlio-compatibility.md); with o.parquet_row_groups the
 // row group's first row reads the whole span, as that reader does, and *decode lists the chunks inside it.
-Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, std::vector<SampleExtent>* listed,
+// Parquet files are indexed per row group (listed->row_groups), never per row.
+Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOptions& o, ListedExtents* listed,
                                       FileDecode* decode = nullptr);
 
 // Indexes files[which[k]] for every k into `table` (sized for all files), using `threads` threads. Returns the

@@ -1,10 +1,12 @@
 // Where every sample of the dataset lives: per file, either one extent shared by all its samples (npz/npy, which
-// DLIO loads whole), a uniform run (fixed-size records: DLIO's TFRecord files, HDF5 rows), or listed extents.
+// DLIO loads whole), a uniform run (fixed-size records: DLIO's TFRecord files, HDF5 rows), listed extents, or
+// (Parquet) row groups whose rows are the samples.
 // Lookups are arithmetic, so the hot path neither allocates nor locks.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "loader/format/hdf5_chunk_codec.h"
@@ -31,6 +33,16 @@ struct FileSamples {
   uint64_t stride = 0;  // bytes between consecutive samples; 0: every sample reads the same extent
   uint64_t length = 0;  // bytes per sample read
   int64_t listed_begin = -1;  // >= 0: the file's extents are listed from here in SampleTable's list
+  int64_t groups_begin = -1;  // >= 0: Parquet: the file's row groups from here in SampleTable's group list
+  uint32_t groups = 0;
+  bool whole_groups = false;  // a row group's first row reads its whole span, its other rows nothing
+};
+
+// A Parquet row group as its rows read it: rows [first_row, first_row + rows) of the file (rows > 0) and the span
+// of its selected columns' chunks. Per row group, not per row: DLRM's 4.8 billion rows are 786,432 of these.
+struct PqRowGroupSpan {
+  uint64_t first_row = 0, rows = 0;
+  uint64_t offset = 0, length = 0;
 };
 
 class SampleTable {
@@ -56,6 +68,16 @@ class SampleTable {
       e.file = file;
       listed_.push_back(e);
     }
+  }
+
+  // Parquet: file `file`'s row groups in row order, first_row ascending from 0 (see FileSamples::whole_groups).
+  void SetRowGroups(uint32_t file, const std::vector<PqRowGroupSpan>& groups, bool whole_groups) {
+    FileSamples fs;
+    fs.groups_begin = static_cast<int64_t>(row_groups_.size());
+    fs.groups = static_cast<uint32_t>(groups.size());
+    fs.whole_groups = whole_groups;
+    files_[file] = fs;
+    row_groups_.insert(row_groups_.end(), groups.begin(), groups.end());
   }
 
   // HDF5 filtered datasets: how file `file`'s stored chunks decode, and each listed extent's filter mask (call
@@ -101,6 +123,7 @@ class SampleTable {
     const uint64_t f = sample / spf_, k = sample % spf_;
     const FileSamples& fs = files_.empty() ? uniform_ : files_[f];
     if (fs.listed_begin >= 0) return listed_[static_cast<uint64_t>(fs.listed_begin) + k];
+    if (fs.groups_begin >= 0) return RowOfGroup(static_cast<uint32_t>(f), fs, k);
     return {static_cast<uint32_t>(f), fs.first_offset + k * fs.stride, fs.length};
   }
   // Bytes one pass over file f's samples reads from distinct places (the shared extent once); 0 for a whole file
@@ -113,6 +136,14 @@ class SampleTable {
       for (uint64_t k = 0; k < spf_; ++k) sum += listed_[static_cast<uint64_t>(fs.listed_begin) + k].length;
       return sum;
     }
+    if (fs.groups_begin >= 0) {
+      uint64_t sum = 0;
+      for (const PqRowGroupSpan& g : GroupsOf(fs)) {
+        const uint64_t counted = std::min(g.rows, spf_ - std::min(spf_, g.first_row));  // rows within the samples
+        sum += counted == 0 ? 0 : fs.whole_groups ? g.length : g.length * counted / g.rows;
+      }
+      return sum;
+    }
     return fs.stride == 0 ? fs.length : fs.length * spf_;
   }
   // The longest known extent (whole files of unknown size are never retained or coalesced).
@@ -121,7 +152,33 @@ class SampleTable {
     for (const auto& fs : files_) m = std::max(m, fs.length == kWholeFile ? 0 : fs.length);
     if (files_.empty() && uniform_.length != kWholeFile) m = std::max(m, uniform_.length);
     for (const auto& e : listed_) m = std::max(m, e.length);
+    for (const auto& fs : files_) {
+      if (fs.groups_begin < 0) continue;
+      for (const PqRowGroupSpan& g : GroupsOf(fs)) {
+        m = std::max(m, fs.whole_groups ? g.length : (g.length + g.rows - 1) / g.rows);  // a row's share, rounded up
+      }
+    }
     return m;
+  }
+  // The most samples with bytes to read among `batch` consecutive samples (an accelerator's batch in a contiguous
+  // order): a row group's first row only, where whole-row-group Parquet files are all this table holds (the others
+  // read nothing); `batch` otherwise, and for orders that are not contiguous.
+  uint64_t MaxReadsPerBatch(uint64_t batch, bool contiguous) const {
+    if (!contiguous || batch == 0 || files_.empty()) return batch;
+    uint64_t min_rows = 0;  // the fewest rows of a row group, counting only rows within the samples
+    for (const FileSamples& fs : files_) {
+      if (fs.groups_begin < 0) {
+        if (fs.listed_begin >= 0 || fs.length > 0) return batch;  // an indexed file of another kind
+        continue;                                                 // a file this rank does not read
+      }
+      if (!fs.whole_groups) return batch;
+      for (const PqRowGroupSpan& g : GroupsOf(fs)) {
+        const uint64_t counted = std::min(g.rows, spf_ - std::min(spf_, g.first_row));
+        if (counted > 0 && (min_rows == 0 || counted < min_rows)) min_rows = counted;
+      }
+    }
+    // Group starts are at least min_rows apart, across file ends too (a file's last group ends at its last sample).
+    return min_rows == 0 ? batch : std::min(batch, (batch - 1) / min_rows + 1);
   }
   uint64_t samples_per_file() const { return spf_; }
   size_t num_files() const { return num_files_; }
@@ -129,10 +186,31 @@ class SampleTable {
   SampleCheck check = SampleCheck::kNone;
 
  private:
+  std::span<const PqRowGroupSpan> GroupsOf(const FileSamples& fs) const {
+    return {row_groups_.data() + fs.groups_begin, fs.groups};
+  }
+  // Row k of a file indexed by row groups: its group's span (whole groups: on the group's first row, nothing on the
+  // others), or its share of the span, the rows of a group tiling it in order. No allocation, no lock.
+  SampleExtent RowOfGroup(uint32_t f, const FileSamples& fs, uint64_t k) const {
+    const std::span<const PqRowGroupSpan> g = GroupsOf(fs);
+    // Exact when the groups but the last have equal rows (writers' row_group_size); a search otherwise.
+    uint64_t i = std::min<uint64_t>(k / g[0].rows, g.size() - 1);
+    if (k < g[i].first_row || k - g[i].first_row >= g[i].rows) {
+      auto it = std::upper_bound(g.begin(), g.end(), k, [](uint64_t row, const PqRowGroupSpan& x) { return row < x.first_row; });
+      i = static_cast<uint64_t>(it - g.begin()) - 1;
+    }
+    const PqRowGroupSpan& x = g[i];
+    const uint64_t j = k - x.first_row;
+    if (fs.whole_groups) return j == 0 ? SampleExtent{f, x.offset, x.length} : SampleExtent{f, x.offset + x.length, 0};
+    const uint64_t lo = x.offset + x.length * j / x.rows, hi = x.offset + x.length * (j + 1) / x.rows;
+    return {f, lo, hi - lo};
+  }
+
   std::vector<FileSamples> files_;  // empty: every file is uniform_
   size_t num_files_ = 0;
   FileSamples uniform_;
   std::vector<SampleExtent> listed_;
+  std::vector<PqRowGroupSpan> row_groups_;  // Parquet files' row groups, per file from FileSamples::groups_begin
   uint64_t spf_ = 1;
   std::vector<int32_t> file_codec_;     // per file: index into codecs_, or -1
   std::vector<Hdf5ChunkCodec> codecs_;

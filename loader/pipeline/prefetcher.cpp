@@ -16,7 +16,8 @@
 namespace feedrate {
 
 Prefetcher::Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batch_size, uint64_t depth,
-                       bool retain_batches, uint64_t direct_align, const FileTable* files, uint64_t coalesce_bytes)
+                       bool retain_batches, uint64_t direct_align, const FileTable* files, uint64_t coalesce_bytes,
+                       uint64_t slot_reads)
     : engine_(engine),
       table_(table),
       files_(files),
@@ -28,6 +29,7 @@ Prefetcher::Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batc
       slots_(std::make_unique<Slot[]>(depth_)),
       requests_(std::make_unique<ReadRequest[]>(batch_)) {
   stride_ = SlotBytes(table, 1, direct_align);
+  slot_bytes_ = stride_ * std::min(batch_, slot_reads > 0 ? slot_reads : batch_);
   for (uint64_t i = 0; i < depth_; ++i) {
     slots_[i].group = std::make_unique<uint32_t[]>(batch_);
     slots_[i].done = std::make_unique<std::atomic<uint8_t>[]>(batch_);
@@ -35,26 +37,29 @@ Prefetcher::Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batc
   if (retain_batches) {
     size_t align = std::max<size_t>(AlignedBuffer::kAlignment, direct_align);
     for (uint64_t i = 0; i < depth_; ++i) {
-      slots_[i].retained = AlignedBuffer(batch_ * stride_, align);
+      slots_[i].retained = AlignedBuffer(slot_bytes_, align);
       slots_[i].base = slots_[i].retained.data();
     }
-    retained_bytes_ = depth_ * batch_ * stride_;
+    retained_bytes_ = depth_ * slot_bytes_;
   }
 }
 
-uint64_t Prefetcher::SlotBytes(const SampleTable& table, uint64_t batch_size, uint64_t direct_align) {
-  const uint64_t max_extent = table.MaxLength();
-  const uint64_t stride = direct_align > 0 ? (max_extent + 2 * direct_align + direct_align - 1) / direct_align * direct_align
-                                           : max_extent;
-  return batch_size * stride;
+uint64_t Prefetcher::SlotBytes(const SampleTable& table, uint64_t slot_reads, uint64_t direct_align) {
+  return slot_reads * WindowBytes(table.MaxLength(), direct_align);
+}
+
+// What a read of `length` bytes takes in a retained slot: O_DIRECT widens it to aligned ends (and keeps the next
+// window aligned).
+uint64_t Prefetcher::WindowBytes(uint64_t length, uint64_t direct_align) {
+  return direct_align > 0 ? (length + 2 * direct_align + direct_align - 1) / direct_align * direct_align : length;
 }
 
 Status Prefetcher::set_staging(BatchStaging* staging) {
   if (slots_[0].retained.data() == nullptr) return Status::InvalidArgument("batch staging needs retained batches");
-  if (staging->slots() != depth_ || staging->slot_bytes() < batch_ * stride_) {
+  if (staging->slots() != depth_ || staging->slot_bytes() < slot_bytes_) {
     return Status::InvalidArgument("batch staging of " + std::to_string(staging->slots()) + " slots of " +
                                    std::to_string(staging->slot_bytes()) + " bytes; the prefetcher needs " +
-                                   std::to_string(depth_) + " of " + std::to_string(batch_ * stride_));
+                                   std::to_string(depth_) + " of " + std::to_string(slot_bytes_));
   }
   if (staging->slots_on_device() && (table_.check != SampleCheck::kNone || content_ != nullptr)) {
     return Status::InvalidArgument("batch staging in GPU memory: the samples cannot be checked on the host");
@@ -71,7 +76,7 @@ Status Prefetcher::set_staging(BatchStaging* staging) {
 
 Prefetcher::~Prefetcher() { Drain(); }
 
-void Prefetcher::StartEpoch(const std::vector<uint64_t>* samples, uint64_t steps) {
+void Prefetcher::StartEpoch(const SampleSequence* samples, uint64_t steps) {
   samples_ = samples;
   steps_ = steps;
   ++epoch_salt_;
@@ -89,8 +94,9 @@ void Prefetcher::SubmitBatch(uint64_t step) {
   slot.step = step;
   slot.nranges = 0;
   slot.pending.store(static_cast<uint32_t>(batch_ + (copies_ ? 1 : 0)), std::memory_order_release);
-  const uint64_t* ids = samples_->data() + step * batch_;
+  const SampleIds ids = samples_->From(step * batch_);
   size_t queued = 0;
+  uint64_t fill = 0;  // retained slots: where the next read lands (reads are packed, see the constructor)
   for (uint64_t i = 0; i < batch_;) {
     ReadRequest& r = requests_[queued++];
     r = ReadRequest{};
@@ -106,12 +112,21 @@ void Prefetcher::SubmitBatch(uint64_t step) {
     }
     slot.group[i] = static_cast<uint32_t>(n);
     slot.done[i].store(0, std::memory_order_relaxed);  // published to the I/O thread by Submit's queue
-    // Retained slots give each sample `stride_` >= its window, so a group's window fits n strides.
-    r.dest = slot.base != nullptr ? slot.base + i * stride_ : nullptr;
-    if (copies_) {  // the sample bytes inside the request's window (O_DIRECT widens it to the alignment)
-      const uint64_t lead = direct_align_ > 0 ? r.extent.offset % direct_align_ : 0;
-      slot.ranges[slot.nranges++] = {i * stride_ + lead, r.extent.length == kWholeFile ? 0 : r.extent.length};
+    // A request's window takes at most `stride_` per sample with bytes in it, and a slot holds slot_reads of
+    // those: the packed windows fit. One that would not (a bound that was wrong) is read into the engine's
+    // buffers and fails the batch: its bytes never reach the batch's memory.
+    const uint64_t window = r.extent.length == kWholeFile ? stride_ : r.extent.length == 0 ? 0 : WindowBytes(r.extent.length, direct_align_);
+    const bool fits = slot.base != nullptr && fill + window <= slot_bytes_;
+    if (slot.base != nullptr && !fits) {
+      Fail(slot, Status::IoError("batch " + std::to_string(step) + "'s reads need more than its retained slot of " +
+                                  std::to_string(slot_bytes_) + " bytes"));
     }
+    r.dest = fits ? slot.base + fill : nullptr;
+    if (copies_ && fits) {  // the sample bytes inside the request's window (O_DIRECT widens it to the alignment)
+      const uint64_t lead = direct_align_ > 0 ? r.extent.offset % direct_align_ : 0;
+      slot.ranges[slot.nranges++] = {fill + lead, r.extent.length == kWholeFile ? 0 : r.extent.length};
+    }
+    if (fits) fill += window;
     r.target = this;
     r.tag = (step % depth_) * batch_ + i;
     r.probe_residency = probe_every_ > 0 && probe_count_++ % probe_every_ == 0;
@@ -252,7 +267,7 @@ void Prefetcher::OnComplete(uint64_t tag, uint64_t bytes, const Status& status, 
   } else if (table_.check != SampleCheck::kNone || content_ != nullptr) {
     const int64_t t0 = check_ns_ != nullptr ? NowNs() : 0;
     // The request covered samples first .. first+n-1, back to back from the first one's offset.
-    const uint64_t* ids = samples_->data() + slot.step * batch_ + first;
+    const SampleIds ids = samples_->From(slot.step * batch_ + first);
     const uint64_t base = table_.At(ids[0]).offset;
     for (uint32_t k = 0; k < n; ++k) {
       SampleExtent e = table_.At(ids[k]);
@@ -309,7 +324,7 @@ bool Prefetcher::WaitSlot(Slot& slot) {
 }
 
 Status Prefetcher::Outstanding(const Slot& slot) const {
-  const uint64_t* ids = samples_->data() + slot.step * batch_;
+  const SampleIds ids = samples_->From(slot.step * batch_);
   for (uint64_t i = 0; i < batch_; i += slot.group[i]) {
     if (slot.done[i].load(std::memory_order_relaxed) != 0) continue;
     const SampleExtent e = table_.At(ids[i]);

@@ -14,6 +14,7 @@
 #include "loader/io/io_engine.h"
 #include "loader/io/page_cache.h"
 #include "loader/pipeline/batch_staging.h"
+#include "loader/pipeline/sample_sequence.h"
 #include "loader/status.h"
 #include "loader/util/choices.h"
 
@@ -46,14 +47,24 @@ class Prefetcher final : public CompletionTarget {
   // file in errors. With `coalesce_bytes` > 0, consecutive samples of a batch that lie back to back in one file
   // (TFRecord records in file order) are read as one request of up to that many bytes, the way TensorFlow's
   // reader fills a buffer of DLIO's reader.transfer_size: small records then cost one read per buffer, not each.
+  // Retained reads are packed in their slot, so a slot needs room for `slot_reads` samples with bytes, the most a
+  // batch can hold (SampleTable::MaxReadsPerBatch; 0: the batch size): whole Parquet row groups read in order
+  // need one or two, not a batch's worth.
   Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batch_size, uint64_t depth, bool retain_batches,
-             uint64_t direct_align = 0, const FileTable* files = nullptr, uint64_t coalesce_bytes = 0);
+             uint64_t direct_align = 0, const FileTable* files = nullptr, uint64_t coalesce_bytes = 0,
+             uint64_t slot_reads = 0);
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
   ~Prefetcher();  // waits for reads still in flight
 
-  // Starts an epoch over `samples` (steps * batch ids, kept alive by the caller): submits the first batches.
-  void StartEpoch(const std::vector<uint64_t>* samples, uint64_t steps);
+  // Starts an epoch over `samples` (steps * batch ids, kept alive and unchanged by the caller until the next
+  // StartEpoch or Drain): submits the first batches.
+  void StartEpoch(const SampleSequence* samples, uint64_t steps);
+  // The same over a list of ids (kept alive by the caller likewise).
+  void StartEpoch(const std::vector<uint64_t>* ids, uint64_t steps) {
+    listed_ = SampleSequence::View(ids->data(), ids->size());
+    StartEpoch(&listed_, steps);
+  }
   // Blocks until batch `step` is fully read. It does not queue the next batch: Refill does, so that queueing reads
   // (and the I/O threads it wakes, which may take the CPU) falls in the compute the accelerator overlaps it with,
   // not in the timed wait. Batches up to `step` that Refill did not queue are queued first. With a completion
@@ -96,8 +107,10 @@ class Prefetcher final : public CompletionTarget {
   uint64_t probe_failures() const { return probe_failures_.load(std::memory_order_relaxed); }
   // Memory the slots hold (retain mode).
   uint64_t retained_bytes() const { return retained_bytes_; }
-  // The slot size a retained prefetcher of this shape needs (what a BatchStaging's slots must hold).
-  static uint64_t SlotBytes(const SampleTable& table, uint64_t batch_size, uint64_t direct_align);
+  // The slot size a retained prefetcher needs for `slot_reads` samples with bytes a batch (what a BatchStaging's
+  // slots must hold).
+  static uint64_t SlotBytes(const SampleTable& table, uint64_t slot_reads, uint64_t direct_align);
+  static uint64_t WindowBytes(uint64_t length, uint64_t direct_align);
   // Batches land in `staging`'s slots instead of the prefetcher's own (run --accelerator-memory), and when it
   // copies, a batch is handed out only once its copy has landed (WaitBatch waits for it: part of the stall).
   // REQUIRES: retain mode, staging->slots() == depth, staging->slot_bytes() >= SlotBytes(...); call before the
@@ -142,10 +155,12 @@ class Prefetcher final : public CompletionTarget {
   uint64_t coalesce_bytes_;
   uint64_t depth_;
   uint64_t max_extent_ = 0;
-  uint64_t stride_ = 0;  // bytes between retained samples in a slot
+  uint64_t stride_ = 0;  // the most bytes one retained sample's window takes in a slot
+  uint64_t slot_bytes_ = 0;  // a retained slot's size: slot_reads samples of stride_
   uint64_t retained_bytes_ = 0;
   std::unique_ptr<Slot[]> slots_;
-  const std::vector<uint64_t>* samples_ = nullptr;
+  const SampleSequence* samples_ = nullptr;
+  SampleSequence listed_;  // StartEpoch's view of a caller's list
   uint64_t steps_ = 0;
   uint64_t next_submit_ = 0;
   std::unique_ptr<ReadRequest[]> requests_;  // one batch's requests, built here and queued with one Submit

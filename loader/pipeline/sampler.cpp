@@ -42,6 +42,14 @@ Result<Sampler> Sampler::Create(const SamplerConfig& cfg) {
           "using balanced contiguous shards instead");
     }
   }
+  // Listed orders hold the epoch's global order while an accelerator's share is taken from it.
+  constexpr uint64_t kMaxListed = uint64_t{1} << 30;
+  if (cfg.order == SampleOrder::kShuffled && s.total_ > kMaxListed) {
+    return Status::InvalidArgument("feedrate.order: shuffled keeps the epoch's whole order in memory, " +
+                                   std::to_string(s.total_) + " sample ids (" + std::to_string(s.total_ * 8 >> 30) +
+                                   " GiB) for this dataset: use DLIO's order (feedrate.order: dlio), whose contiguous "
+                                   "shards cost no memory per sample");
+  }
   if (cfg.data_loader == DataLoader::kTensorFlow) {
     // DLIO's reconfigure(epoch 1) before the dataset is built: np.random.seed(seed [+ 1]); np.random.shuffle(files).
     // The tf.data pipeline is built once and repeated, so this order holds for every epoch.
@@ -55,25 +63,27 @@ Result<Sampler> Sampler::Create(const SamplerConfig& cfg) {
   return s;
 }
 
-void Sampler::EpochSamples(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const {
-  out->clear();
-  if (cfg_.order == SampleOrder::kShuffled) {
-    Shuffled(epoch, acc, out);
-  } else if (cfg_.data_loader == DataLoader::kTensorFlow) {
-    DlioTensorflow(epoch, acc, out);
-  } else {
+void Sampler::EpochSamples(uint64_t epoch, uint64_t acc, SampleSequence* out) const {
+  const uint64_t need = steps_ * cfg_.batch_size;
+  if (contiguous()) {
     DlioPytorch(acc, out);
+    return;
   }
-  out->resize(steps_ * cfg_.batch_size);
+  std::vector<uint64_t>& list = out->StartList();
+  if (cfg_.order == SampleOrder::kShuffled) {
+    Shuffled(epoch, acc, &list);
+  } else {
+    DlioTensorflow(epoch, acc, &list);
+  }
+  list.resize(need);
+  out->Seal(need);
 }
 
 // DLIO v2.0 PyTorch: accelerator r reads the contiguous, unshuffled range [r*ceil(N/W), ...) every epoch
 // (sample_shuffle does not change the read order there).
-void Sampler::DlioPytorch(uint64_t acc, std::vector<uint64_t>* out) const {
-  uint64_t need = steps_ * cfg_.batch_size;
+void Sampler::DlioPytorch(uint64_t acc, SampleSequence* out) const {
   uint64_t begin = balanced_shards_ ? acc * total_ / cfg_.world : acc * ((total_ + cfg_.world - 1) / cfg_.world);
-  out->reserve(need);
-  for (uint64_t i = 0; i < need; ++i) out->push_back(begin + i);
+  out->AssignRange(begin, steps_ * cfg_.batch_size);
 }
 
 // DLIO TensorFlow: the (file_shuffle-permuted) file list is sharded round-robin (list position i to accelerator

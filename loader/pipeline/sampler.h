@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/pipeline/sample_sequence.h"
 #include "loader/status.h"
 #include "loader/util/choices.h"
 
@@ -33,14 +34,23 @@ class Sampler {
 
   uint64_t steps_per_epoch() const { return steps_; }
   uint64_t samples_per_epoch_per_accelerator() const { return steps_ * cfg_.batch_size; }
+  // Whether every epoch's sequence is a contiguous range (DLIO's PyTorch order): a batch is consecutive samples.
+  bool contiguous() const { return cfg_.order != SampleOrder::kShuffled && cfg_.data_loader != DataLoader::kTensorFlow; }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
-  // Fills `out` (resized to steps*batch) with accelerator `acc`'s sample ids for `epoch` (1-based), in read order.
-  void EpochSamples(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const;
+  // Sets `out` to accelerator `acc`'s steps*batch sample ids for `epoch` (1-based), in read order: a contiguous
+  // range in DLIO's PyTorch order (no memory per sample), a list otherwise.
+  void EpochSamples(uint64_t epoch, uint64_t acc, SampleSequence* out) const;
+  // The same ids as a list (tests).
+  void EpochSamples(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const {
+    SampleSequence s;
+    EpochSamples(epoch, acc, &s);
+    *out = s.ToVector();
+  }
 
  private:
   explicit Sampler(const SamplerConfig& cfg) : cfg_(cfg) {}
-  void DlioPytorch(uint64_t acc, std::vector<uint64_t>* out) const;
+  void DlioPytorch(uint64_t acc, SampleSequence* out) const;
   void DlioTensorflow(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const;
   void Shuffled(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const;
 

@@ -146,6 +146,43 @@ TEST(Parquet, EveryCodecRoundTrips) {
   EXPECT_EQ(ParquetCodecFor("bz2"), -1);
 }
 
+// The row-group index: rows found arithmetically when groups are alike, by search when they are not; whole-group
+// reads put the span on each group's first row; DLRM's 4,718,592-row files cost 768 entries, not a row's each.
+TEST(Parquet, RowGroupTableFindsEveryRowWithoutListingRows) {
+  SampleTable table(3, 10);
+  table.SetRowGroups(0, {{0, 4, 1000, 400}, {4, 4, 2000, 40}, {8, 3, 3000, 30}}, false);  // alike but the last
+  table.SetRowGroups(1, {{0, 2, 100, 20}, {2, 7, 200, 7}, {9, 5, 300, 50}}, true);      // uneven: searched
+  table.SetRowGroups(2, {{0, 3, 100, 10}, {3, 7, 200, 3}}, false);  // fewer bytes than rows: some rows read nothing
+  EXPECT_EQ(table.At(5).offset, 2010u);
+  EXPECT_EQ(table.At(5).length, 10u);
+  EXPECT_EQ(table.At(9).offset, 3010u);
+  EXPECT_EQ(table.At(9).file, 0u);
+  const SampleExtent first = table.At(12);  // file 1, row 2: the first row of its second group
+  EXPECT_EQ(first.file, 1u);
+  EXPECT_EQ(first.offset, 200u);
+  EXPECT_EQ(first.length, 7u);
+  EXPECT_EQ(table.At(13).length, 0u);
+  EXPECT_EQ(table.At(19).offset, 300u);  // row 9 of file 1
+  EXPECT_EQ(table.At(19).length, 50u);
+  uint64_t sum = 0;
+  for (uint64_t k = 20; k < 30; ++k) sum += table.At(k).length;
+  EXPECT_EQ(sum, 10u + 3u);  // file 2's rows tile both spans (row 9 is the last sample)
+  EXPECT_EQ(table.FileDataBytes(0), 400u + 40u + 20u);  // rows 8 and 9 of the 3-row group: 2/3 of 30
+  EXPECT_EQ(table.FileDataBytes(1), 20u + 7u + 50u);     // whole groups: every group a sample starts
+  EXPECT_EQ(table.MaxLength(), 100u);                    // file 0's 400 bytes over 4 rows; file 1's 50 whole
+
+  const uint64_t rows = 4718592, group = 6144;
+  std::vector<PqRowGroupSpan> dlrm;
+  for (uint64_t r = 0; r < rows; r += group) dlrm.push_back({r, group, 4 + r * 966, group * 966});
+  SampleTable big(2, rows);
+  big.SetRowGroups(1, dlrm, true);
+  EXPECT_EQ(dlrm.size(), 768u);
+  const SampleExtent last_group = big.At(rows + rows - group);
+  EXPECT_EQ(last_group.offset, 4 + (rows - group) * 966);
+  EXPECT_EQ(last_group.length, group * 966);
+  EXPECT_EQ(big.At(rows + rows - 1).length, 0u);
+}
+
 TEST(Parquet, SpansCoverTheSelectedColumnsAndRowsTileThem) {
   test::TempDir dir;
   ParquetFileSpec spec = DlioParquetSpec(Dlrmish(), 1, 1);
@@ -171,19 +208,28 @@ TEST(Parquet, SpansCoverTheSelectedColumnsAndRowsTileThem) {
   o.format = DataFormat::kParquet;
   o.samples_per_file = 600;
   o.parquet_columns = {"b", "c"};
-  std::vector<SampleExtent> listed;
+  ListedExtents listed;
   auto fs = IndexTrainingFile(path, o, &listed);
   ASSERT_TRUE(fs.ok()) << fs.status().ToString();
-  ASSERT_EQ(listed.size(), 600u);
+  ASSERT_EQ(listed.row_groups.size(), 3u);  // per row group, not per row
+  EXPECT_TRUE(listed.samples.empty());
+  SampleTable table(1, 600);
+  table.SetRowGroups(0, listed.row_groups, fs->whole_groups);
   uint64_t total = 0, expected = 0;
-  for (size_t k = 0; k < listed.size(); ++k) {
-    total += listed[k].length;
+  SampleExtent prev{};
+  for (uint64_t k = 0; k < 600; ++k) {
+    const SampleExtent e = table.At(k);
+    total += e.length;
     if (k % 256 != 0) {
-      EXPECT_EQ(listed[k].offset, listed[k - 1].offset + listed[k - 1].length) << k;
+      EXPECT_EQ(e.offset, prev.offset + prev.length) << k;
+    } else {
+      EXPECT_EQ(e.offset, (*spans)[k / 256].offset) << k;
     }
+    prev = e;
   }
   for (const auto& s : *spans) expected += s.length;
   EXPECT_EQ(total, expected);  // each row group's span is read exactly once per pass
+  EXPECT_EQ(table.FileDataBytes(0), expected);
   o.samples_per_file = 601;
   auto short_file = IndexTrainingFile(path, o, &listed);
   ASSERT_FALSE(short_file.ok());

@@ -165,5 +165,53 @@ TEST(Sampler, StepLimitsAndErrors) {
   EXPECT_NE(none.status().message().find("fewer than one batch"), std::string::npos);
 }
 
+// MLPerf Storage v3.0's DLRM: 1,024 files of 4,718,592 rows, batch 16,384. DLIO's PyTorch order is a range, so an
+// epoch of 4.8 billion samples is two numbers, not 4.8 GB of ids per accelerator.
+TEST(Sampler, DlioPytorchOrderIsARangeAtDlrmScale) {
+  auto c = Cfg(1024, 16384, 8);
+  c.samples_per_file = 4718592;
+  auto s = Sampler::Create(c);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->steps_per_epoch(), 36864u);  // 1024 * 4718592 / 16384 / 8
+  SampleSequence seq;
+  s->EpochSamples(1, 7, &seq);
+  EXPECT_TRUE(seq.contiguous());
+  EXPECT_EQ(seq.size(), 36864ull * 16384);
+  EXPECT_EQ(seq.first(), 7ull * 1024 * 4718592 / 8);
+  EXPECT_EQ(seq[seq.size() - 1], 8ull * 1024 * 4718592 / 8 - 1);  // the shard's last sample
+  const SampleIds ids = seq.From(16384);
+  EXPECT_EQ(ids[3], seq.first() + 16387);
+  seq.Shift(5);
+  EXPECT_EQ(seq[0], 7ull * 1024 * 4718592 / 8 + 5);
+  // The listed orders keep the epoch's whole order in memory: refused with a way out, not an out-of-memory kill.
+  c.order = SampleOrder::kShuffled;
+  c.sample_shuffle = true;
+  auto shuffled = Sampler::Create(c);
+  ASSERT_FALSE(shuffled.ok());
+  EXPECT_NE(shuffled.status().message().find("feedrate.order: dlio"), std::string::npos) << shuffled.status().message();
+}
+
+TEST(Sampler, ListedOrdersAreSequencesToo) {
+  auto c = Cfg(6, 3, 2);
+  c.order = SampleOrder::kShuffled;
+  c.sample_shuffle = true;
+  auto s = Sampler::Create(c);
+  ASSERT_TRUE(s.ok());
+  SampleSequence seq;
+  s->EpochSamples(2, 1, &seq);
+  EXPECT_FALSE(seq.contiguous());
+  std::vector<uint64_t> v;
+  s->EpochSamples(2, 1, &v);
+  EXPECT_EQ(seq.ToVector(), v);
+  ASSERT_EQ(v.size(), 3u);
+  seq.Shift(100);
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(seq[i], v[i] + 100);
+  std::vector<uint64_t> mine{9, 4, 2};
+  SampleSequence view = SampleSequence::View(mine.data(), mine.size());
+  EXPECT_EQ(view.From(1)[1], 2u);
+  SampleSequence moved = std::move(seq);  // a move keeps the owned list valid
+  EXPECT_EQ(moved[0], v[0] + 100);
+}
+
 }  // namespace
 }  // namespace feedrate

@@ -17,7 +17,7 @@ Result<FileSamples> IndexTrainingFile(const std::string& path, DataFormat format
   IndexOptions o;
   o.format = format;
   o.samples_per_file = spf;
-  std::vector<SampleExtent> listed;
+  ListedExtents listed;
   return feedrate::IndexTrainingFile(path, o, &listed);
 }
 
