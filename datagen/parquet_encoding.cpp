@@ -130,9 +130,7 @@ int DictionaryIndexWidth(uint64_t entries) {
   return 64 - __builtin_clzll(entries - 1);
 }
 
-uint32_t ValueDictionary::IndexOf(const char* value) {
-  uint64_t key = 0;
-  std::memcpy(&key, value, width_);
+inline uint32_t ValueDictionary::Find(uint64_t key) {
   if ((keys_.size() + 1) * 2 > slots_.size()) Grow();
   const size_t mask = slots_.size() - 1;
   for (size_t s = Mix(key) & mask;; s = (s + 1) & mask) {
@@ -142,6 +140,32 @@ uint32_t ValueDictionary::IndexOf(const char* value) {
       return slots_[s] - 1;
     }
     if (keys_[slots_[s] - 1] == key) return slots_[s] - 1;
+  }
+}
+
+uint32_t ValueDictionary::IndexOf(const char* value) {
+  uint64_t key = 0;
+  std::memcpy(&key, value, width_);
+  return Find(key);
+}
+
+template <typename T>
+void ValueDictionary::AppendIndicesOf(const char* values, uint64_t n, std::vector<uint32_t>* out) {
+  for (uint64_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, values + i * sizeof(T), sizeof(T));
+    out->push_back(Find(static_cast<uint64_t>(v)));
+  }
+}
+
+void ValueDictionary::AppendIndices(const char* values, uint64_t n, std::vector<uint32_t>* out) {
+  switch (width_) {
+    case 1: return AppendIndicesOf<uint8_t>(values, n, out);
+    case 2: return AppendIndicesOf<uint16_t>(values, n, out);
+    case 4: return AppendIndicesOf<uint32_t>(values, n, out);
+    case 8: return AppendIndicesOf<uint64_t>(values, n, out);
+    default:
+      for (uint64_t i = 0; i < n; ++i) out->push_back(IndexOf(values + i * width_));
   }
 }
 

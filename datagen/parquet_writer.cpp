@@ -271,8 +271,7 @@ void ChunkWriter::AddValues(uint64_t n) {
     s_.values.append(s_.batch);
     return;
   }
-  const size_t width = p_.phys.bits / 8;
-  for (uint64_t i = 0; i < n; ++i) s_.indices.push_back(s_.dict.IndexOf(s_.batch.data() + i * width));
+  s_.dict.AppendIndices(s_.batch.data(), n, &s_.indices);
 }
 
 // Arrow's EstimatedDataEncodedSize: PLAIN pages their bytes; dictionary pages a worst case of their indices.

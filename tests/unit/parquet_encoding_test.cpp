@@ -3,6 +3,8 @@
 // to PLAIN at 1 MiB of dictionary, read back page header by page header.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <random>
 
 #include "datagen/parquet_encoding.h"
@@ -136,6 +138,29 @@ TEST(RleHybrid, DictionaryNumbersValuesInFirstSeenOrder) {
   EXPECT_EQ(DictionaryIndexWidth(2), 1);
   EXPECT_EQ(DictionaryIndexWidth(6144), 13);
   EXPECT_EQ(DictionaryIndexWidth(8193), 14);
+}
+
+TEST(RleHybrid, BatchIndicesEqualOneByOneAtEveryWidth) {
+  std::mt19937_64 rng(11);
+  for (size_t width : {1u, 2u, 4u, 8u, 3u}) {
+    std::string values(3000 * width, '\0');
+    for (size_t i = 0; i < 3000; ++i) {
+      const uint64_t v = rng() % 700;  // repeats, so both new and known values
+      std::memcpy(values.data() + i * width, &v, width);
+    }
+    ValueDictionary one(width), batch(width);
+    std::vector<uint32_t> expected, got{42};
+    for (size_t i = 0; i < 3000; ++i) expected.push_back(one.IndexOf(values.data() + i * width));
+    batch.AppendIndices(values.data(), 1000, &got);
+    batch.AppendIndices(values.data() + 1000 * width, 2000, &got);
+    ASSERT_EQ(got.size(), 3001u) << width;
+    EXPECT_EQ(got[0], 42u);  // appended, not replaced
+    EXPECT_TRUE(std::equal(expected.begin(), expected.end(), got.begin() + 1)) << width;
+    std::string a, b;
+    one.AppendPlain(&a);
+    batch.AppendPlain(&b);
+    EXPECT_EQ(a, b) << width;
+  }
 }
 
 // The page headers of one column chunk, in file order.
