@@ -85,7 +85,7 @@ Runner AddDatasize(CLI::App& app) {
     const DatasetMinimum min = TrainingDatasetMinimum(c, total_mem, a->accelerators);
     const double by_memory = static_cast<double>(min.by_memory), by_steps = static_cast<double>(min.by_steps);
     const double files = static_cast<double>(min.files);
-    double bytes = files * static_cast<double>(c.num_samples_per_file) * c.record_length;
+    double bytes = files * static_cast<double>(c.num_samples_per_file) * min.record_length;  // the rule's, as mlpstorage
     if (a->json) {
       nlohmann::json j = {{"workload", c.name},
                           {"num_files_train", static_cast<uint64_t>(files)},

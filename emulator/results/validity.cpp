@@ -36,7 +36,8 @@ double RuleRecordLength(const WorkloadConfig& c) {
 DatasetMinimum TrainingDatasetMinimum(const WorkloadConfig& c, double total_mem, uint64_t accelerators) {
   DatasetMinimum m;
   const double nspf = static_cast<double>(std::max<uint64_t>(1, c.num_samples_per_file));
-  const double memory = 5 * total_mem / (nspf * std::max(1.0, RuleRecordLength(c)));
+  m.record_length = RuleRecordLength(c);
+  const double memory = 5 * total_mem / (nspf * std::max(1.0, m.record_length));
   const double steps = 500.0 * static_cast<double>(accelerators * c.batch_size) / nspf;
   m.by_memory = static_cast<uint64_t>(std::ceil(memory));
   m.by_steps = static_cast<uint64_t>(std::ceil(steps));

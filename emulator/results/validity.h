@@ -23,6 +23,7 @@ namespace feedrate {
 struct DatasetMinimum {
   uint64_t files = 0, by_memory = 0, by_steps = 0;  // rounded up
   uint64_t files_rounded_down = 0;                   // what `mlpstorage training datasize` prints
+  double record_length = 0;  // the rule's bytes per sample (Parquet without record_length_bytes: its columns')
 };
 DatasetMinimum TrainingDatasetMinimum(const WorkloadConfig& cfg, double total_client_memory_bytes, uint64_t accelerators);
 

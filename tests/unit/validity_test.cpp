@@ -40,6 +40,8 @@ TEST(Validity, ParquetWithoutRecordLengthTakesMlpstoragesColumnBytes) {
   const auto by_columns = TrainingDatasetMinimum(c, mem, 1);  // 8 + 12 + 2 + 4 = 26 bytes a row
   EXPECT_EQ(by_columns.by_memory, static_cast<uint64_t>(std::ceil(5 * mem / (1000 * 26.0))));
   EXPECT_NE(with_length.by_memory, by_columns.by_memory);
+  EXPECT_EQ(by_columns.record_length, 26.0);  // what `feedrate datasize` multiplies by for the dataset's bytes
+  EXPECT_EQ(with_length.record_length, 761.0);
 }
 
 TEST(Validity, ClosedOpenAndInvalidOverrides) {
