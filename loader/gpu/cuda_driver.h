@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "loader/gpu/dl_library.h"
 #include "loader/status.h"
@@ -114,6 +115,13 @@ class DeviceBuffer {
  public:
   static Result<DeviceBuffer> Allocate(const Cuda& cuda, size_t bytes);
   DeviceBuffer() = default;
+  // A moved-from buffer owns nothing and says so (size 0).
+  DeviceBuffer(DeviceBuffer&& o) noexcept : mem_(std::move(o.mem_)), size_(std::exchange(o.size_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    mem_ = std::move(o.mem_);
+    size_ = std::exchange(o.size_, 0);
+    return *this;
+  }
 
   CUdeviceptr ptr() const { return mem_.get(); }
   // The address as cuFile takes it (a device pointer in a void*).
@@ -131,6 +139,12 @@ class PinnedBuffer {
  public:
   static Result<PinnedBuffer> Allocate(const Cuda& cuda, size_t bytes);
   PinnedBuffer() = default;
+  PinnedBuffer(PinnedBuffer&& o) noexcept : mem_(std::move(o.mem_)), size_(std::exchange(o.size_, 0)) {}
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    mem_ = std::move(o.mem_);
+    size_ = std::exchange(o.size_, 0);
+    return *this;
+  }
 
   char* data() const { return static_cast<char*>(mem_.get()); }
   size_t size() const { return size_; }

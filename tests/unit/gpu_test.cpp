@@ -82,6 +82,12 @@ TEST(Gpu, MemoryStreamsAndContextsAreGivenBack) {
     EXPECT_EQ(during.h2d_bytes, before.h2d_bytes + (1u << 20));
     DeviceBuffer moved = std::move(*dev);  // ownership moves; one free
     EXPECT_EQ(moved.size(), 1u << 20);
+    EXPECT_EQ(dev->size(), 0u);  // NOLINT(bugprone-use-after-move): a moved-from buffer owns nothing
+    EXPECT_EQ(dev->ptr(), CUdeviceptr{0});
+    PinnedBuffer pinned = std::move(*host);
+    EXPECT_EQ(host->size(), 0u);  // NOLINT(bugprone-use-after-move)
+    EXPECT_EQ(host->data(), nullptr);
+    EXPECT_EQ(pinned.size(), 1u << 20);
   }
   const CudaCounts after = FakeCudaCounts();
   EXPECT_EQ(after.device_allocs, before.device_allocs);
