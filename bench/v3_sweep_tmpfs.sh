@@ -11,7 +11,9 @@
 # workload, and hard links to them as the dataset (tmpfs holds each file once).
 # Each sweep point runs max(STEPS, 5 s of computation) steps: RetinaNet's 48 ms steps need ~100 for the start of
 # a run not to decide its AU (8 steps answered 21 accelerators where 100 pass 40).
-# Usage: bench/v3_sweep_tmpfs.sh [OUT_PREFIX]   env: WORKLOADS="flux_b200 retinanet_b200 dlrm_b200" STEPS=8 FIO=fio
+# The sweep tries up to MAX accelerators (it must exceed the copy limit for the ratio to mean anything: Flux's is
+# ~160 here, so MAX=128 caps its answer at 0.8 of it).
+# Usage: bench/v3_sweep_tmpfs.sh [OUT_PREFIX]   env: WORKLOADS="flux_b200 retinanet_b200 dlrm_b200" STEPS=8 MAX=128 FIO=fio
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-results/$(date -u +%Y-%m-%d)_v3_sweep_tmpfs}
@@ -19,6 +21,7 @@ feedrate=build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release
 command -v "${FIO:-fio}" > /dev/null || { echo "bench needs fio (apt-get install fio)" >&2; exit 2; }
 steps=${STEPS:-8}
+max=${MAX:-128}
 workloads=${WORKLOADS:-flux_b200 retinanet_b200 dlrm_b200}
 shm=/dev/shm/feedrate-v3
 work=$(mktemp -d)
@@ -51,18 +54,18 @@ for w in $workloads; do
   # One accelerator, a few steps: the bytes a sample really reads.
   "$feedrate" run -w "$w" --data-dir "$shm/real" --param "dataset.num_files_train=$r" ${extra[$w]} \
     --param train.total_training_steps=3 --results-dir "$work/one_$w" > /dev/null || true
-  read -r wsteps links < <(python3 - "$work/one_$w/summary.json" "$w" "$steps" <<'PY'
+  read -r wsteps links < <(python3 - "$work/one_$w/summary.json" "$w" "$steps" "$max" <<'PY'
 import json, math, sys
 j = json.load(open(sys.argv[1]))
 batch, ct = {"flux_b200": (48, 1.35), "retinanet_b200": (24, 0.04755), "dlrm_b200": (16384, 0.000375)}[sys.argv[2]]
 steps = max(int(sys.argv[3]), math.ceil(5 / ct)) if sys.argv[2] != "dlrm_b200" else int(sys.argv[3])
-# Names enough for the largest count the sweep may try (128 accelerators x steps batches), at least the real files.
-print(steps, max(steps * 128 * batch // j["num_samples_per_file"] + 1, 1))
+# Names enough for the largest count the sweep may try (MAX accelerators x steps batches), at least the real files.
+print(steps, max(steps * int(sys.argv[4]) * batch // j["num_samples_per_file"] + 1, 1))
 PY
 )
   link_dataset "$shm/real" "$shm/links" "$links" "$r" "${ext[$w]}"
   "$feedrate" sweep -w "$w" --data-dir "$shm/links" --param "dataset.num_files_train=$links" ${extra[$w]} \
-    --param train.epochs=1 --param "train.total_training_steps=$wsteps" --max 128 \
+    --param train.epochs=1 --param "train.total_training_steps=$wsteps" --max "$max" \
     --results-dir "$work/sweep_$w" | tee "${out}_$w.txt" || [ "${PIPESTATUS[0]}" -eq 3 ]
   cp "$work/sweep_$w/sweep.json" "${out}_$w.json"
   cp "$work/fio_$w.json" "${out}_${w}_fio.json"
