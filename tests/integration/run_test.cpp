@@ -187,9 +187,11 @@ TEST(Run, ZeroComputeMeansZeroAuAndExit3) {
                                    " --param train.epochs=2 --results-dir " + dir / "r"));
   EXPECT_EQ(run.code, 3) << run.output;
   auto s = ReadJson(dir / "r/summary.json");
-  // Zero compute leaves only the step's bookkeeping between "batch arrived" and the barrier: ~0%, though a slow
-  // (sanitized, loaded) build has measured 1.5%.
-  EXPECT_LT(s["metric"]["train_au_mean_percentage"].get<double>(), 10.0);
+  // Zero compute leaves only the step's bookkeeping between "batch arrived" and the barrier — the refill that
+  // queues the next reads, which a real step hides in its compute: 0.3-3% here, but 15% measured once in the
+  // clean-clone CI's ASan stage (2 ranks beside another test on 2 cores: a refill that wakes the I/O threads can
+  // be descheduled until they yield). What matters is that no compute cannot pass the bar.
+  EXPECT_LT(s["metric"]["train_au_mean_percentage"].get<double>(), 40.0);
   EXPECT_EQ(s["metric"]["train_au_meet_expectation"], "fail");
   EXPECT_EQ(s["feedrate"]["status"], "fail");
 }
