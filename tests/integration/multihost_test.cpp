@@ -200,6 +200,12 @@ TEST(MultiHost, ShapedLinkSweepFindsTheLinkArithmeticAnswer) {
   const double per_accelerator = 131072 / 0.064;           // bytes/s
   const double predicted = 2 * (rate_mbit * 1e6 / 8) / per_accelerator;  // 6.96
   const int measured = j["accelerators_supported"];
+  for (const auto& p : j["points"]) {
+    for (const auto& run : p["runs"]) {
+      std::printf("point %d: AU %.1f%%, %.2f MiB/s\n", p["accelerators"].get<int>(), run["au_pct"].get<double>(),
+                  run["read_mib_per_s"].get<double>());
+    }
+  }
 #ifdef FEEDRATE_SANITIZED
   // A sanitized client (5-15x the CPU per read) can miss the bar at 3 per host, where the link is 86% busy: the
   // arithmetic is a release-build property (checked there); here the answer must not exceed it.

@@ -166,6 +166,26 @@ TEST(Sweep, BottleneckTellsClientCpuFromStorageFromLatency) {
   EXPECT_EQ(plateau["limit"], "storage_throughput");
   EXPECT_NE(plateau["explanation"].get<std::string>().find("grew 1.10x"), std::string::npos) << plateau["explanation"];
   EXPECT_EQ(SweepBottleneck(result_with(0.3, 1950, 1000), 0)["limit"], "storage_or_latency");  // it did scale
+  // Just past a soft knee: 6 -> 8 gave 1.23x the MiB/s for 1.33x the count (not below 0.9x of it), but each of the
+  // 8 got 0.82x what each got at 2: the bandwidth stopped following (a CI shaped link, called latency before).
+  {
+    SweepResult knee;
+    auto run_at = [](uint64_t n, double mib, bool passed) {
+      SweepRun run;
+      run.accelerators = n;
+      run.read_mib_per_s = mib;
+      run.cpu_utilisation = 0.04;
+      run.exit_code = passed ? 0 : 3;
+      return SweepPoint{n, {run}, passed};
+    };
+    knee.points = {run_at(2, 3.86, true), run_at(4, 7.5, true), run_at(8, 12.67, false), run_at(6, 10.30, true)};
+    auto v = SweepBottleneck(knee, 0);
+    EXPECT_EQ(v["limit"], "storage_throughput") << v.dump(2);
+    EXPECT_NE(v["explanation"].get<std::string>().find("0.82x the MiB/s it got at 2"), std::string::npos) << v.dump(2);
+    // Latency instead: every count got about the same per accelerator.
+    knee.points = {run_at(2, 3.5, true), run_at(4, 7.0, true), run_at(8, 13.6, false), run_at(6, 10.4, true)};
+    EXPECT_EQ(SweepBottleneck(knee, 0)["limit"], "storage_or_latency");
+  }
   // The same plateau with the bytes arriving over the hosts' network interfaces: the network path.
   auto over_network = result_with(0.3, 1100, 1000);
   over_network.points[1].runs[0].net_rx_mib_per_s = 1150;
