@@ -89,6 +89,10 @@ EngineRequest EngineRequestFor(const WorkloadConfig& cfg, const RunOptions& opt,
   r.prefetch = cfg.prefetch_size;
   r.batch = cfg.batch_size;
   r.cpus = CpuAffinity().size();
+  if (!s3) {
+    const std::string fs = FileSystemType(cfg.data_folder);
+    r.memory_storage = fs == "tmpfs" || fs == "ramfs";
+  }
   return r;
 }
 
@@ -396,7 +400,8 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   s->io_threads = engine.io_threads;
   if (engine.capped) {
     s->warnings.push_back("I/O threads per rank: " + std::to_string(engine.io_threads) + " (reader.read_threads x accelerators = " +
-                          std::to_string(engine.dlio_threads) + ", capped at 4 per CPU; --io-threads sets it)");
+                          std::to_string(engine.dlio_threads) + ", capped at " + engine.cap_reason +
+                          "; --io-threads sets it)");
   }
   FEEDRATE_RETURN_IF_ERROR(IndexRankFiles(cfg, opt, f, s));
   s->slot_reads.train = s->table.MaxReadsPerBatch(cfg.batch_size, s->sampler->contiguous());

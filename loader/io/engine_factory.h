@@ -31,6 +31,7 @@ struct EngineRequest {
   uint64_t prefetch = 1;             // reader.prefetch_size
   uint64_t batch = 1;                // reader.batch_size
   size_t cpus = 1;                   // CPUs the rank may run on
+  bool memory_storage = false;       // the files live on tmpfs/ramfs: a buffered read is a copy that never waits
 };
 
 // The effective settings: the engines, the memory check, read coalescing and retained batches all use these.
@@ -38,7 +39,8 @@ struct ResolvedEngine {
   EngineOptions options;       // threads, transfer_size (rounded for O_DIRECT), queue depth and capacity, alignment
   uint64_t io_threads = 1;     // the rank's I/O threads (an S3 rank runs options.threads = min(this, CPUs) loops)
   uint64_t dlio_threads = 1;   // reader.read_threads x accelerators
-  bool capped = false;         // io_threads is the cap (4 per CPU), not dlio_threads: say so
+  bool capped = false;         // io_threads is the cap, not dlio_threads: say so (cap_reason)
+  const char* cap_reason = "";  // "4 per CPU", or "1 per CPU on memory-backed storage"
   // The most bytes one read of an extent of `length` covers: the extent, widened to alignment under O_DIRECT.
   // A sample whose window exceeds options.transfer_size is not handed over in place (checks need it retained).
   uint64_t MaxWindow(uint64_t length) const { return length + (options.odirect ? 2 * options.direct_align : 0); }
@@ -46,7 +48,8 @@ struct ResolvedEngine {
 
 // Pure. transfer_size is rounded up to direct_align with O_DIRECT (the size the engines read with); queue depth is
 // 1 for buffered file reads (deeper makes io_uring punt copies to workers), 16 for O_DIRECT and S3, unless given;
-// I/O threads are DLIO's count capped at max(read_threads, 4 per CPU) (not for POSIX O_DIRECT, nor when given);
+// I/O threads are DLIO's count capped at max(read_threads, 4 per CPU) (not for POSIX O_DIRECT, nor when given),
+// at 1 per CPU for buffered reads of memory-backed files (tmpfs: every read is a copy, more threads only take turns);
 // S3 runs at most one event loop per CPU; the queue holds every sample the rank's prefetchers keep in flight.
 ResolvedEngine ResolveEngineOptions(const EngineRequest& r);
 

@@ -394,8 +394,26 @@ TEST(EngineOptions, ResolvedOnceForEveryUser) {
   EXPECT_FALSE(e.capped);
   EXPECT_EQ(e.io_threads, 3u);
 
-  r.s3 = true;  // S3: at most one event loop per CPU, depth 16
+  r.io_threads = 0;  // tmpfs, buffered: every read is a copy, so one thread per CPU
+  r.memory_storage = true;
+  e = ResolveEngineOptions(r);
+  EXPECT_TRUE(e.capped);
+  EXPECT_EQ(e.io_threads, 2u);
+  EXPECT_EQ(e.options.threads, 2u);
+  EXPECT_NE(std::string(e.cap_reason).find("1 per CPU"), std::string::npos);
+  r.io_threads = 5;  // given: as given
+  EXPECT_EQ(ResolveEngineOptions(r).io_threads, 5u);
   r.io_threads = 0;
+  r.accelerators = 1;
+  r.read_threads = 1;  // below the CPUs: DLIO's count
+  e = ResolveEngineOptions(r);
+  EXPECT_FALSE(e.capped);
+  EXPECT_EQ(e.io_threads, 1u);
+  r.accelerators = 10;
+  r.read_threads = 4;
+  r.memory_storage = false;
+
+  r.s3 = true;  // S3: at most one event loop per CPU, depth 16
   e = ResolveEngineOptions(r);
   EXPECT_EQ(e.io_threads, 8u);
   EXPECT_EQ(e.options.threads, 2u);
