@@ -336,7 +336,7 @@ int ReportSweep(const SweepResult& result, const SweepArgs& args, bool ceiling_m
 SweepCache ChooseSweepCache(const WorkloadConfig& cfg, ForwardedRunOptions* f) {
   SweepCache c;
   c.fs_type = FileSystemType(cfg.data_folder);
-  c.in_memory = c.fs_type == "tmpfs" || c.fs_type == "ramfs";
+  c.in_memory = IsMemoryFileSystem(c.fs_type);
   const bool odirect = cfg.odirect || f->odirect || f->cache == "direct";
   if (f->cache.empty()) f->cache = odirect ? "" : c.in_memory ? "keep" : "drop-once";
   c.mode = odirect ? "direct" : f->cache;

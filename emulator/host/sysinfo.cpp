@@ -95,6 +95,8 @@ std::string FileSystemType(const std::string& path) {
   return b;
 }
 
+bool IsMemoryFileSystem(const std::string& fs_type) { return fs_type == "tmpfs" || fs_type == "ramfs"; }
+
 }  // namespace feedrate
 
 namespace feedrate {

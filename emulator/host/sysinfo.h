@@ -34,5 +34,8 @@ std::string KernelRelease();
 // The file system type under `path` by statfs magic ("ext4", "xfs", "tmpfs", "nfs", "lustre", ...), or
 // "unknown (0x...)"; "" when the path cannot be examined.
 std::string FileSystemType(const std::string& path);
+// Whether a FileSystemType name is memory by nature (tmpfs, ramfs): its files' bytes are always served from memory,
+// so a buffered read is a copy that never waits, and no share of them is "the page cache's".
+bool IsMemoryFileSystem(const std::string& fs_type);
 
 }  // namespace feedrate

@@ -89,10 +89,7 @@ EngineRequest EngineRequestFor(const WorkloadConfig& cfg, const RunOptions& opt,
   r.prefetch = cfg.prefetch_size;
   r.batch = cfg.batch_size;
   r.cpus = CpuAffinity().size();
-  if (!s3) {
-    const std::string fs = FileSystemType(cfg.data_folder);
-    r.memory_storage = fs == "tmpfs" || fs == "ramfs";
-  }
+  r.memory_storage = !s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
   return r;
 }
 

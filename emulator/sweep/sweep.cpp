@@ -148,8 +148,9 @@ Scaling ScalingBetween(const SweepResult& r, const SweepRun* pass, const SweepRu
   auto per_accelerator = [](const SweepRun& run) { return run.read_mib_per_s / static_cast<double>(run.accelerators); };
   const SweepRun* best = pass;
   for (const auto& p : r.points) {
+    if (!p.passed) continue;
     for (const auto& run : p.runs) {
-      if (p.passed && run.accelerators > 0 && per_accelerator(run) > per_accelerator(*best)) best = &run;
+      if (run.accelerators > 0 && per_accelerator(run) > per_accelerator(*best)) best = &run;
     }
   }
   const double grew = fail->read_mib_per_s / pass->read_mib_per_s;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "emulator/host/storage_stats.h"
+#include "emulator/host/sysinfo.h"
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/unique_fd.h"
 #include "test_util.h"
@@ -89,6 +90,19 @@ TEST(StorageStats, TmpfsHasNoDeviceCounter) {
   EXPECT_EQ(c.kind(), "none");
   EXPECT_NE(c.device().find("tmpfs"), std::string::npos);
   EXPECT_FALSE(c.Read());
+}
+
+// The one rule for "memory by nature" that run setup (I/O threads) and sweep (cache state) share, on the names
+// FileSystemType gives.
+TEST(StorageStats, MemoryFileSystemsAreTmpfsAndRamfsOnly) {
+  EXPECT_TRUE(IsMemoryFileSystem("tmpfs"));
+  EXPECT_TRUE(IsMemoryFileSystem("ramfs"));
+  for (const char* fs : {"ext2/3/4", "xfs", "nfs", "fuse", "", "unknown (0x1234)"}) {
+    EXPECT_FALSE(IsMemoryFileSystem(fs)) << fs;
+  }
+  if (FileSystemType("/dev/shm") == "tmpfs") {
+    EXPECT_TRUE(IsMemoryFileSystem(FileSystemType("/dev/shm")));
+  }
 }
 
 // An O_DIRECT read of a file on the disk shows up in the device's counters: at least the file's bytes, and not
