@@ -131,7 +131,9 @@ std::string TimeSeriesRows(int rank, const std::string& host, const std::vector<
 
 std::string MergeTimeSeries(const std::vector<std::string>& rank_rows, double accelerators_total, double interval_s) {
   std::string out = TimeSeriesHeader();
-  // Per interval index: time, length, sums and maxima over ranks.
+  // Per interval index: time, length, sums and maxima over ranks. Ranks' intervals differ in length (a late wake-up,
+  // each rank's last one ends when it stops), so rates are summed as amounts (rate x the rank's seconds) and divided
+  // by the row's length: the merged rows add up to the bytes, reads and CPU seconds the ranks' rows hold.
   struct Total {
     double time = 0, secs = 0, mib = 0, iops = 0, p50 = 0, p90 = 0, p99 = 0, max = 0, stall = 0, user = 0, sys = 0,
            iowait = 0, rss = 0;
@@ -150,17 +152,18 @@ std::string MergeTimeSeries(const std::vector<std::string>& rank_rows, double ac
       if (totals.size() <= i) totals.resize(i + 1);
       Total& t = totals[i];
       auto v = [&](size_t k) { return std::strtod(f[k].c_str(), nullptr); };
+      const double secs = v(3);
       t.time = std::max(t.time, v(2));
-      t.secs = std::max(t.secs, v(3));
-      t.mib += v(4);
-      t.iops += v(5);
+      t.secs = std::max(t.secs, secs);
+      t.mib += v(4) * secs;
+      t.iops += v(5) * secs;
       t.p50 = std::max(t.p50, v(6));
       t.p90 = std::max(t.p90, v(7));
       t.p99 = std::max(t.p99, v(8));
       t.max = std::max(t.max, v(9));
       t.stall += v(10);
-      t.user += v(12);
-      t.sys += v(13);
+      t.user += v(12) * secs;
+      t.sys += v(13) * secs;
       t.iowait += v(14);
       t.rss += v(15);
       ++t.ranks;
@@ -170,8 +173,10 @@ std::string MergeTimeSeries(const std::vector<std::string>& rank_rows, double ac
   for (const auto& t : totals) {
     const double secs = t.secs > 0 ? t.secs : interval_s;
     const double stall_pct = accelerators_total > 0 ? 100 * t.stall / (secs * accelerators_total) : 0;
+    auto rate = [&](double amount) { return t.secs > 0 ? amount / t.secs : 0.0; };
     std::snprintf(b, sizeof b, "all,all,%.3f,%.3f,%.3f,%.1f,%.1f,%.1f,%.1f,%.1f,%.4f,%.2f,%.1f,%.1f,%.1f,%.1f\n", t.time,
-                  t.secs, t.mib, t.iops, t.p50, t.p90, t.p99, t.max, t.stall, stall_pct, t.user, t.sys,
+                  t.secs, rate(t.mib), rate(t.iops), t.p50, t.p90, t.p99, t.max, t.stall, stall_pct, rate(t.user),
+                  rate(t.sys),
                   t.ranks > 0 ? t.iowait / t.ranks : 0.0, t.rss);
     out += b;
   }

@@ -81,6 +81,32 @@ TEST(TimeSeries, MergeAddsTotalsPerInterval) {
   EXPECT_DOUBLE_EQ(std::stod(rows[5][11]), 25);  // 1 accelerator-second of 4 stalled
 }
 
+// Each rank's last interval ends when that rank stops (and a late wake-up stretches one): the merged row holds the
+// ranks' bytes over its own length, so the merged rows add up to what the ranks read (CI once saw 2.3% too many).
+TEST(TimeSeries, MergeOfUnequalIntervalsKeepsTheBytes) {
+  std::vector<TimeSeriesRow> a(2), b(2);
+  a[0].seconds = b[0].seconds = 0.25;
+  a[0].read_mib_per_s = b[0].read_mib_per_s = 40;
+  a[1].seconds = 0.05;
+  a[1].read_mib_per_s = 100;  // 5 MiB
+  b[1].seconds = 0.2;
+  b[1].read_mib_per_s = 10;  // 2 MiB
+  a[1].read_iops = 200;      // 10 reads
+  b[1].read_iops = 20;       // 4 reads
+  a[1].cpu_user_pct = 100;   // 0.05 CPU s
+  b[1].cpu_user_pct = 50;    // 0.1 CPU s
+  auto rows = CsvRows(MergeTimeSeries({TimeSeriesRows(0, "h1", a), TimeSeriesRows(1, "h2", b)}, 2, 0.25));
+  ASSERT_EQ(rows.size(), 1u + 4u + 2u);
+  ASSERT_EQ(rows[6][0], "all");
+  EXPECT_DOUBLE_EQ(std::stod(rows[6][3]), 0.2);  // the longer rank's interval
+  EXPECT_NEAR(std::stod(rows[6][4]) * 0.2, 7.0, 1e-3);
+  EXPECT_NEAR(std::stod(rows[6][5]) * 0.2, 14.0, 0.05);
+  EXPECT_NEAR(std::stod(rows[6][12]) * 0.2, 15.0, 0.05);  // CPU %-seconds: 100 x 0.05 + 50 x 0.2
+  double merged = 0, ranks = 0;
+  for (size_t i = 1; i < rows.size(); ++i) (rows[i][0] == "all" ? merged : ranks) += std::stod(rows[i][4]) * std::stod(rows[i][3]);
+  EXPECT_NEAR(merged, ranks, 1e-3);
+}
+
 TEST(CacheControl, ModesAndSchedule) {
   EXPECT_EQ(CacheModeName(*ParseCacheMode("drop-once")), std::string("drop-once"));
   EXPECT_FALSE(ParseCacheMode("flush").ok());
