@@ -6,7 +6,7 @@
 #            rate depends on its recent deletions, so only the same-run pair compares);
 #   run:     process start to the first step (summary setup_seconds, the --json-events training_start event),
 #            caches dropped first, against `ls -f` listing the same folder with caches dropped (goal: <= 3x), with
-#            1 rank and with 4 ranks; every rank's peak RSS (/usr/bin/time; goal: <= 150 MiB).
+#            1 rank and with 4 ranks; every rank's peak RSS (/usr/bin/time; goal: <= 150 MiB) and the paths it kept.
 # Needs root (drop_caches), fio, /usr/bin/time. Usage: bench/million_files.sh [OUT]   env: DIR=/var/tmp/feedrate-1m
 #   FILES=1170301 REF=200000 RANKS="1 4" KEEP=1 (keep the dataset afterwards) REUSE=1 (a dataset left by KEEP=1)
 set -euo pipefail
@@ -61,6 +61,8 @@ for ranks in ${RANKS:-1 4}; do
       --param train.total_training_steps=2 --param train.epochs=1 --json-events --results-dir "$out.run$ranks" 2>&1 |
       grep -E "training_start|peak RSS" | tee -a "$log"
   fi
+  python3 -c "import json,sys; [print(f'rank {r[\"rank\"]}: paths kept {r[\"files_held\"]} ({r[\"file_list_bytes\"] / 2**20:.1f} MiB)') for r in json.load(open(sys.argv[1]))['feedrate']['setup_per_rank']]" \
+    "$out.run$ranks/summary.json" | tee -a "$log"
   rm -rf "$out.run$ranks"
 done
 { date -u +%Y-%m-%dT%H:%M:%SZ; uname -r; nproc; grep -m1 "model name" /proc/cpuinfo; free -g | head -2; df -hT "$(dirname "$dir")" | tail -1; "${FIO:-fio}" --version; } > "${out}_machine.txt"

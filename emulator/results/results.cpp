@@ -306,6 +306,14 @@ nlohmann::json RunSetupFigures(const RunRecord& r) {
   f["wall_seconds"] = r.wall_seconds;
   f["setup_seconds"] = r.setup_seconds;
   f["setup_peak_rss_mib"] = r.setup_peak_rss_mib;
+  // Every rank's set-up cost: its peak resident set at the first step and the paths it kept (those of the files it
+  // reads, not the whole listing).
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& ri : r.rank_info) {
+    ranks.push_back({{"rank", ri.rank}, {"peak_rss_mib", ri.setup_peak_rss_mib}, {"files_held", ri.files_held},
+                     {"file_list_bytes", ri.file_list_bytes}});
+  }
+  f["setup_per_rank"] = ranks;
   return f;
 }
 

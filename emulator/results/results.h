@@ -44,6 +44,9 @@ struct RankInfo {
   nlohmann::json accelerator_memory = nlohmann::json::object();
   std::vector<std::pair<uint32_t, uint64_t>> latency_hist;  // read latency histogram (LatencyHistogram buckets), sparse
   uint64_t latency_max_ns = 0;
+  double setup_peak_rss_mib = 0;  // peak resident set when training started
+  uint64_t files_held = 0;        // paths the rank kept: the files it reads (training and validation)
+  uint64_t file_list_bytes = 0;   // what those paths cost it (PathList::bytes)
 };
 
 struct RunRecord {

@@ -272,6 +272,9 @@ void TrainingRun::Train() {
   // Set-up ends here: process start (loader, MPI_Init, listing, indexing, engine) to the first step.
   rec_.setup_seconds = ProcessAgeSeconds();
   rec_.setup_peak_rss_mib = PeakRssMib();
+  extras_.setup_peak_rss_mib = rec_.setup_peak_rss_mib;
+  extras_.files_held = setup_.file_table->paths().held_count();
+  extras_.file_list_bytes = setup_.file_table->paths().bytes();
   if (opt_.json_events && comm_.root()) {
     std::printf("%s\n", nlohmann::json{{"event", "training_start"}, {"setup_seconds", rec_.setup_seconds},
                                        {"peak_rss_mib", rec_.setup_peak_rss_mib}}.dump().c_str());

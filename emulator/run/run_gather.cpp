@@ -72,6 +72,8 @@ std::string RankInfoJson(const Comm& comm, const RankExtras& x) {
                       {"check_seconds", x.check_seconds}, {"train_cpu_seconds", x.train_cpu_seconds},
                       {"train_start_unix", x.train_start_unix}, {"probe_failures", x.probe_failures},
                       {"verify_bytes", x.verify_bytes}, {"net_rx_bytes", x.net_rx_bytes}, {"verify_seconds", x.verify_seconds},
+                      {"setup_peak_rss_mib", x.setup_peak_rss_mib}, {"files_held", x.files_held},
+                      {"file_list_bytes", x.file_list_bytes},
                       {"cache", x.cache}, {"storage", x.storage}, {"accelerator_memory", x.accelerator_memory}};
   if (x.faults != nullptr) {
     for (const auto& c : x.faults->Counts()) {
@@ -113,6 +115,9 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
     ri.verify_bytes = j["verify_bytes"];
     ri.verify_seconds = j["verify_seconds"];
     ri.net_rx_bytes = j.value("net_rx_bytes", uint64_t{0});
+    ri.setup_peak_rss_mib = j.value("setup_peak_rss_mib", 0.0);
+    ri.files_held = j.value("files_held", uint64_t{0});
+    ri.file_list_bytes = j.value("file_list_bytes", uint64_t{0});
     ri.cache = j["cache"];
     ri.storage = j["storage"];
     ri.accelerator_memory = j.value("accelerator_memory", nlohmann::json::object());

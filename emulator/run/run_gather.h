@@ -30,6 +30,8 @@ struct RankExtras {
   uint64_t probe_failures = 0;
   uint64_t net_rx_bytes = 0;   // host leader: bytes its network interfaces received during the epochs' training blocks
   uint64_t verify_bytes = 0;   // --verify: payload bytes checked
+  double setup_peak_rss_mib = 0;
+  uint64_t files_held = 0, file_list_bytes = 0;  // the rank's PathList
   double verify_seconds = 0;   // and the I/O threads' time doing it
   const IoStats* io = nullptr;
   nlohmann::json cache = nlohmann::json::object();    // CacheControl::ToJson

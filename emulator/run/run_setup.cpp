@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <span>
 
 #include "emulator/host/sysinfo.h"
 #include "loader/dataset/dataset.h"
@@ -21,8 +22,8 @@ namespace feedrate {
 namespace {
 
 
-// Rank 0's listing, handed to the other ranks in broadcasts of about this many bytes of paths each ('\0'-ended),
-// so no rank holds a second copy of a million-file listing: a chunk at a time beside the list itself.
+// Rank 0's listing, handed to the other ranks in broadcasts of about this many bytes of paths each ('\0'-ended):
+// a rank holds a chunk at a time beside the paths it keeps.
 constexpr size_t kListingChunk = 4 << 20;
 
 // Rank 0: the count (or the error), then the paths chunk by chunk.
@@ -37,36 +38,55 @@ void SendListing(const Comm& comm, const Result<std::vector<std::string>>& files
   }
 }
 
-// Every other rank: the same broadcasts, in the same order.
-Result<std::vector<std::string>> ReceiveListing(const Comm& comm) {
+// Every other rank: the same broadcasts, in the same order, keeping the paths `keep` marks as they arrive.
+Result<PathList> ReceiveListing(const Comm& comm, std::span<const char> keep) {
   const std::string head = comm.Broadcast("", 0);
   if (head.empty() || head[0] != 'O') return Status::NotFound(head.empty() ? "rank 0 sent no listing" : head.substr(1));
   const size_t count = std::stoull(head.substr(1));
-  std::vector<std::string> files;
-  files.reserve(count);
-  while (files.size() < count) {
+  PathList files;
+  files.Reserve(count, 0);
+  Status bad;
+  // Every chunk is received whatever goes wrong (the broadcasts are collective), and the first problem returned.
+  for (size_t seen = 0; seen < count;) {
     const std::string chunk = comm.Broadcast("", 0);
-    for (size_t at = 0; at < chunk.size();) {
-      const size_t end = chunk.find('\0', at);
-      if (end == std::string::npos) return Status::IoError("rank 0's listing arrived cut (a path without its end)");
-      files.emplace_back(chunk, at, end - at);
+    for (size_t at = 0; at < chunk.size(); ++seen) {
+      size_t end = chunk.find('\0', at);
+      if (end == std::string::npos) {
+        if (bad.ok()) bad = Status::IoError("rank 0's listing arrived cut (a path without its end)");
+        end = chunk.size();
+      }
+      if (bad.ok()) bad = seen < keep.size() && keep[seen] ? files.Add(std::string_view(chunk).substr(at, end - at))
+                                                           : (files.AddAbsent(), Status::Ok());
       at = end + 1;
     }
+    if (chunk.empty()) break;  // (rank 0 sends no empty chunk: a count it did not keep)
   }
+  if (!bad.ok()) return bad;
   return files;
 }
 
-// The split's files: rank 0 lists the directory once and hands the listing to every rank (one listing of a
-// million-file directory per job, not one per rank: on a shared file system each is load on its metadata servers),
-// or the S3 keys rank 0 listed. Collective: every rank calls it, in the same order.
-Result<std::vector<std::string>> DiscoverSplit(const WorkloadConfig& cfg, const Comm& comm, const std::string& split,
-                                               uint64_t n, uint64_t subfolders, Setup* s) {
-  if (s->s3) return split == "train" ? s->s3->train : s->s3->valid;
-  if (comm.size() == 1) return DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders);
-  if (!comm.root()) return ReceiveListing(comm);
-  auto files = DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders);
-  SendListing(comm, files);
-  return files;
+// The split's paths, only those `keep` marks (the files this rank reads; the others are indices without a path):
+// rank 0 lists the directory once and hands the listing to every rank (one listing of a million-file directory per
+// job, not one per rank: on a shared file system each is load on its metadata servers), or the S3 keys rank 0
+// listed. Collective: every rank calls it, in the same order.
+Result<PathList> ListSplit(const WorkloadConfig& cfg, const Comm& comm, const std::string& split, uint64_t n,
+                           uint64_t subfolders, std::span<const char> keep, const Setup& s) {
+  Result<PathList> kept = Status::Ok();
+  if (s.s3) {
+    kept = PathList::Keep(split == "train" ? s.s3->train : s.s3->valid, keep);
+  } else if (comm.size() > 1 && !comm.root()) {
+    kept = ReceiveListing(comm, keep);
+  } else {
+    auto files = DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders);
+    if (comm.size() > 1) SendListing(comm, files);
+    if (!files.ok()) return files.status();
+    kept = PathList::Keep(*files, keep);
+  }
+  if (kept.ok() && kept->size() != keep.size()) {  // DiscoverFiles trims the listing to n and refuses fewer
+    return Status::IoError(split + ": the listing has " + std::to_string(kept->size()) + " files, the samplers " +
+                            std::to_string(keep.size()));
+  }
+  return kept;
 }
 
 std::string Gib(double bytes) {
@@ -118,10 +138,9 @@ Status CheckRequest(const WorkloadConfig& cfg, const RunOptions& opt, CacheMode*
   return Status::Ok();
 }
 
-// The training (and evaluation) files and their samplers.
+// The training (and evaluation) samplers: they need the files' counts, not their names (listed after them, so that
+// a rank keeps only the paths of the files its samplers read).
 Status BuildSamplers(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
-  FEEDRATE_ASSIGN_OR_RETURN(auto files, DiscoverSplit(cfg, comm, "train", cfg.num_files_train, cfg.num_subfolders_train, s));
-  s->files = std::move(files);
   SamplerConfig sc;
   sc.num_files = cfg.num_files_train;
   sc.samples_per_file = cfg.num_samples_per_file;
@@ -148,13 +167,11 @@ Status BuildSamplers(const WorkloadConfig& cfg, const RunOptions& opt, const Com
   }
 
   // Evaluation: the validation files follow the training files in the file table and the sample table.
-  s->train_files = s->files.size();
+  s->train_files = cfg.num_files_train;
   if (cfg.do_eval) {
     if (cfg.num_files_eval == 0) {
       return Status::InvalidArgument(cfg.source + ": workflow.evaluation is True but dataset.num_files_eval is 0");
     }
-    FEEDRATE_ASSIGN_OR_RETURN(auto eval_files, DiscoverSplit(cfg, comm, "valid", cfg.num_files_eval, cfg.num_subfolders_eval, s));
-    s->files.insert(s->files.end(), eval_files.begin(), eval_files.end());
     SamplerConfig ec = sc;
     ec.num_files = cfg.num_files_eval;
     ec.batch_size = cfg.batch_size_eval;
@@ -170,6 +187,7 @@ Status BuildSamplers(const WorkloadConfig& cfg, const RunOptions& opt, const Com
 // The files this rank's accelerators read (and, of them, training and validation files by table index).
 struct RankFiles {
   std::vector<size_t> which, which_eval;  // indices into Setup::files (no copies of a million paths)
+  std::vector<char> needed;               // per file index: whether this rank reads it (the paths to keep)
   size_t size() const { return which.size() + which_eval.size(); }
   size_t first() const { return which.empty() ? which_eval.front() : which.front(); }
 };
@@ -177,7 +195,9 @@ struct RankFiles {
 RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const Setup& s) {
   RankFiles f;
   // Only the files this rank's accelerators read (the same files every epoch in DLIO order) are indexed.
-  std::vector<char> needed(s.files.size(), 0);
+  const size_t files = s.train_files + (s.eval_sampler ? cfg.num_files_eval : 0);
+  f.needed.assign(files, 0);
+  std::vector<char>& needed = f.needed;
   SampleSequence ids;
   auto mark = [&](uint64_t offset) {  // the files `ids` (shifted by offset) read from
     const uint64_t spf = cfg.num_samples_per_file;
@@ -202,10 +222,23 @@ RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, cons
       }
     }
   }
-  for (size_t i = 0; i < s.files.size(); ++i) {
+  for (size_t i = 0; i < files; ++i) {
     if (needed[i]) (i < s.train_files ? f.which : f.which_eval).push_back(i);
   }
   return f;
+}
+
+// The paths of the files this rank reads (training, then validation), by file index.
+Status ListRankFiles(const WorkloadConfig& cfg, const Comm& comm, const RankFiles& f, Setup* s) {
+  const std::span<const char> needed(f.needed);
+  FEEDRATE_ASSIGN_OR_RETURN(s->files, ListSplit(cfg, comm, "train", cfg.num_files_train, cfg.num_subfolders_train,
+                                                needed.first(s->train_files), *s));
+  if (s->eval_sampler) {
+    FEEDRATE_ASSIGN_OR_RETURN(auto eval, ListSplit(cfg, comm, "valid", cfg.num_files_eval, cfg.num_subfolders_eval,
+                                                   needed.subspan(s->train_files), *s));
+    FEEDRATE_RETURN_IF_ERROR(s->files.Append(eval));
+  }
+  return Status::Ok();
 }
 
 // The sample table of the rank's files, the per-sample check their format needs, the dataset size estimate.
@@ -266,10 +299,13 @@ Status PrepareVerify(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s)
     s->content = std::make_unique<ContentCheck>();
     s->content->format = cfg.format;
     s->content->fraction = std::min(1.0, opt.verify);
-    for (const auto& f : s->files) {
-      const std::string rel = s->s3 ? f.substr(s->s3->store.Key("").size())
+    s->content->keys.assign(s->files.size(), 0);  // (files this rank does not read: no path, no key)
+    for (size_t i = 0; i < s->files.size(); ++i) {
+      if (!s->files.held(i)) continue;
+      const std::string_view f = s->files.view(i);
+      const std::string rel = s->s3 ? std::string(f.substr(s->s3->store.Key("").size()))
                                     : std::filesystem::path(f).lexically_relative(cfg.data_folder).string();
-      s->content->keys.push_back(ContentKey(seed, rel));
+      s->content->keys[i] = ContentKey(seed, rel);
     }
   }
   return Status::Ok();
@@ -377,20 +413,22 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     FEEDRATE_RETURN_IF_ERROR(PrepareS3(cfg, comm, mode, opt.cache, s->s3.get()));
   }
   FEEDRATE_RETURN_IF_ERROR(BuildSamplers(cfg, opt, comm, s));
-  const RankFiles f = SelectRankFiles(cfg, opt, comm, *s);
+  RankFiles f = SelectRankFiles(cfg, opt, comm, *s);
+  FEEDRATE_RETURN_IF_ERROR(ListRankFiles(cfg, comm, f, s));
+  f.needed = {};
   s->host_leader = comm.host_leader();
   // The paths of the files this rank reads, for the modes that evict them (keep mode needs none).
   std::vector<std::string> evict;
   if (!s->s3 && mode != CacheMode::kKeep) {
-    for (size_t i : f.which) evict.push_back(s->files[i]);
-    for (size_t i : f.which_eval) evict.push_back(s->files[i]);
+    for (size_t i : f.which) evict.emplace_back(s->files.view(i));
+    for (size_t i : f.which_eval) evict.emplace_back(s->files.view(i));
   }
   s->cache = std::make_unique<CacheControl>(mode, std::move(evict), s->s3 ? 0 : f.size(), opt.drop_system_caches,
                                             s->host_leader);
   if (!s->s3) s->storage = StorageCounter::For(cfg.data_folder);
   uint64_t align = 4096;
   if (cfg.odirect && f.size() > 0) {
-    FEEDRATE_ASSIGN_OR_RETURN(auto a, DirectIoAlignment(s->files[f.first()]));
+    FEEDRATE_ASSIGN_OR_RETURN(auto a, DirectIoAlignment(s->files.c_str(f.first())));
     align = a;
   }
   const ResolvedEngine engine = ResolveEngineOptions(EngineRequestFor(cfg, opt, s->s3 != nullptr, align));
@@ -405,7 +443,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   if (s->eval_sampler) s->slot_reads.eval = s->table.MaxReadsPerBatch(cfg.batch_size_eval, s->eval_sampler->contiguous());
   s->engine_options = engine.options;
   FEEDRATE_RETURN_IF_ERROR(PrepareVerify(cfg, opt, s));
-  const GdsInputs gds{s->s3 != nullptr, s->content != nullptr, f.size() > 0 ? s->files[f.first()] : std::string()};
+  const GdsInputs gds{s->s3 != nullptr, s->content != nullptr, f.size() > 0 ? s->files.c_str(f.first()) : ""};
   FEEDRATE_RETURN_IF_ERROR(SetUpAcceleratorMemory(cfg, opt, comm, s->table, cfg.odirect ? align : 0, s->slot_reads, gds,
                                                   &s->staging));
   FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, engine, s));  // after the GDS decision: where the slots live

@@ -25,8 +25,8 @@ namespace feedrate {
 // Owns everything a rank's run reads with. The engine refers to file_table, faults and io_stats: members are
 // declared so that it is destroyed first (or released, never destroyed, after a lost read: run.cpp).
 struct Setup {
-  std::vector<std::string> files;  // training files, then validation files
-  size_t train_files = 0;          // how many of `files` are training files
+  PathList files;           // training files, then validation files: the paths of those this rank reads
+  size_t train_files = 0;   // how many of `files` are training files (dataset.num_files_train)
   SampleTable table;
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<Sampler> eval_sampler;  // workflow.evaluation

@@ -116,10 +116,10 @@ const char* ImageSignature(const char* data, size_t n) {
   return "unknown";
 }
 
-Status CheckImageSignature(DataFormat format, const char* data, size_t n, const std::string& path) {
+Status CheckImageSignature(DataFormat format, const char* data, size_t n, std::string_view path) {
   const std::string has = ImageSignature(data, n);
   const bool ok = format == DataFormat::kPng ? has == "PNG" : has == "JPEG";
-  return ok ? Status::Ok() : Status::Corruption(path + ": not a " + Name(format) + " file (" + has + " signature)");
+  return ok ? Status::Ok() : Status::Corruption(std::string(path) + ": not a " + Name(format) + " file (" + has + " signature)");
 }
 
 Status ImageDecoder::Decode(const char* data, size_t n, uint64_t* pixel_bytes) {

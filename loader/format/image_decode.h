@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "loader/io/aligned_buffer.h"
 #include "loader/status.h"
@@ -20,7 +21,7 @@ struct ImageSize {
 const char* ImageSignature(const char* data, size_t n);
 // A file of `format` (jpeg, jpg or png) must carry its signature: Corruption "<path>: not a <format> file (<what it
 // has> signature)" otherwise. Used where the file is indexed and, for files not opened at setup, once read.
-Status CheckImageSignature(DataFormat format, const char* data, size_t n, const std::string& path);
+Status CheckImageSignature(DataFormat format, const char* data, size_t n, std::string_view path);
 
 // Width, height and channels from a JPEG's frame header (SOFn) or a PNG's IHDR, without decoding.
 Result<ImageSize> ReadImageSize(const char* data, size_t n);

@@ -302,7 +302,7 @@ Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOption
   return e;
 }
 
-Status IndexTrainingFiles(const std::vector<std::string>& files, const std::vector<size_t>& which, const IndexOptions& o,
+Status IndexTrainingFiles(const PathList& files, const std::vector<size_t>& which, const IndexOptions& o,
                           size_t threads, SampleTable* table) {
   std::vector<FileSamples> out(which.size());
   std::vector<ListedExtents> listed(which.size());
@@ -314,7 +314,7 @@ Status IndexTrainingFiles(const std::vector<std::string>& files, const std::vect
   size_t first_index = which.size();
   auto work = [&] {
     for (size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < which.size();) {
-      auto e = IndexTrainingFile(files[which[i]], o, &listed[i], &decode[i]);
+      auto e = IndexTrainingFile(std::string(files.view(which[i])), o, &listed[i], &decode[i]);
       if (!e.ok()) {
         std::lock_guard<std::mutex> lock(err_mu);
         if (i < first_index) {

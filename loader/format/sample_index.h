@@ -12,6 +12,7 @@
 #include "loader/io/byte_source.h"
 #include "loader/status.h"
 #include "loader/util/choices.h"
+#include "loader/util/path_list.h"
 
 namespace feedrate {
 
@@ -64,7 +65,7 @@ Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOption
 
 // Indexes files[which[k]] for every k into `table` (sized for all files), using `threads` threads. Returns the
 // first error (by file order).
-Status IndexTrainingFiles(const std::vector<std::string>& files, const std::vector<size_t>& which, const IndexOptions& o,
+Status IndexTrainingFiles(const PathList& files, const std::vector<size_t>& which, const IndexOptions& o,
                           size_t threads, SampleTable* table);
 
 // Formats whose training reads Feedrate implements so far.

@@ -25,12 +25,12 @@ std::string Hex(uint32_t v) {
   std::snprintf(b, sizeof b, "0x%08x", v);
   return b;
 }
-std::string Where(const std::string& path, uint64_t record, uint64_t offset) {
-  return path + ": record " + std::to_string(record) + " at offset " + std::to_string(offset);
+std::string Where(std::string_view path, uint64_t record, uint64_t offset) {
+  return std::string(path) + ": record " + std::to_string(record) + " at offset " + std::to_string(offset);
 }
 
 // Decodes and checks a header; returns the payload length.
-Result<uint64_t> ParseHeader(const char* h, const std::string& path, uint64_t record, uint64_t offset) {
+Result<uint64_t> ParseHeader(const char* h, std::string_view path, uint64_t record, uint64_t offset) {
   uint64_t length = LoadU64(h);
   uint32_t stored = LoadU32(h + 8);
   uint32_t computed = MaskCrc(Crc32c(h, 8));
@@ -51,7 +51,7 @@ void EncodeTfRecordHeader(uint64_t length, char out[kTfRecordHeaderBytes]) {
 
 uint32_t TfRecordPayloadCrc(const void* payload, uint64_t n) { return MaskCrc(Crc32c(payload, n)); }
 
-Status CheckTfRecord(const char* rec, uint64_t expected_length, bool verify_payload, const std::string& path,
+Status CheckTfRecord(const char* rec, uint64_t expected_length, bool verify_payload, std::string_view path,
                      uint64_t record_index, uint64_t offset) {
   FEEDRATE_ASSIGN_OR_RETURN(auto length, ParseHeader(rec, path, record_index, offset));
   if (length != expected_length) {

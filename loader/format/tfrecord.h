@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loader/io/byte_source.h"
@@ -28,7 +29,7 @@ uint32_t TfRecordPayloadCrc(const void* payload, uint64_t n);
 // Checks one record held in memory (`rec` points at its header, `length + 16` bytes follow): the length field
 // equals `expected_length`, its CRC matches, and with `verify_payload` the payload CRC matches. Errors name the
 // file, the record and its offset, and the expected vs found values.
-Status CheckTfRecord(const char* rec, uint64_t expected_length, bool verify_payload, const std::string& path,
+Status CheckTfRecord(const char* rec, uint64_t expected_length, bool verify_payload, std::string_view path,
                      uint64_t record_index, uint64_t offset);
 
 // Walks the file's headers (length CRCs checked; payloads skipped), reading ahead in large blocks so small

@@ -85,14 +85,14 @@ Result<CUfileHandle_t> CuFileEngine::HandleFor(uint32_t file, int fd, ThreadHand
 }
 
 Status CuFileEngine::ReadExtent(const ReadRequest& r, FdCache* fds, ThreadHandle* cached, uint64_t* bytes) {
-  const std::string& path = files_.path(r.extent.file);
-  if (r.extent.length == kWholeFile) return Status::InvalidArgument(path + ": cuFile reads need each sample's size");
+  const char* path = files_.path(r.extent.file);
+  if (r.extent.length == kWholeFile) return Status::InvalidArgument(std::string(path) + ": cuFile reads need each sample's size");
   if (r.extent.length == 0) {  // nothing to read (a Parquet row group's rows after its first): no open, no read
     *bytes = 0;
     return Status::Ok();
   }
   const int fd = fds->Acquire(r.extent.file);
-  if (fd < 0) return Status::Errno("cannot open " + path, errno);
+  if (fd < 0) return Status::Errno("cannot open " + std::string(path), errno);
   struct Giveback {  // a per-sample open's handle goes before its descriptor is closed
     FdCache* fds;
     ThreadHandle* cached;
@@ -112,7 +112,7 @@ Status CuFileEngine::ReadExtent(const ReadRequest& r, FdCache* fds, ThreadHandle
   const uint64_t end = r.extent.offset + r.extent.length;
   const DirectWindow w = WindowFor(r.extent.offset, r.extent.length, options_.direct_align);
   const DeviceRegion* region = r.dest != nullptr ? RegionOf(r.dest, w.end - w.begin) : nullptr;
-  if (region == nullptr) return Status::InvalidArgument(path + ": a cuFile read's destination is not in registered device memory");
+  if (region == nullptr) return Status::InvalidArgument(std::string(path) + ": a cuFile read's destination is not in registered device memory");
   if (region->context != nullptr && region->context != cached->context) {  // once per GPU switch, not per read
     FEEDRATE_RETURN_IF_ERROR(region->context->MakeCurrent());
     cached->context = region->context;
@@ -123,7 +123,7 @@ Status CuFileEngine::ReadExtent(const ReadRequest& r, FdCache* fds, ThreadHandle
     const size_t want = static_cast<size_t>(std::min<uint64_t>(options_.transfer_size, w.end - off));
     const ssize_t got = cufile_.fn().Read(fh, region->base, want, static_cast<off_t>(off), buf0 + static_cast<off_t>(off - w.begin));
     if (got < -1) {  // a negated cuFile error (-1 is a file system error in errno)
-      return Status::IoError(path + ": cuFileRead at offset " + std::to_string(off) + ": " +
+      return Status::IoError(std::string(path) + ": cuFileRead at offset " + std::to_string(off) + ": " +
                              CuFileErrorText(cufile_.cuda(), {static_cast<int>(-got), 0}));
     }
     int64_t n = got < 0 ? -errno : got;
@@ -133,7 +133,7 @@ Status CuFileEngine::ReadExtent(const ReadRequest& r, FdCache* fds, ThreadHandle
         requeued_.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
-      return Status::Errno(path + ": cuFileRead failed at offset " + std::to_string(off), static_cast<int>(-n));
+      return Status::Errno(std::string(path) + ": cuFileRead failed at offset " + std::to_string(off), static_cast<int>(-n));
     }
     if (n > 0 && static_cast<size_t>(n) < want && off + static_cast<uint64_t>(n) < end) {
       requeued_.fetch_add(1, std::memory_order_relaxed);  // short read: the loop reads the remainder
@@ -142,7 +142,7 @@ Status CuFileEngine::ReadExtent(const ReadRequest& r, FdCache* fds, ThreadHandle
     device += static_cast<uint64_t>(n);
     // End of file before the extent's end; a read that stops off alignment can only be end of file.
     if (n == 0 || (off < end && off % options_.direct_align != 0)) {
-      return Status::Corruption(path + ": file is truncated: sample extent ends at offset " + std::to_string(end) +
+      return Status::Corruption(std::string(path) + ": file is truncated: sample extent ends at offset " + std::to_string(end) +
                                 " but data ends at offset " + std::to_string(off));
     }
   }

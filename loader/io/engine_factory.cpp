@@ -16,9 +16,10 @@ namespace {
 constexpr long kTmpfsMagic = 0x01021994;  // TMPFS_MAGIC (linux/magic.h)
 
 bool OnTmpfs(const FileTable& files) {
-  if (files.size() == 0) return false;
+  const size_t first = files.paths().first_held();  // (a rank's table holds only the files it reads)
+  if (first == files.size()) return false;
   struct statfs s {};
-  return ::statfs(files.path(0).c_str(), &s) == 0 && static_cast<long>(s.f_type) == kTmpfsMagic;
+  return ::statfs(files.path(static_cast<uint32_t>(first)), &s) == 0 && static_cast<long>(s.f_type) == kTmpfsMagic;
 }
 
 }  // namespace

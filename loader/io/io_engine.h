@@ -14,6 +14,7 @@
 #include "loader/io/fault_injection.h"
 #include "loader/io/io_stats.h"
 #include "loader/io/unique_fd.h"
+#include "loader/util/path_list.h"
 #include "loader/util/thread_policy.h"
 #include "loader/status.h"
 #include "loader/util/clock.h"
@@ -73,23 +74,29 @@ enum class FileOpenMode {
 };
 const char* FileOpenModeName(FileOpenMode m);
 
-// The dataset's files and how they are opened.
+// The dataset's files and how they are opened. A rank's table holds the paths of the files it reads; the other
+// indices have no path ("") and are never read (nor opened).
 class FileTable {
  public:
-  // `open_flags` are added to O_RDONLY|O_CLOEXEC for every open (O_DIRECT).
-  static Result<FileTable> Create(std::vector<std::string> paths, FileOpenMode mode, int open_flags = 0);
-  static Result<FileTable> Create(std::vector<std::string> paths, bool keep_open, int open_flags = 0) {
-    return Create(std::move(paths), keep_open ? FileOpenMode::kOnce : FileOpenMode::kPerSample, open_flags);
+  // `open_flags` are added to O_RDONLY|O_CLOEXEC for every open (O_DIRECT). kOnce opens every held file here.
+  static Result<FileTable> Create(PathList paths, FileOpenMode mode, int open_flags = 0);
+  static Result<FileTable> Create(const std::vector<std::string>& paths, FileOpenMode mode, int open_flags = 0) {
+    return Create(PathList(paths), mode, open_flags);
+  }
+  static Result<FileTable> Create(const std::vector<std::string>& paths, bool keep_open, int open_flags = 0) {
+    return Create(paths, keep_open ? FileOpenMode::kOnce : FileOpenMode::kPerSample, open_flags);
   }
   FileOpenMode mode() const { return mode_; }
   int open_flags() const { return open_flags_; }
-  const std::string& path(uint32_t file) const { return paths_[file]; }
+  // File `file`'s path ("" when this table does not hold it); valid for the table's lifetime.
+  const char* path(uint32_t file) const { return paths_.c_str(file); }
+  const PathList& paths() const { return paths_; }
   size_t size() const { return paths_.size(); }
   bool keep_open() const { return mode_ == FileOpenMode::kOnce; }
   int open_fd(uint32_t file) const { return fds_.empty() ? -1 : fds_[file].get(); }
 
  private:
-  std::vector<std::string> paths_;
+  PathList paths_;
   std::vector<UniqueFd> fds_;
   FileOpenMode mode_ = FileOpenMode::kPerSample;
   int open_flags_ = 0;
@@ -107,7 +114,7 @@ class FdCache {
       int fd = cached_.release();
       return fd;
     }
-    return ::open(files_.path(file).c_str(), O_RDONLY | O_CLOEXEC | files_.open_flags());
+    return ::open(files_.path(file), O_RDONLY | O_CLOEXEC | files_.open_flags());
   }
   // Gives back a descriptor from Acquire once its read is done.
   void Release(uint32_t file, int fd) {

@@ -18,16 +18,16 @@ const char* FileOpenModeName(FileOpenMode m) {
   return "?";
 }
 
-Result<FileTable> FileTable::Create(std::vector<std::string> paths, FileOpenMode mode, int open_flags) {
+Result<FileTable> FileTable::Create(PathList paths, FileOpenMode mode, int open_flags) {
   FileTable t;
   t.paths_ = std::move(paths);
   t.mode_ = mode;
   t.open_flags_ = open_flags;
   if (mode == FileOpenMode::kOnce) {
-    t.fds_.reserve(t.paths_.size());
-    for (const auto& p : t.paths_) {
-      FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(p, open_flags));
-      t.fds_.push_back(std::move(fd));
+    t.fds_.resize(t.paths_.size());
+    for (size_t i = 0; i < t.paths_.size(); ++i) {
+      if (!t.paths_.held(i)) continue;  // a file this rank never reads
+      FEEDRATE_ASSIGN_OR_RETURN(t.fds_[i], OpenForRead(t.paths_.c_str(i), open_flags));
     }
   }
   return t;
@@ -74,9 +74,9 @@ void PosixEngine::Worker(size_t index) {
 
 Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjector* faults, FdCache* fds,
                                uint64_t* bytes, const char** data) {
-  const std::string& path = files_.path(r.extent.file);
+  const char* path = files_.path(r.extent.file);
   const int fd = fds->Acquire(r.extent.file);
-  if (fd < 0) return Status::Errno("cannot open " + path, errno);
+  if (fd < 0) return Status::Errno("cannot open " + std::string(path), errno);
   struct Giveback {
     FdCache* fds;
     uint32_t file;
@@ -111,7 +111,7 @@ Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjecto
         requeued_.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
-      return Status::Errno(path + ": read failed at offset " + std::to_string(off), static_cast<int>(-n));
+      return Status::Errno(std::string(path) + ": read failed at offset " + std::to_string(off), static_cast<int>(-n));
     }
     if (n == 0 && whole) break;  // end of the file: the sample is all of it
     if (n > 0 && static_cast<size_t>(n) < want && off + static_cast<uint64_t>(n) < end && !whole) {
@@ -122,7 +122,7 @@ Status PosixEngine::ReadExtent(const ReadRequest& r, char* scratch, FaultInjecto
     device += static_cast<uint64_t>(n);
     // EOF before the extent's end; with O_DIRECT a read that stops off alignment can only be end of file.
     if (n == 0 || (options_.odirect && off < end && off % options_.direct_align != 0)) {
-      return Status::Corruption(path + ": file is truncated: sample extent ends at offset " + std::to_string(end) +
+      return Status::Corruption(std::string(path) + ": file is truncated: sample extent ends at offset " + std::to_string(end) +
                                 " but data ends at offset " + std::to_string(off));
     }
   }

@@ -145,7 +145,7 @@ struct UringEngine::Worker {
     }
     st.fd = fds->Acquire(r.extent.file);
     if (st.fd < 0) {
-      st.error = Status::Errno("cannot open " + files.path(r.extent.file), errno);
+      st.error = Status::Errno("cannot open " + std::string(files.path(r.extent.file)), errno);
       st.next = st.wend;
     } else if (r.probe_residency) {
       r.target->BeforeRead(r, st.fd);
@@ -179,7 +179,7 @@ struct UringEngine::Worker {
       if (st.inflight == 0 && st.next >= st.wend) {
         fds->Release(st.req.extent.file, st.fd);
         if (st.eof_at != UINT64_MAX && st.error.ok() && !st.whole) {
-          st.error = Status::Corruption(engine->files_.path(st.req.extent.file) + ": file is truncated: sample extent ends at offset " +
+          st.error = Status::Corruption(std::string(engine->files_.path(st.req.extent.file)) + ": file is truncated: sample extent ends at offset " +
                                         std::to_string(st.end) + " but data ends at offset " + std::to_string(st.eof_at));
         }
         // A sample counts once all of it was read (a whole file: up to its end).
@@ -213,7 +213,7 @@ struct UringEngine::Worker {
     const int res = faults == nullptr ? cqe_res
                                       : static_cast<int>(faults->OnRead(st.req.extent.file, t.off + t.done, t.len - t.done, cqe_res));
     const auto& o = engine->options_;
-    const std::string& path = engine->files_.path(st.req.extent.file);
+    const char* path = engine->files_.path(st.req.extent.file);
     if (res == -EAGAIN || res == -EINTR) {
       requeued.fetch_add(1, std::memory_order_relaxed);
       Prep(b);
@@ -221,7 +221,7 @@ struct UringEngine::Worker {
     }
     bool finished = true;
     if (res < 0) {
-      if (st.error.ok()) st.error = Status::Errno(path + ": read failed at offset " + std::to_string(t.off + t.done), -res);
+      if (st.error.ok()) st.error = Status::Errno(std::string(path) + ": read failed at offset " + std::to_string(t.off + t.done), -res);
     } else {
       t.done += static_cast<uint32_t>(res);
       device_bytes.fetch_add(static_cast<uint64_t>(res), std::memory_order_relaxed);

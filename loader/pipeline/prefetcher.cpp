@@ -155,11 +155,10 @@ void Prefetcher::BeforeRead(const ReadRequest& request, int fd) {
 
 // Runs on the engine thread that completed the sample, so checks (CRC) spread over the I/O threads.
 Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* data) const {
-  static const std::string kUnnamed = "(file)";
-  const std::string& path = files_ != nullptr ? files_->path(e.file) : kUnnamed;
+  const char* path = files_ != nullptr ? files_->path(e.file) : "(file)";  // (no copy: this runs per sample)
   if (e.length == 0) return Status::Ok();  // nothing read (a Parquet row group's rows after its first)
   if (data == nullptr) {  // the caller sized transfers or retained batches so that this cannot happen
-    return Status::IoError(path + ": sample at offset " + std::to_string(e.offset) +
+    return Status::IoError(std::string(path) + ": sample at offset " + std::to_string(e.offset) +
                            " was not in one buffer, so it could not be checked (raise reader.transfer_size or retain batches)");
   }
   switch (table_.check) {
@@ -174,7 +173,7 @@ Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* d
       const char* decoded = nullptr;
       Status st = decoder.Decode(*codec, table_.FilterMaskAt(id), data, e.length, &decoded);
       if (!st.ok()) {
-        return Status::Corruption(path + ": HDF5 chunk at offset " + std::to_string(e.offset) + " (sample " +
+        return Status::Corruption(std::string(path) + ": HDF5 chunk at offset " + std::to_string(e.offset) + " (sample " +
                                   std::to_string(id % table_.samples_per_file()) + "): " + st.message());
       }
       break;
@@ -189,7 +188,7 @@ Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* d
       thread_local ImageDecoder decoder;  // per I/O thread: keeps its decompressor and pixel buffer
       uint64_t pixels = 0;
       Status st = decoder.Decode(data, e.length, &pixels);
-      if (!st.ok()) return Status::Corruption(path + ": image decode failed: " + st.message());
+      if (!st.ok()) return Status::Corruption(std::string(path) + ": image decode failed: " + st.message());
       break;
     }
     case SampleCheck::kParquetPages:
@@ -202,10 +201,10 @@ Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* d
 }
 
 // A Parquet row group's span, read whole by its first row: every selected chunk's pages walked (and decoded).
-Status Prefetcher::CheckParquetGroup(const SampleExtent& e, const char* data, const std::string& path) const {
+Status Prefetcher::CheckParquetGroup(const SampleExtent& e, const char* data, std::string_view path) const {
   const PqGroupLayout* g = table_.ParquetGroupAt(e.file, e.offset);
   if (g == nullptr || g->span_length != e.length) {
-    return Status::Corruption(path + ": no Parquet row group spans offset " + std::to_string(e.offset));
+    return Status::Corruption(std::string(path) + ": no Parquet row group spans offset " + std::to_string(e.offset));
   }
   thread_local ParquetChunkDecoder decoder;  // per I/O thread: its buffers grow once, to the largest page
   const auto mode = table_.check == SampleCheck::kParquetDecode ? ParquetChunkDecoder::Mode::kDecode
@@ -213,22 +212,21 @@ Status Prefetcher::CheckParquetGroup(const SampleExtent& e, const char* data, co
   for (const PqChunkLayout& c : g->chunks) {
     PqChunkStats st;
     Status s = decoder.Walk(c, reinterpret_cast<const uint8_t*>(data) + (c.offset - e.offset), mode, &st);
-    if (!s.ok()) return s.WithContext(path + ": Parquet column chunk at offset " + std::to_string(c.offset));
+    if (!s.ok()) return s.WithContext(std::string(path) + ": Parquet column chunk at offset " + std::to_string(c.offset));
   }
   return Status::Ok();
 }
 
 // Checks a window of the sample's payload against the verifiable pattern; a mismatch names file and offset.
 Status Prefetcher::VerifyContent(const SampleExtent& e, uint64_t id, const char* data) const {
-  static const std::string kUnnamed = "(file)";
-  const std::string& path = files_ != nullptr ? files_->path(e.file) : kUnnamed;
+  const char* path = files_ != nullptr ? files_->path(e.file) : "(file)";  // (no copy: this runs per sample)
   if (data == nullptr) {
-    return Status::IoError(path + ": sample at offset " + std::to_string(e.offset) +
+    return Status::IoError(std::string(path) + ": sample at offset " + std::to_string(e.offset) +
                            " was not in one buffer, so its content could not be verified");
   }
   const int64_t t0 = NowNs();
   auto range = ContentRange(content_->format, data, e.length);
-  if (!range.ok()) return Status::Corruption(path + ": sample at offset " + std::to_string(e.offset) + ": " + range.status().message());
+  if (!range.ok()) return Status::Corruption(std::string(path) + ": sample at offset " + std::to_string(e.offset) + ": " + range.status().message());
   const auto [b, end] = *range;
   const uint64_t len = end - b;
   uint64_t n = content_->fraction >= 1 ? len : static_cast<uint64_t>(content_->fraction * static_cast<double>(len) + 0.999);
@@ -248,7 +246,7 @@ Status Prefetcher::VerifyContent(const SampleExtent& e, uint64_t id, const char*
   char detail[96];
   std::snprintf(detail, sizeof detail, "expected 0x%02x, found 0x%02x", ExpectedContentByte(key, at),
                 static_cast<unsigned>(static_cast<uint8_t>(data[start + static_cast<uint64_t>(bad)])));
-  return Status::Corruption(path + ": content check failed at offset " + std::to_string(at) + ": " + detail +
+  return Status::Corruption(std::string(path) + ": content check failed at offset " + std::to_string(at) + ": " + detail +
                             " (the bytes read are not the dataset's: corruption, a stale cache or the wrong file)");
 }
 
@@ -332,7 +330,7 @@ Status Prefetcher::Outstanding(const Slot& slot) const {
     for (uint32_t k = 0; k < slot.group[i]; ++k) length += table_.At(ids[i + k]).length;
     char timeout[32];
     std::snprintf(timeout, sizeof timeout, "%.3g", static_cast<double>(completion_timeout_ns_) / 1e9);
-    return Status::IoError("a read of " + (files_ != nullptr ? files_->path(e.file) : std::string("(file)")) +
+    return Status::IoError("a read of " + std::string(files_ != nullptr ? files_->path(e.file) : "(file)") +
                            " at offset " + std::to_string(e.offset) + " (" +
                            (e.length == kWholeFile ? std::string("the whole file") : std::to_string(length) + " bytes") +
                            ", batch " + std::to_string(slot.step) + ") has not completed after " + timeout +

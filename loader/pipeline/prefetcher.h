@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -139,7 +140,7 @@ class Prefetcher final : public CompletionTarget {
   };
   Status CheckSample(const SampleExtent& e, uint64_t id, const char* data) const;
   Status VerifyContent(const SampleExtent& e, uint64_t id, const char* data) const;
-  Status CheckParquetGroup(const SampleExtent& e, const char* data, const std::string& path) const;
+  Status CheckParquetGroup(const SampleExtent& e, const char* data, std::string_view path) const;
   static void Fail(Slot& slot, const Status& st);
   void EndBatchReads(Slot& slot, uint64_t index);
   void SubmitBatch(uint64_t step);

@@ -168,6 +168,14 @@ TEST(Run, EvaluationPassesReadTheValidationFiles) {
   ASSERT_EQ(s["metric"]["eval_au_percentage"].size(), 2u);
   EXPECT_GT(s["metric"]["eval_throughput_mean_samples_per_second"].get<double>(), 0);
   EXPECT_TRUE(s["metric"].contains("eval_io_mean_MB_per_second"));
+  // Each rank kept the paths of the files it reads, not the listing: half of the 16 training and 8 validation files
+  // (rank 0 listed the folders, rank 1 got the listing from it).
+  ASSERT_EQ(s["feedrate"]["setup_per_rank"].size(), 2u);
+  for (const auto& r : s["feedrate"]["setup_per_rank"]) {
+    EXPECT_EQ(r["files_held"], 12u) << r;
+    EXPECT_GT(r["file_list_bytes"].get<uint64_t>(), 12u * (dir.path().size() + 20)) << r;
+    EXPECT_GT(r["peak_rss_mib"].get<double>(), 1.0) << r;
+  }
   auto none = Sh(Feedrate("run -w unet3d_h100 --data-dir " + dir.path() + ds +
                           " --param workflow.evaluation=True --param dataset.num_files_eval=0 --results-dir " + dir / "n"));
   EXPECT_EQ(none.code, 2);
