@@ -9,12 +9,13 @@
 #            1 rank and with 4 ranks; every rank's peak RSS (/usr/bin/time; goal: <= 150 MiB) and the paths it kept.
 # Needs root (drop_caches), fio, /usr/bin/time. Usage: bench/million_files.sh [OUT]   env: DIR=/var/tmp/feedrate-1m
 #   FILES=1170301 REF=200000 RANKS="1 4" KEEP=1 (keep the dataset afterwards) REUSE=1 (a dataset left by KEEP=1)
+#   FEEDRATE=path/to/feedrate (another build, e.g. an earlier commit, against the same dataset); REF=0: no datagen pair
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-results/$(date -u +%Y-%m-%d)_million_files}
 dir=${DIR:-/var/tmp/feedrate-1m}
 files=${FILES:-1170301}
-feedrate=build/release/cli/feedrate
+feedrate=${FEEDRATE:-build/release/cli/feedrate}
 [ -x "$feedrate" ] || scripts/build.sh release
 for tool in "${FIO:-fio}" /usr/bin/time; do command -v "$tool" >/dev/null || { echo "bench needs $tool" >&2; exit 2; }; done
 mkdir -p "$(dirname "$out")"
@@ -33,6 +34,7 @@ if [ "${REUSE:-0}" != 1 ] || [ ! -d "$dir/train" ]; then
   echo "datagen, the whole dataset: $(python3 -c "print(f'{$files / ($t1 - $t0):.0f}')") files/s" | tee -a "$log"
 fi
 size=$(stat -c %s "$dir/train/$(ls -f "$dir/train" | grep -m1 jpeg)")
+if [ "$ref" -gt 0 ]; then  # (REF=0: the set-up runs only)
 rm -rf "$dir-fio" "$dir-ref"
 mkdir -p "$dir-fio"
 t2=$(now)
@@ -46,6 +48,7 @@ t4=$(now)
 rm -rf "$dir-fio" "$dir-ref"
 echo "$ref files: fio create+write $(python3 -c "print(f'{$ref / ($t3 - $t2):.0f}')") files/s ($size-byte files)," \
      "datagen $(python3 -c "print(f'{$ref / ($t4 - $t3):.0f}')") files/s: $(python3 -c "print(f'{($t3 - $t2) / ($t4 - $t3):.2f}')") x fio" | tee -a "$log"
+fi
 
 for ranks in ${RANKS:-1 4}; do
   drop
@@ -61,7 +64,7 @@ for ranks in ${RANKS:-1 4}; do
       --param train.total_training_steps=2 --param train.epochs=1 --json-events --results-dir "$out.run$ranks" 2>&1 |
       grep -E "training_start|peak RSS" | tee -a "$log"
   fi
-  python3 -c "import json,sys; [print(f'rank {r[\"rank\"]}: paths kept {r[\"files_held\"]} ({r[\"file_list_bytes\"] / 2**20:.1f} MiB)') for r in json.load(open(sys.argv[1]))['feedrate']['setup_per_rank']]" \
+  python3 -c "import json,sys; [print(f'rank {r[\"rank\"]}: paths kept {r[\"files_held\"]} ({r[\"file_list_bytes\"] / 2**20:.1f} MiB)') for r in json.load(open(sys.argv[1]))['feedrate'].get('setup_per_rank', [])]" \
     "$out.run$ranks/summary.json" | tee -a "$log"
   rm -rf "$out.run$ranks"
 done

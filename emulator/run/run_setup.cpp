@@ -27,13 +27,16 @@ namespace {
 constexpr size_t kListingChunk = 4 << 20;
 
 // Rank 0: the count (or the error), then the paths chunk by chunk.
-void SendListing(const Comm& comm, const Result<std::vector<std::string>>& files) {
+void SendListing(const Comm& comm, const Result<DatasetListing>& files) {
   (void)comm.Broadcast(files.ok() ? "O" + std::to_string(files->size()) : "E" + files.status().message(), 0);
   if (!files.ok()) return;
   std::string chunk;
   for (size_t sent = 0; sent < files->size();) {
     chunk.clear();
-    for (; sent < files->size() && chunk.size() < kListingChunk; ++sent) chunk.append((*files)[sent]).push_back('\0');
+    for (; sent < files->size() && chunk.size() < kListingChunk; ++sent) {
+      files->AppendPath(sent, &chunk);
+      chunk.push_back('\0');
+    }
     (void)comm.Broadcast(chunk, 0);
   }
 }
@@ -77,12 +80,12 @@ Result<PathList> ListSplit(const WorkloadConfig& cfg, const Comm& comm, const st
   } else if (comm.size() > 1 && !comm.root()) {
     kept = ReceiveListing(comm, keep);
   } else {
-    auto files = DiscoverFiles(cfg.data_folder, split, cfg.format, n, subfolders);
+    auto files = ListDatasetFiles(cfg.data_folder, split, cfg.format, n, subfolders);
     if (comm.size() > 1) SendListing(comm, files);
     if (!files.ok()) return files.status();
-    kept = PathList::Keep(*files, keep);
+    kept = files->Keep(keep);
   }
-  if (kept.ok() && kept->size() != keep.size()) {  // DiscoverFiles trims the listing to n and refuses fewer
+  if (kept.ok() && kept->size() != keep.size()) {  // listings are trimmed to n, and fewer files refused
     return Status::IoError(split + ": the listing has " + std::to_string(kept->size()) + " files, the samplers " +
                             std::to_string(keep.size()));
   }

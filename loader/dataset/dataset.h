@@ -2,11 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loader/status.h"
 #include "loader/util/choices.h"
+#include "loader/util/path_list.h"
 
 namespace feedrate {
 
@@ -20,13 +23,36 @@ std::string DlioFilePath(const std::string& data_folder, const std::string& spli
 
 // Whether a file (or object) name is one of the split's data files: it ends with the format (DLIO's endswith test;
 // TFRecord also takes ".tfrecords") and is not hidden (Feedrate's generator writes hidden temporary names first).
-bool DatasetFileNameMatches(const std::string& name, DataFormat format);
+bool DatasetFileNameMatches(std::string_view name, DataFormat format);
 // The split's files out of everything listed under `where` (a directory or an S3 prefix): the subfolder count
 // checked, sorted by basename (DLIO's order), trimmed to `num_files`; too few is NotFound naming `where`.
 Result<std::vector<std::string>> SelectDatasetFiles(const std::string& where, std::vector<std::string> files,
                                                     uint64_t subfolders_found, const std::string& split,
                                                     DataFormat format, uint64_t num_files, uint64_t num_subfolders);
+// One split's files in DLIO's order, held compactly: each path relative to the split's folder ("name", or
+// "subfolder/name") in one arena (a million-file listing is ~40 MB, not ~110 MB of strings, and none to free).
+class DatasetListing {
+ public:
+  DatasetListing(std::string dir, PathList relative, std::vector<uint32_t> order)
+      : dir_(std::move(dir)), relative_(std::move(relative)), order_(std::move(order)) {}
+  size_t size() const { return order_.size(); }
+  // Appends file i's path (the split's folder, '/', its relative path) to *out.
+  void AppendPath(size_t i, std::string* out) const;
+  std::string Path(size_t i) const;
+  // The paths of the files `keep` marks (keep.size() entries, at most size()); the others are absent.
+  Result<PathList> Keep(std::span<const char> keep) const;
+
+ private:
+  std::string dir_;
+  PathList relative_;            // in listing order
+  std::vector<uint32_t> order_;  // DLIO's order: file i is relative_[order_[i]]
+};
+
 // The files of one split, in DLIO's order (sorted by basename), trimmed to `num_files`.
+// Errors: missing directory, fewer files than needed, subfolder layout not matching num_subfolders.
+Result<DatasetListing> ListDatasetFiles(const std::string& data_folder, const std::string& split, DataFormat format,
+                                        uint64_t num_files, uint64_t num_subfolders);
+// The same as paths (tests and small listings).
 // Errors: missing directory, fewer files than needed, subfolder layout not matching num_subfolders.
 Result<std::vector<std::string>> DiscoverFiles(const std::string& data_folder, const std::string& split,
                                                DataFormat format, uint64_t num_files, uint64_t num_subfolders);

@@ -59,6 +59,28 @@ TEST(Dataset, SubfoldersSortByBasename) {
   EXPECT_FALSE(DiscoverFiles(dir.path(), "train", DataFormat::kNpz, 4, 3).ok());
 }
 
+// The compact listing: relative names in one arena, DLIO's order, full paths built only for the files kept; a
+// symbolic link to a file counts as a file (as stat says), one to a folder or a dangling one does not.
+TEST(Dataset, ListingKeepsTheMarkedPathsAndFollowsLinks) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "train");
+  std::filesystem::create_directories(dir / "elsewhere");
+  for (int i : {2, 0}) test::WriteFile(dir / ("train/" + DlioFileName("img", i, 4, DataFormat::kNpz)), "x");
+  test::WriteFile(dir / "elsewhere/real.npz", "x");
+  std::filesystem::create_symlink(dir / "elsewhere/real.npz", dir / "train/img_1_of_4.npz");
+  std::filesystem::create_symlink(dir / "elsewhere", dir / "train/folder.npz");
+  std::filesystem::create_symlink(dir / "nowhere.npz", dir / "train/img_3_of_4.npz");
+  auto listing = ListDatasetFiles(dir.path(), "train", DataFormat::kNpz, 3, 0);
+  ASSERT_TRUE(listing.ok()) << listing.status().ToString();
+  ASSERT_EQ(listing->size(), 3u);
+  EXPECT_EQ(listing->Path(1), dir / "train/img_1_of_4.npz");
+  auto kept = listing->Keep(std::vector<char>{0, 0, 1});
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->held_count(), 1u);
+  EXPECT_EQ(kept->view(2), dir / "train/img_2_of_4.npz");
+  EXPECT_FALSE(ListDatasetFiles(dir.path(), "train", DataFormat::kNpz, 4, 0).ok());  // the dangling link is no file
+}
+
 // The selection S3 listings go through: names filtered, sorted by basename across subfolders, trimmed.
 TEST(Dataset, SelectionFromAListing) {
   EXPECT_TRUE(DatasetFileNameMatches("img_1_of_8.npz", DataFormat::kNpz));
