@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/run/run_listing.h"
+
 namespace feedrate {
 namespace {
 
@@ -23,44 +25,36 @@ Status ConnectS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& 
   return Status::Ok();
 }
 
-// Rank 0 lists the dataset (train, and valid when evaluating) and broadcasts the keys and sizes, so a job
-// sends one set of ListObjectsV2 requests, not one per rank (listings are paged by 1000 keys, and stores
-// rate-limit them). Every rank takes part even when its own connection failed, so nobody waits for it.
-Status ListS3Dataset(const WorkloadConfig& cfg, const Comm& comm, Status local, S3RunSetup* s) {
-  nlohmann::json doc;
-  if (comm.root()) {
-    auto list = [&](const std::string& split, uint64_t n, uint64_t sub) -> Status {
-      S3SizeMap sizes;
-      FEEDRATE_ASSIGN_OR_RETURN(auto keys, DiscoverS3Objects(*s->client, s->store, split, cfg.format, n, sub, &sizes));
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& k : keys) arr.push_back({k, sizes[k]});
-      doc[split] = std::move(arr);
-      return Status::Ok();
-    };
-    Status st = local;
-    if (st.ok()) st = list("train", cfg.num_files_train, cfg.num_subfolders_train);
-    if (st.ok() && cfg.do_eval && cfg.num_files_eval > 0) st = list("valid", cfg.num_files_eval, cfg.num_subfolders_eval);
-    if (!st.ok()) doc = {{"error", st.ToString()}};
-  }
-  const std::string text = comm.Broadcast(comm.root() ? doc.dump() : std::string(), 0);
-  if (!local.ok()) return local;
-  doc = nlohmann::json::parse(text);
-  if (doc.contains("error")) return Status::IoError(doc["error"].get<std::string>());  // (every rank: rank 0's error)
-  for (const char* split : {"train", "valid"}) {
-    if (!doc.contains(split)) continue;
-    auto& out = std::string(split) == "train" ? s->train : s->valid;
-    for (const auto& e : doc[split]) {
-      out.push_back(e[0].get<std::string>());
-      s->sizes[out.back()] = e[1].get<uint64_t>();
-    }
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
-Status PrepareS3(const WorkloadConfig& cfg, const Comm& comm, CacheMode cache, const std::string& cache_arg, S3RunSetup* s) {
-  return ListS3Dataset(cfg, comm, ConnectS3(cfg, cache, cache_arg, s), s);
+void PrepareS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& cache_arg, S3RunSetup* s) {
+  s->connected = ConnectS3(cfg, cache, cache_arg, s);
+}
+
+Result<PathList> ListS3Split(const WorkloadConfig& cfg, const Comm& comm, const std::string& split, uint64_t n,
+                             uint64_t subfolders, std::span<const char> keep, S3RunSetup* s) {
+  std::vector<std::string> keys;
+  S3SizeMap all_sizes;
+  Result<ListingSource> src = Status::NotFound("(not rank 0)");
+  if (comm.root()) {
+    Status st = s->connected;
+    if (st.ok()) {
+      auto listed = DiscoverS3Objects(*s->client, s->store, split, cfg.format, n, subfolders, &all_sizes);
+      if (listed.ok()) keys = std::move(*listed);
+      st = listed.status();
+    }
+    src = st.ok() ? Result<ListingSource>(ListingSource{keys.size(), [&](size_t i, std::string* out) { out->append(keys[i]); },
+                                                        [&](size_t i) { return all_sizes[keys[i]]; }})
+                  : Result<ListingSource>(st);
+  }
+  // The kept keys' sizes, by index until the keys are known.
+  std::vector<std::pair<size_t, uint64_t>> sizes;
+  auto kept = ShareListing(comm, comm.root() ? &src : nullptr, keep,
+                           [&](size_t i, uint64_t size) { sizes.emplace_back(i, size); });
+  if (!s->connected.ok()) return s->connected;  // (after the broadcasts: nobody waits for this rank)
+  if (!kept.ok()) return kept.status();
+  for (const auto& [i, size] : sizes) s->sizes[std::string(kept->view(i))] = size;
+  return kept;
 }
 
 void AddS3Facts(const S3RunSetup& s, uint64_t get_requests, uint64_t retries, nlohmann::json* storage) {

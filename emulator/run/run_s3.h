@@ -1,10 +1,11 @@
 // The S3 side of a run's setup: the store and a client, the checks that only apply to files, the dataset listed
-// once by rank 0 and broadcast, and the content marker object.
+// once by rank 0 and shared (each rank keeping its objects' keys and sizes), and the content marker object.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,19 +14,25 @@
 #include "loader/config/workload_config.h"
 #include "loader/s3/s3_dataset.h"
 #include "loader/util/content_pattern.h"
+#include "loader/util/path_list.h"
 
 namespace feedrate {
 
 struct S3RunSetup {
   S3Store store;
-  std::unique_ptr<S3Client> client;       // listing and markers
-  S3SizeMap sizes;                        // object sizes by key, for the indexers
-  std::vector<std::string> train, valid;  // the keys rank 0 listed, in DLIO order
+  std::unique_ptr<S3Client> client;  // listing and markers
+  Status connected;                  // this rank's connection; the listing's broadcasts run even when it failed
+  S3SizeMap sizes;                   // object sizes by key of the objects this rank reads, for the indexers
 };
 
-// Every rank connects; rank 0 lists train (and valid when evaluating) and broadcasts them. Every rank takes part
-// in the broadcast even when its own set-up failed, so no rank waits for another; the errors name the cause.
-Status PrepareS3(const WorkloadConfig& cfg, const Comm& comm, CacheMode cache, const std::string& cache_arg, S3RunSetup* s);
+// The store and a client (and the checks that only apply to files); the outcome goes in s->connected, which
+// ListS3Split returns after the listing's broadcasts, so no rank waits for one whose connection failed.
+void PrepareS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& cache_arg, S3RunSetup* s);
+// Collective (every rank, in the same order): rank 0 lists split `split` (one set of ListObjectsV2 requests per
+// job: listings are paged by 1000 keys, and stores rate-limit them) and shares the keys and sizes; each rank
+// keeps the keys `keep` marks (the objects it reads) and their sizes in s->sizes.
+Result<PathList> ListS3Split(const WorkloadConfig& cfg, const Comm& comm, const std::string& split, uint64_t n,
+                             uint64_t subfolders, std::span<const char> keep, S3RunSetup* s);
 // This rank's storage facts for an S3 run (summary.json's devices and feedrate.s3): the endpoint, the bucket and
 // the S3 engine's GETs and retries.
 void AddS3Facts(const S3RunSetup& s, uint64_t get_requests, uint64_t retries, nlohmann::json* storage);

@@ -10,6 +10,7 @@
 #include <span>
 
 #include "emulator/host/sysinfo.h"
+#include "emulator/run/run_listing.h"
 #include "loader/dataset/dataset.h"
 #include "loader/format/sample_index.h"
 #include "loader/io/direct_io.h"
@@ -22,74 +23,19 @@ namespace feedrate {
 namespace {
 
 
-// Rank 0's listing, handed to the other ranks in broadcasts of about this many bytes of paths each ('\0'-ended):
-// a rank holds a chunk at a time beside the paths it keeps.
-constexpr size_t kListingChunk = 4 << 20;
-
-// Rank 0: the count (or the error), then the paths chunk by chunk.
-void SendListing(const Comm& comm, const Result<DatasetListing>& files) {
-  (void)comm.Broadcast(files.ok() ? "O" + std::to_string(files->size()) : "E" + files.status().message(), 0);
-  if (!files.ok()) return;
-  std::string chunk;
-  for (size_t sent = 0; sent < files->size();) {
-    chunk.clear();
-    for (; sent < files->size() && chunk.size() < kListingChunk; ++sent) {
-      files->AppendPath(sent, &chunk);
-      chunk.push_back('\0');
-    }
-    (void)comm.Broadcast(chunk, 0);
-  }
-}
-
-// Every other rank: the same broadcasts, in the same order, keeping the paths `keep` marks as they arrive.
-Result<PathList> ReceiveListing(const Comm& comm, std::span<const char> keep) {
-  const std::string head = comm.Broadcast("", 0);
-  if (head.empty() || head[0] != 'O') return Status::NotFound(head.empty() ? "rank 0 sent no listing" : head.substr(1));
-  const size_t count = std::stoull(head.substr(1));
-  PathList files;
-  files.Reserve(count, 0);
-  Status bad;
-  // Every chunk is received whatever goes wrong (the broadcasts are collective), and the first problem returned.
-  for (size_t seen = 0; seen < count;) {
-    const std::string chunk = comm.Broadcast("", 0);
-    for (size_t at = 0; at < chunk.size(); ++seen) {
-      size_t end = chunk.find('\0', at);
-      if (end == std::string::npos) {
-        if (bad.ok()) bad = Status::IoError("rank 0's listing arrived cut (a path without its end)");
-        end = chunk.size();
-      }
-      if (bad.ok()) bad = seen < keep.size() && keep[seen] ? files.Add(std::string_view(chunk).substr(at, end - at))
-                                                           : (files.AddAbsent(), Status::Ok());
-      at = end + 1;
-    }
-    if (chunk.empty()) break;  // (rank 0 sends no empty chunk: a count it did not keep)
-  }
-  if (!bad.ok()) return bad;
-  return files;
-}
-
 // The split's paths, only those `keep` marks (the files this rank reads; the others are indices without a path):
-// rank 0 lists the directory once and hands the listing to every rank (one listing of a million-file directory per
-// job, not one per rank: on a shared file system each is load on its metadata servers), or the S3 keys rank 0
-// listed. Collective: every rank calls it, in the same order.
+// rank 0 lists the directory (or the S3 prefix) once and hands the listing to every rank (one listing of a
+// million-file directory per job, not one per rank: on a shared file system each is load on its metadata
+// servers). Collective: every rank calls it, in the same order.
 Result<PathList> ListSplit(const WorkloadConfig& cfg, const Comm& comm, const std::string& split, uint64_t n,
-                           uint64_t subfolders, std::span<const char> keep, const Setup& s) {
-  Result<PathList> kept = Status::Ok();
-  if (s.s3) {
-    kept = PathList::Keep(split == "train" ? s.s3->train : s.s3->valid, keep);
-  } else if (comm.size() > 1 && !comm.root()) {
-    kept = ReceiveListing(comm, keep);
-  } else {
-    auto files = ListDatasetFiles(cfg.data_folder, split, cfg.format, n, subfolders);
-    if (comm.size() > 1) SendListing(comm, files);
-    if (!files.ok()) return files.status();
-    kept = files->Keep(keep);
-  }
-  if (kept.ok() && kept->size() != keep.size()) {  // listings are trimmed to n, and fewer files refused
-    return Status::IoError(split + ": the listing has " + std::to_string(kept->size()) + " files, the samplers " +
-                            std::to_string(keep.size()));
-  }
-  return kept;
+                           uint64_t subfolders, std::span<const char> keep, Setup* s) {
+  if (s->s3) return ListS3Split(cfg, comm, split, n, subfolders, keep, s->s3.get());
+  if (!comm.root()) return ShareListing(comm, nullptr, keep);
+  auto files = ListDatasetFiles(cfg.data_folder, split, cfg.format, n, subfolders);
+  const Result<ListingSource> src =
+      files.ok() ? Result<ListingSource>(ListingSource{files->size(), [&](size_t i, std::string* out) { files->AppendPath(i, out); }, {}})
+                 : Result<ListingSource>(files.status());
+  return ShareListing(comm, &src, keep);
 }
 
 std::string Gib(double bytes) {
@@ -235,10 +181,10 @@ RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, cons
 Status ListRankFiles(const WorkloadConfig& cfg, const Comm& comm, const RankFiles& f, Setup* s) {
   const std::span<const char> needed(f.needed);
   FEEDRATE_ASSIGN_OR_RETURN(s->files, ListSplit(cfg, comm, "train", cfg.num_files_train, cfg.num_subfolders_train,
-                                                needed.first(s->train_files), *s));
+                                                needed.first(s->train_files), s));
   if (s->eval_sampler) {
     FEEDRATE_ASSIGN_OR_RETURN(auto eval, ListSplit(cfg, comm, "valid", cfg.num_files_eval, cfg.num_subfolders_eval,
-                                                   needed.subspan(s->train_files), *s));
+                                                   needed.subspan(s->train_files), s));
     FEEDRATE_RETURN_IF_ERROR(s->files.Append(eval));
   }
   return Status::Ok();
@@ -413,7 +359,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   FEEDRATE_RETURN_IF_ERROR(CheckRequest(cfg, opt, &mode));
   if (cfg.on_s3()) {
     s->s3 = std::make_unique<S3RunSetup>();
-    FEEDRATE_RETURN_IF_ERROR(PrepareS3(cfg, comm, mode, opt.cache, s->s3.get()));
+    PrepareS3(cfg, mode, opt.cache, s->s3.get());  // (its error is returned once the listing is shared)
   }
   FEEDRATE_RETURN_IF_ERROR(BuildSamplers(cfg, opt, comm, s));
   RankFiles f = SelectRankFiles(cfg, opt, comm, *s);
