@@ -7,12 +7,16 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 namespace feedrate {
 
@@ -38,7 +42,102 @@ HostInfo ReadHostInfo() {
     if (key == "MemTotal:") h.mem_total_bytes = kb * 1024;
     if (key == "MemAvailable:") h.mem_available_bytes = kb * 1024;
   }
+  const CgroupMemory cg = ReadCgroupMemory();
+  h.cgroup_limit_bytes = cg.limit_bytes;
+  h.cgroup_usage_bytes = cg.usage_bytes;
   return h;
+}
+
+uint64_t HostInfo::usable_available_bytes() const {
+  if (cgroup_limit_bytes == 0) return mem_available_bytes;
+  const uint64_t left = cgroup_limit_bytes > cgroup_usage_bytes ? cgroup_limit_bytes - cgroup_usage_bytes : 0;
+  return std::min(mem_available_bytes, left);
+}
+
+uint64_t HostInfo::usable_total_bytes() const {
+  return cgroup_limit_bytes == 0 ? mem_total_bytes : std::min(mem_total_bytes, cgroup_limit_bytes);
+}
+
+namespace {
+
+// A number from a cgroup file; 0 for "max", v1's "no limit" (a page-rounded 2^63) or a missing file.
+uint64_t CgroupValue(const std::string& file) {
+  std::ifstream in(file);
+  std::string v;
+  if (!(in >> v) || v == "max") return 0;
+  const uint64_t x = std::strtoull(v.c_str(), nullptr, 10);
+  return x >= (uint64_t{1} << 62) ? 0 : x;
+}
+
+// The cgroup's path in the hierarchy `controller` names in /proc/self/cgroup ("" for v2's "0::"), or nullopt.
+std::optional<std::string> CgroupPath(const std::string& proc_cgroup, const std::string& controller) {
+  std::ifstream in(proc_cgroup);
+  for (std::string line; std::getline(in, line);) {
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    std::string_view list(line.data() + a + 1, b - a - 1);
+    bool match = controller.empty() ? list.empty() : false;
+    for (size_t at = 0; !controller.empty() && at <= list.size();) {
+      const size_t comma = std::min(list.find(',', at), list.size());
+      match = match || list.substr(at, comma - at) == controller;
+      at = comma + 1;
+    }
+    if (match) return line.substr(b + 1);
+  }
+  return std::nullopt;
+}
+
+// A key's value in a cgroup's memory.stat (0 when absent).
+uint64_t StatValue(const std::string& file, const std::string& key) {
+  std::ifstream in(file);
+  std::string k;
+  for (uint64_t v = 0; in >> k >> v;) {
+    if (k == key) return v;
+  }
+  return 0;
+}
+
+// The lowest limit on the way from `dir` + `path` up to `dir`, and that cgroup's usage less its page cache (which
+// the kernel reclaims before it fails an allocation, as MemAvailable counts it).
+CgroupMemory LowestLimit(const std::string& dir, std::string path, const char* limit_file, const char* usage_file,
+                         const char* cache_key) {
+  CgroupMemory m;
+  for (;;) {
+    const std::string here = dir + (path == "/" ? "" : path);
+    const uint64_t limit = CgroupValue(here + "/" + limit_file);
+    if (limit > 0 && (m.limit_bytes == 0 || limit < m.limit_bytes)) {
+      m.limit_bytes = limit;
+      const uint64_t usage = CgroupValue(here + "/" + usage_file), cache = StatValue(here + "/memory.stat", cache_key);
+      m.usage_bytes = usage > cache ? usage - cache : 0;
+      m.path = here;
+    }
+    const size_t slash = path.rfind('/');
+    if (path.empty() || path == "/" || slash == std::string::npos) break;
+    path = slash == 0 ? "/" : path.substr(0, slash);
+  }
+  return m;
+}
+
+bool HasMemoryController(const std::string& v2_root) {
+  std::ifstream in(v2_root + "/cgroup.controllers");
+  for (std::string c; in >> c;) {
+    if (c == "memory") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+CgroupMemory ReadCgroupMemory(const std::string& proc_cgroup, const std::string& root) {
+  if (auto v2 = CgroupPath(proc_cgroup, ""); v2) {
+    for (const std::string& dir : {root, root + "/unified"}) {
+      if (HasMemoryController(dir)) return LowestLimit(dir, *v2, "memory.max", "memory.current", "file");
+    }
+  }
+  if (auto v1 = CgroupPath(proc_cgroup, "memory"); v1) {
+    return LowestLimit(root + "/memory", *v1, "memory.limit_in_bytes", "memory.usage_in_bytes", "total_cache");
+  }
+  return {};
 }
 
 std::vector<int> CpuAffinity() {

@@ -13,8 +13,27 @@ struct HostInfo {
   std::string processor_name;     // /proc/cpuinfo "model name"
   uint64_t mem_total_bytes = 0;
   uint64_t mem_available_bytes = 0;
+  uint64_t cgroup_limit_bytes = 0;  // this process's cgroup memory limit (CgroupMemory), 0 when none
+  uint64_t cgroup_usage_bytes = 0;  // and what the cgroup uses now, its page cache not counted
+  // What this process may still take: MemAvailable, or less where its cgroup's limit leaves less (a container).
+  uint64_t usable_available_bytes() const;
+  // The memory its page cache can grow into: MemTotal, or the cgroup's limit when lower.
+  uint64_t usable_total_bytes() const;
 };
 HostInfo ReadHostInfo();
+
+// The memory limit of this process's cgroup: the lowest of its cgroup and the cgroups above it (v2 memory.max,
+// v1 memory.limit_in_bytes), 0 when none, and that cgroup's usage less its page cache (memory.current less
+// memory.stat's file; v1 memory.usage_in_bytes less total_cache: reclaimable, as MemAvailable counts). `proc_cgroup`
+// and `root` are /proc/self/cgroup and the cgroup mount (tests pass a tree of their own). v2 is read where the
+// memory controller is on it (root, or root/unified on hybrid hosts), else v1's memory hierarchy.
+struct CgroupMemory {
+  uint64_t limit_bytes = 0;
+  uint64_t usage_bytes = 0;
+  std::string path;  // the cgroup's file system path whose limit is the lowest ("" when none)
+};
+CgroupMemory ReadCgroupMemory(const std::string& proc_cgroup = "/proc/self/cgroup",
+                              const std::string& root = "/sys/fs/cgroup");
 
 // CPUs this process may run on (sched_getaffinity), e.g. {0, 1}.
 std::vector<int> CpuAffinity();

@@ -436,11 +436,20 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   AddStorageFigures(r, completed, &f);
   const double ratio = facts.client_memory_bytes > 0 ? r.dataset_bytes / facts.client_memory_bytes : 0;
   f["dataset_to_memory_ratio"] = ratio;
+  // The page cache a client can fill: its memory, or its cgroup's limit when lower (a container). The size rule and
+  // the ratio above count the host's memory, as mlpstorage does.
+  const RankInfo* first = hosts.empty() ? nullptr : hosts.begin()->second.front();
+  const uint64_t limit = first != nullptr ? first->cgroup_limit_bytes : 0;
+  const double cache_gb = first == nullptr ? 0
+                          : static_cast<double>(limit > 0 ? std::min(limit, first->host_mem_bytes) : first->host_mem_bytes) / kGiB;
   f["page_cache"] = {
       {"dataset_to_memory_ratio", ratio},
       {"dataset_per_host_GB", per_host_gb},
-      {"warning", !hosts.empty() && per_host_gb < 5 * static_cast<double>(hosts.begin()->second.front()->host_mem_bytes) / kGiB},
-      {"note", "the page cache may serve reads when the dataset per client is smaller than 5x its memory"}};
+      {"cache_memory_per_host_GB", cache_gb},
+      {"cgroup_limit_GB", static_cast<double>(limit) / kGiB},
+      {"warning", first != nullptr && per_host_gb < 5 * cache_gb},
+      {"note", "the page cache may serve reads when the dataset per client is smaller than 5x the memory its cache can "
+               "fill (the host's, or the cgroup's limit when lower)"}};
   f["warnings"] = r.warnings;
   f["config"] = YamlToJson(r.cfg->tree);
   s["feedrate"] = f;

@@ -27,6 +27,7 @@ struct RankInfo {
   double train_start_unix = 0;   // wall-clock time (s since the epoch) the rank entered the training loop
   unsigned host_cpu_count = 0;
   uint64_t host_mem_bytes = 0;
+  uint64_t cgroup_limit_bytes = 0;  // the rank's cgroup memory limit (0: none): what its page cache can hold
   std::string processor;
   uint64_t engine_bytes = 0;  // bytes the engine read (O_DIRECT windows included)
   uint64_t requeued = 0;      // short reads / EAGAIN resubmitted

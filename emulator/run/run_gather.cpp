@@ -67,7 +67,8 @@ std::string RankInfoJson(const Comm& comm, const RankExtras& x) {
   auto cpus = CpuAffinity();
   nlohmann::json j = {{"rank", comm.rank()},   {"hostname", h.hostname},   {"cpus", CpuListString(cpus)},
                       {"allowed", cpus.size()}, {"threads", x.threads},     {"cpu_seconds", ProcessCpuSeconds()},
-                      {"cpu_count", h.cpu_count}, {"mem", h.mem_total_bytes}, {"processor", h.processor_name},
+                      {"cpu_count", h.cpu_count}, {"mem", h.mem_total_bytes},
+                      {"mem_limit", h.cgroup_limit_bytes}, {"processor", h.processor_name},
                       {"engine_bytes", x.counters.device_bytes}, {"requeued", x.counters.requeued},
                       {"check_seconds", x.check_seconds}, {"train_cpu_seconds", x.train_cpu_seconds},
                       {"train_start_unix", x.train_start_unix}, {"probe_failures", x.probe_failures},
@@ -105,6 +106,7 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
     ri.cpu_seconds = j["cpu_seconds"];
     ri.host_cpu_count = j["cpu_count"];
     ri.host_mem_bytes = j["mem"];
+    ri.cgroup_limit_bytes = j.value("mem_limit", uint64_t{0});
     ri.processor = j["processor"];
     ri.engine_bytes = j["engine_bytes"];
     ri.requeued = j["requeued"];

@@ -278,16 +278,33 @@ Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const
                                                 static_cast<double>(slot_bytes)
                                           : 0;
   s->buffer_bytes = engine_bytes + retain_bytes;
-  HostInfo host = ReadHostInfo();
-  if (s->buffer_bytes > static_cast<double>(host.mem_available_bytes) / 2) {
+  const HostInfo host = ReadHostInfo();
+  // In a container the cgroup's limit, not the host's MemAvailable, is what the buffers can take before the OOM
+  // killer ends the run without a word.
+  const uint64_t available = host.usable_available_bytes();
+  const std::string what = available < host.mem_available_bytes
+                               ? "what this cgroup's memory limit leaves (" + Gib(static_cast<double>(host.cgroup_limit_bytes)) + " limit, " +
+                                     Gib(static_cast<double>(host.cgroup_usage_bytes)) + " used: " + Gib(static_cast<double>(available)) + ")"
+                               : "MemAvailable (" + Gib(static_cast<double>(available)) + ")";
+  if (s->buffer_bytes > static_cast<double>(available) / 2) {
     return Status::InvalidArgument("read buffers would need " + Gib(s->buffer_bytes) + " per rank, more than half of " +
-                                   "MemAvailable (" + Gib(static_cast<double>(host.mem_available_bytes)) +
-                                   "): lower reader.transfer_size, --queue-depth, the I/O threads" +
+                                   what + ": lower reader.transfer_size, --queue-depth, the I/O threads" +
                                    (opt.retain_batches ? " or drop --retain-batches" : "") +
                                    (opt.accelerator_memory != AcceleratorMemory::kHost ? " or lower reader.prefetch_size" : "") +
                                    (s->table.check != SampleCheck::kNone ? " or lower reader.batch_size" : ""));
   }
   return Status::Ok();
+}
+
+// A container's memory limit below the host's: the page cache holds at most the limit, while the dataset-size rule
+// counts the host's memory, as mlpstorage does. Said once, so a run's verdict is read with it.
+void NoteCgroupLimit(Setup* s) {
+  const HostInfo host = ReadHostInfo();
+  if (host.cgroup_limit_bytes == 0 || host.cgroup_limit_bytes >= host.mem_total_bytes) return;
+  s->warnings.push_back("this process's cgroup limits memory to " + Gib(static_cast<double>(host.cgroup_limit_bytes)) +
+                        " (the host has " + Gib(static_cast<double>(host.mem_total_bytes)) +
+                        "): its page cache holds at most that; the dataset-size rule counts the host's memory, as "
+                        "mlpstorage does");
 }
 
 // run --gds: the cuFile engine over the stagings' registered device slots.
@@ -396,6 +413,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   FEEDRATE_RETURN_IF_ERROR(SetUpAcceleratorMemory(cfg, opt, comm, s->table, cfg.odirect ? align : 0, s->slot_reads, gds,
                                                   &s->staging));
   FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, engine, s));  // after the GDS decision: where the slots live
+  NoteCgroupLimit(s);
   return OpenEngine(cfg, opt, comm, s);
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "emulator/host/storage_stats.h"
@@ -129,6 +130,66 @@ TEST(StorageStats, DeviceCounterSeesAnODirectRead) {
   EXPECT_GE(delta, size);
   EXPECT_LE(delta, size + size / 2 + (8u << 20));
   EXPECT_GE(after->requests - before->requests, 32u / 4);  // 1 MiB reads, maybe split by the device's limits
+}
+
+}  // namespace
+}  // namespace feedrate
+
+namespace feedrate {
+namespace {
+
+// A cgroup tree of the test's own: /proc/self/cgroup's lines and the files under the mount.
+void Put(const test::TempDir& dir, const std::string& rel, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(dir / rel).parent_path());
+  test::WriteFile(dir / rel, text);
+}
+
+// v2: the lowest limit on the way up wins ("max" is none); usage comes from the cgroup whose limit it is.
+TEST(CgroupMemory, V2TakesTheLowestLimitUpTheTree) {
+  test::TempDir dir;
+  Put(dir, "proc", "0::/pods/job/rank\n");
+  Put(dir, "fs/cgroup.controllers", "cpuset cpu io memory pids\n");
+  Put(dir, "fs/pods/memory.max", "max\n");
+  Put(dir, "fs/pods/job/memory.max", "8589934592\n");
+  Put(dir, "fs/pods/job/memory.current", "3221225472\n");
+  Put(dir, "fs/pods/job/memory.stat", "anon 1073741824\nfile 2147483648\nkernel 0\n");  // the cache is reclaimable
+  Put(dir, "fs/pods/job/rank/memory.max", "max\n");
+  const CgroupMemory m = ReadCgroupMemory(dir / "proc", dir / "fs");
+  EXPECT_EQ(m.limit_bytes, 8589934592u);
+  EXPECT_EQ(m.usage_bytes, 1073741824u);
+  EXPECT_EQ(m.path, dir / "fs/pods/job");
+  Put(dir, "fs/pods/job/memory.max", "max\n");
+  EXPECT_EQ(ReadCgroupMemory(dir / "proc", dir / "fs").limit_bytes, 0u);  // no limit anywhere
+}
+
+// A hybrid host: v2 mounted at unified without the memory controller, v1's memory hierarchy holds the limit;
+// v1's "no limit" (2^63 rounded to a page) is none.
+TEST(CgroupMemory, V1OnAHybridHost) {
+  test::TempDir dir;
+  Put(dir, "proc", "9:memory:/process_api/abc\n0::/\n4:cpu,cpuacct:/\n");
+  Put(dir, "fs/unified/cgroup.controllers", "\n");
+  Put(dir, "fs/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  Put(dir, "fs/memory/process_api/abc/memory.limit_in_bytes", "9223372036854771712\n");
+  EXPECT_EQ(ReadCgroupMemory(dir / "proc", dir / "fs").limit_bytes, 0u);
+  Put(dir, "fs/memory/process_api/abc/memory.limit_in_bytes", "4294967296\n");
+  Put(dir, "fs/memory/process_api/abc/memory.usage_in_bytes", "4026531840\n");
+  Put(dir, "fs/memory/process_api/abc/memory.stat", "cache 1\nrss 2\ntotal_cache 805306368\ntotal_rss 3221225472\n");
+  const CgroupMemory m = ReadCgroupMemory(dir / "proc", dir / "fs");
+  EXPECT_EQ(m.limit_bytes, 4294967296u);
+  EXPECT_EQ(m.usage_bytes, 3221225472u);
+  EXPECT_EQ(ReadCgroupMemory(dir / "none", dir / "fs").limit_bytes, 0u);  // no /proc/self/cgroup: none
+
+  HostInfo h;
+  h.mem_total_bytes = 16ull << 30;
+  h.mem_available_bytes = 12ull << 30;
+  EXPECT_EQ(h.usable_available_bytes(), 12ull << 30);
+  EXPECT_EQ(h.usable_total_bytes(), 16ull << 30);
+  h.cgroup_limit_bytes = m.limit_bytes;
+  h.cgroup_usage_bytes = m.usage_bytes;
+  EXPECT_EQ(h.usable_available_bytes(), 1ull << 30);  // 4 GiB limit, 3 GiB used
+  EXPECT_EQ(h.usable_total_bytes(), 4ull << 30);
+  h.cgroup_usage_bytes = 5ull << 30;  // (over its limit: reclaim pending)
+  EXPECT_EQ(h.usable_available_bytes(), 0u);
 }
 
 }  // namespace
