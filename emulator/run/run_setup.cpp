@@ -177,17 +177,19 @@ RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, cons
   return f;
 }
 
-// The paths of the files this rank reads (training, then validation), by file index.
+// The paths of the files this rank reads (training, then validation), by file index. Every rank lists both splits
+// whatever failed (the listings are collective: a rank that skipped one would leave the others waiting).
 Status ListRankFiles(const WorkloadConfig& cfg, const Comm& comm, const RankFiles& f, Setup* s) {
   const std::span<const char> needed(f.needed);
-  FEEDRATE_ASSIGN_OR_RETURN(s->files, ListSplit(cfg, comm, "train", cfg.num_files_train, cfg.num_subfolders_train,
-                                                needed.first(s->train_files), s));
+  auto train = ListSplit(cfg, comm, "train", cfg.num_files_train, cfg.num_subfolders_train, needed.first(s->train_files), s);
+  Result<PathList> eval = PathList();
   if (s->eval_sampler) {
-    FEEDRATE_ASSIGN_OR_RETURN(auto eval, ListSplit(cfg, comm, "valid", cfg.num_files_eval, cfg.num_subfolders_eval,
-                                                   needed.subspan(s->train_files), s));
-    FEEDRATE_RETURN_IF_ERROR(s->files.Append(eval));
+    eval = ListSplit(cfg, comm, "valid", cfg.num_files_eval, cfg.num_subfolders_eval, needed.subspan(s->train_files), s);
   }
-  return Status::Ok();
+  if (!train.ok()) return train.status();
+  if (!eval.ok()) return eval.status();
+  s->files = std::move(*train);
+  return s->files.Append(*eval);
 }
 
 // The sample table of the rank's files, the per-sample check their format needs, the dataset size estimate.
