@@ -54,7 +54,7 @@ uint64_t HostInfo::usable_available_bytes() const {
   return std::min(mem_available_bytes, left);
 }
 
-uint64_t HostInfo::usable_total_bytes() const {
+uint64_t CacheableMemory(uint64_t mem_total_bytes, uint64_t cgroup_limit_bytes) {
   return cgroup_limit_bytes == 0 ? mem_total_bytes : std::min(mem_total_bytes, cgroup_limit_bytes);
 }
 

@@ -17,10 +17,10 @@ struct HostInfo {
   uint64_t cgroup_usage_bytes = 0;  // and what the cgroup uses now, its page cache not counted
   // What this process may still take: MemAvailable, or less where its cgroup's limit leaves less (a container).
   uint64_t usable_available_bytes() const;
-  // The memory its page cache can grow into: MemTotal, or the cgroup's limit when lower.
-  uint64_t usable_total_bytes() const;
 };
 HostInfo ReadHostInfo();
+// The memory a page cache can grow into: the host's, or its cgroup's limit when lower (0: no limit).
+uint64_t CacheableMemory(uint64_t mem_total_bytes, uint64_t cgroup_limit_bytes);
 
 // The memory limit of this process's cgroup: the lowest of its cgroup and the cgroups above it (v2 memory.max,
 // v1 memory.limit_in_bytes), 0 when none, and that cgroup's usage less its page cache (memory.current less

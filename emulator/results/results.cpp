@@ -440,8 +440,7 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   // the ratio above count the host's memory, as mlpstorage does.
   const RankInfo* first = hosts.empty() ? nullptr : hosts.begin()->second.front();
   const uint64_t limit = first != nullptr ? first->cgroup_limit_bytes : 0;
-  const double cache_gb = first == nullptr ? 0
-                          : static_cast<double>(limit > 0 ? std::min(limit, first->host_mem_bytes) : first->host_mem_bytes) / kGiB;
+  const double cache_gb = first == nullptr ? 0 : static_cast<double>(CacheableMemory(first->host_mem_bytes, limit)) / kGiB;
   f["page_cache"] = {
       {"dataset_to_memory_ratio", ratio},
       {"dataset_per_host_GB", per_host_gb},

@@ -76,6 +76,38 @@ std::string_view Basename(std::string_view rel) {
   return slash == std::string_view::npos ? rel : rel.substr(slash + 1);
 }
 
+// DLIO's order of `count` listed paths (view(i): entry i, whole or relative to `where`), trimmed to num_files: by
+// basename (index order, spread evenly over subfolders), then by the whole path. Refuses a subfolder count other
+// than the workload's and fewer files than it needs, naming `where`. The sort keys are found once, not per
+// comparison (a million-file sort makes ~24 million).
+template <typename View>
+Result<std::vector<uint32_t>> DlioOrder(const std::string& where, size_t count, View view, uint64_t subfolders_found,
+                                        const std::string& split, DataFormat format, uint64_t num_files,
+                                        uint64_t num_subfolders) {
+  if (num_subfolders > 1 && subfolders_found != num_subfolders) {
+    return Status::InvalidArgument(where + ": found " + std::to_string(subfolders_found) + " subfolders, dataset.num_subfolders_" +
+                                   split + " is " + std::to_string(num_subfolders));
+  }
+  if (count < num_files) {
+    std::string hint = num_subfolders <= 1 ? "" : " across its subfolders";
+    return Status::NotFound(where + ": found " + std::to_string(count) + " ." + Name(format) + " files" + hint +
+                            ", the workload needs dataset.num_files_" + (split == "train" ? "train" : "eval") + "=" +
+                            std::to_string(num_files) + " (run `feedrate datagen` or lower it)");
+  }
+  struct Key {
+    std::string_view base;
+    uint32_t file;
+  };
+  std::vector<Key> keys(count);
+  for (size_t i = 0; i < count; ++i) keys[i] = {Basename(view(i)), static_cast<uint32_t>(i)};
+  std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
+    return a.base != b.base ? a.base < b.base : view(a.file) < view(b.file);
+  });
+  std::vector<uint32_t> order(num_files);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = keys[i].file;
+  return order;
+}
+
 }  // namespace
 
 void DatasetListing::AppendPath(size_t i, std::string* out) const {
@@ -89,22 +121,6 @@ std::string DatasetListing::Path(size_t i) const {
   return p;
 }
 
-Result<PathList> DatasetListing::Keep(std::span<const char> keep) const {
-  PathList l;
-  l.Reserve(size(), 0);
-  std::string path;
-  for (size_t i = 0; i < size(); ++i) {
-    if (i >= keep.size() || !keep[i]) {
-      l.AddAbsent();
-      continue;
-    }
-    path.clear();
-    AppendPath(i, &path);
-    FEEDRATE_RETURN_IF_ERROR(l.Add(path));
-  }
-  return l;
-}
-
 bool DatasetFileNameMatches(std::string_view name, DataFormat format) {
   const bool match = name.ends_with(Name(format)) || (format == DataFormat::kTfRecord && name.ends_with(".tfrecords"));
   return match && !name.empty() && name[0] != '.';
@@ -113,40 +129,11 @@ bool DatasetFileNameMatches(std::string_view name, DataFormat format) {
 Result<std::vector<std::string>> SelectDatasetFiles(const std::string& where, std::vector<std::string> files,
                                                     uint64_t subfolders_found, const std::string& split,
                                                     DataFormat format, uint64_t num_files, uint64_t num_subfolders) {
-  if (num_subfolders > 1 && subfolders_found != num_subfolders) {
-    return Status::InvalidArgument(where + ": found " + std::to_string(subfolders_found) + " subfolders, dataset.num_subfolders_" +
-                                   split + " is " + std::to_string(num_subfolders));
-  }
-  const size_t found = files.size();
-  // Sort by basename: index order, spread evenly over subfolders (DLIO's rule). In one folder that is the paths'
-  // order, sorted in place; across subfolders the basenames are found once, not per comparison. (A million-file
-  // listing sorts in well under a second and holds one copy of its paths.)
+  FEEDRATE_ASSIGN_OR_RETURN(auto order, DlioOrder(where, files.size(), [&](size_t i) { return std::string_view(files[i]); },
+                                                  subfolders_found, split, format, num_files, num_subfolders));
   std::vector<std::string> sorted;
-  if (subfolders_found <= 1) {
-    std::sort(files.begin(), files.end());
-    if (files.size() > num_files) {
-      files.resize(num_files);
-      files.shrink_to_fit();
-    }
-    sorted = std::move(files);
-  } else {
-    std::vector<std::pair<std::string_view, uint32_t>> keys(files.size());
-    for (size_t i = 0; i < files.size(); ++i) {
-      const size_t slash = files[i].rfind('/');
-      keys[i] = {std::string_view(files[i]).substr(slash == std::string::npos ? 0 : slash + 1), static_cast<uint32_t>(i)};
-    }
-    std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : files[a.second] < files[b.second];
-    });
-    sorted.reserve(std::min<size_t>(files.size(), num_files));
-    for (size_t i = 0; i < keys.size() && i < num_files; ++i) sorted.push_back(std::move(files[keys[i].second]));
-  }
-  if (found < num_files) {
-    std::string hint = num_subfolders <= 1 ? "" : " across its subfolders";
-    return Status::NotFound(where + ": found " + std::to_string(found) + " ." + Name(format) + " files" + hint +
-                            ", the workload needs dataset.num_files_" + (split == "train" ? "train" : "eval") + "=" +
-                            std::to_string(num_files) + " (run `feedrate datagen` or lower it)");
-  }
+  sorted.reserve(order.size());
+  for (uint32_t i : order) sorted.push_back(std::move(files[i]));
   return sorted;
 }
 
@@ -168,33 +155,11 @@ Result<DatasetListing> ListDatasetFiles(const std::string& data_folder, const st
       ++subdirs;
       return ListFormatFiles(dir + "/" + e->d_name, std::string(e->d_name) + "/", format, &rel);
     }));
-    if (subdirs != num_subfolders) {
-      return Status::InvalidArgument(dir + ": found " + std::to_string(subdirs) + " subfolders, dataset.num_subfolders_" +
-                                     split + " is " + std::to_string(num_subfolders));
-    }
   } else {
     FEEDRATE_RETURN_IF_ERROR(ListFormatFiles(dir, "", format, &rel));
   }
-  if (rel.size() < num_files) {
-    std::string hint = num_subfolders <= 1 ? "" : " across its subfolders";
-    return Status::NotFound(dir + ": found " + std::to_string(rel.size()) + " ." + Name(format) + " files" + hint +
-                            ", the workload needs dataset.num_files_" + (split == "train" ? "train" : "eval") + "=" +
-                            std::to_string(num_files) + " (run `feedrate datagen` or lower it)");
-  }
-  // DLIO's order: by basename (index order, spread evenly over subfolders), then by the whole relative path. The
-  // keys are found once (not per comparison: a million-file sort makes ~24 million).
-  struct Key {
-    std::string_view base;
-    uint32_t file;
-  };
-  std::vector<Key> keys(rel.size());
-  for (size_t i = 0; i < keys.size(); ++i) keys[i] = {Basename(rel.view(i)), static_cast<uint32_t>(i)};
-  std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
-    return a.base != b.base ? a.base < b.base : rel.view(a.file) < rel.view(b.file);
-  });
-  std::vector<uint32_t> order(num_files);
-  for (size_t i = 0; i < order.size(); ++i) order[i] = keys[i].file;
-  keys = {};
+  FEEDRATE_ASSIGN_OR_RETURN(auto order, DlioOrder(dir, rel.size(), [&](size_t i) { return rel.view(i); }, subdirs, split,
+                                                  format, num_files, num_subfolders));
   return DatasetListing(dir, std::move(rel), std::move(order));
 }
 

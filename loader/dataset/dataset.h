@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,8 +38,6 @@ class DatasetListing {
   // Appends file i's path (the split's folder, '/', its relative path) to *out.
   void AppendPath(size_t i, std::string* out) const;
   std::string Path(size_t i) const;
-  // The paths of the files `keep` marks (keep.size() entries, at most size()); the others are absent.
-  Result<PathList> Keep(std::span<const char> keep) const;
 
  private:
   std::string dir_;

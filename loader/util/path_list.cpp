@@ -17,22 +17,6 @@ PathList::PathList(const std::vector<std::string>& paths) {
   }
 }
 
-Result<PathList> PathList::Keep(const std::vector<std::string>& all, std::span<const char> keep) {
-  PathList l;
-  size_t bytes = 0;
-  auto kept = [&](size_t i) { return i < keep.size() && keep[i]; };  // (a longer listing: ListSplit refuses it)
-  for (size_t i = 0; i < all.size(); ++i) bytes += kept(i) ? all[i].size() + 1 : 0;
-  l.Reserve(all.size(), bytes);
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (!kept(i)) {
-      l.AddAbsent();
-      continue;
-    }
-    FEEDRATE_RETURN_IF_ERROR(l.Add(all[i]));
-  }
-  return l;
-}
-
 Status PathList::Add(std::string_view path) {
   if (path.empty()) {
     AddAbsent();

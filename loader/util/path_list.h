@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,8 +16,6 @@ class PathList {
   PathList() = default;
   // Every path held, in order (tests, tools, small listings).
   explicit PathList(const std::vector<std::string>& paths);
-  // Of `all`, the paths where keep[i] is non-zero; the others become absent. `keep` has all.size() entries.
-  static Result<PathList> Keep(const std::vector<std::string>& all, std::span<const char> keep);
 
   // Appends index size(): with `path` (not empty), or absent. Pointers from c_str() stay valid only until the next
   // Add. Fails when the arena would pass 4 GiB of paths (offsets are 32-bit: 4 bytes per file).

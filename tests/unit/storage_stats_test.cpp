@@ -183,11 +183,11 @@ TEST(CgroupMemory, V1OnAHybridHost) {
   h.mem_total_bytes = 16ull << 30;
   h.mem_available_bytes = 12ull << 30;
   EXPECT_EQ(h.usable_available_bytes(), 12ull << 30);
-  EXPECT_EQ(h.usable_total_bytes(), 16ull << 30);
+  EXPECT_EQ(CacheableMemory(h.mem_total_bytes, h.cgroup_limit_bytes), 16ull << 30);
   h.cgroup_limit_bytes = m.limit_bytes;
   h.cgroup_usage_bytes = m.usage_bytes;
   EXPECT_EQ(h.usable_available_bytes(), 1ull << 30);  // 4 GiB limit, 3 GiB used
-  EXPECT_EQ(h.usable_total_bytes(), 4ull << 30);
+  EXPECT_EQ(CacheableMemory(h.mem_total_bytes, h.cgroup_limit_bytes), 4ull << 30);
   h.cgroup_usage_bytes = 5ull << 30;  // (over its limit: reclaim pending)
   EXPECT_EQ(h.usable_available_bytes(), 0u);
 }
