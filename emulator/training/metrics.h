@@ -11,7 +11,7 @@ namespace feedrate {
 // One training step of one accelerator.
 struct StepRecord {
   int64_t load_ns = 0;     // waiting for the batch (stall)
-  int64_t compute_ns = 0;  // measured emulated compute
+  int64_t compute_ns = 0;  // emulated compute: the batch's arrival to its deadline (or the refill's end)
   int64_t barrier_ns = 0;  // step barrier (emulated all-reduce)
   uint64_t bytes = 0;      // bytes really read for the batch
 };

@@ -1,6 +1,7 @@
 // Training loop implementation.
 #include "emulator/training/trainer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -31,6 +32,8 @@ bool Trainer::IsEvalEpoch(uint64_t epoch) const {
 }
 
 void Trainer::OnBarrier() noexcept {
+  // Every accelerator has arrived: the step ends when the last one's compute does (ComputeUntilBarrier).
+  if (const int64_t end = compute_end_.exchange(0, std::memory_order_relaxed); end > 0) SleepUntil(end);
   // Barrier schedule per epoch: one at the start, one per step, one at the end, one after an evaluation pass.
   const uint64_t per_epoch = result_.steps_per_epoch + 2 + (IsEvalEpoch(barrier_epoch_) ? 1 : 0);
   const uint64_t pos = barrier_pos_;
@@ -77,6 +80,22 @@ Status ComputeStep(StepCompute* device, int64_t t1, double secs) {
 }
 
 }  // namespace
+
+int64_t Trainer::ComputeUntilBarrier(StepCompute* device, int64_t t1, double secs) {
+  if (device != nullptr) {
+    if (Status st = ComputeStep(device, t1, secs); !st.ok()) RecordError(st);
+    return NowNs();
+  }
+  // A sleep ends at a known instant: hand it to the step barrier, whose completion sleeps once to the latest
+  // accelerator's end. One timer wake-up a step instead of one per accelerator, whose spread (this host's wake-up
+  // latency, not the storage) the barrier would otherwise add to every step (results/2026-12-03_step_wake.md).
+  // A refill that took longer than the compute has already ended it: that time stays compute, as before.
+  const int64_t end = std::max(t1 + static_cast<int64_t>(std::max(0.0, secs) * 1e9), NowNs());
+  int64_t latest = compute_end_.load(std::memory_order_relaxed);
+  while (latest < end && !compute_end_.compare_exchange_weak(latest, end, std::memory_order_relaxed)) {
+  }
+  return end;
+}
 
 EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, SampleSequence* ids,
                             StepCompute* device) {
@@ -195,16 +214,16 @@ void Trainer::AcceleratorMain(uint64_t local) {
         live->wait_start_ns.store(0, std::memory_order_relaxed);
         live->stall_ns.fetch_add(t1 - t0, std::memory_order_relaxed);
       }
+      int64_t t2 = t1;
       if (batch.status.ok()) {
         // The compute starts now; queueing the next reads happens inside it, as a real host thread queues loads
         // while the accelerator computes, so neither the queueing nor the I/O threads it wakes count as stall.
         prefetcher.Refill();
-        if (Status st = ComputeStep(device, t1, compute.Next()); !st.ok()) RecordError(st);
+        t2 = ComputeUntilBarrier(device, t1, compute.Next());
       } else {
         RecordError(batch.status);
       }
-      const int64_t t2 = NowNs();
-      barrier.arrive_and_wait();  // the emulated all-reduce
+      barrier.arrive_and_wait();  // the emulated all-reduce (its completion sleeps to the last compute's end)
       const int64_t t3 = NowNs();
       rec[s] = {t1 - t0, t2 - t1, t3 - t2, batch.bytes};
       if (opt_.progress != nullptr) {

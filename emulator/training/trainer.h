@@ -105,6 +105,9 @@ class Trainer {
  private:
   void AcceleratorMain(uint64_t local);
   void RecordError(const Status& st);
+  // A training step's compute from t1 (its batch's arrival) for `secs`; returns when the compute ends. A device
+  // compute runs here; a sleep is left to the step barrier (OnBarrier) and its end returned at once.
+  int64_t ComputeUntilBarrier(StepCompute* device, int64_t t1, double secs);
   bool IsEvalEpoch(uint64_t epoch) const;
   // One evaluation pass (DLIO's _eval): batch_size_eval batches, eval_time each, no step barrier.
   EvalEpoch Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, SampleSequence* ids,
@@ -123,6 +126,7 @@ class Trainer {
   bool stop_ = false;            // written only in OnBarrier, read by threads after the barrier
   uint64_t barrier_epoch_ = 1;   // OnBarrier only: the epoch and position in its barrier schedule
   uint64_t barrier_pos_ = 0;
+  std::atomic<int64_t> compute_end_{0};  // the latest sleep's end among the accelerators at the next barrier
   std::barrier<BarrierCompletion>* barrier_ = nullptr;  // lives in Run()
 };
 

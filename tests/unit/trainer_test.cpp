@@ -124,6 +124,25 @@ TEST(Trainer, EveryStepReadsItsBatchAndComputes) {
   }
 }
 
+// A sleeping accelerator's compute ends at its deadline, not when its thread wakes: the step barrier sleeps once to
+// the latest deadline, so each step's compute is the drawn time to the nanosecond (20 ms; queueing the refill here
+// takes microseconds), and the barrier, not the compute, holds whatever the wake-up adds.
+TEST(Trainer, AStepsComputeIsItsDrawnTimeNotItsWakeUp) {
+  Job job;
+  job.cfg.computation_time.mean = 0.02;
+  FakeEngine engine;
+  Trainer trainer(job.cfg, job.sampler, engine, job.table, *g_comm, job.Options());
+  TrainingResult r = trainer.Run();
+  ASSERT_TRUE(r.error.ok()) << r.error.ToString();
+  for (const AcceleratorLog& log : r.logs) {
+    ASSERT_EQ(log.steps.size(), 6u);
+    for (const StepRecord& s : log.steps) {
+      EXPECT_EQ(s.compute_ns, 20'000'000);
+      EXPECT_GE(s.barrier_ns, 0);
+    }
+  }
+}
+
 // Issue 22 item 3: queueing the next batch is the host's work during the accelerator's compute, not a stall. With
 // one batch ahead, step 1's reads are queued while step 0 computes; a slow Submit (100 ms) must land in that compute
 // (0.25 s, slept to an absolute deadline, so it stays 0.25 s), and no step's stall may contain it.
