@@ -5,11 +5,13 @@
 # 2. retinanet_b200 from tmpfs (REAL real JPEGs, hard links for the rest) at each count in COUNTS: AU, and the
 #    per-step stall (waiting for the batch) and step-barrier wait (waiting for the slowest accelerator) that
 #    feedrate reports. With a storage that keeps up, the barrier wait is the spread of the accelerators' wake-ups.
-# Usage: bench/step_wake.sh [OUT]   env: COUNTS="4 8 16" STEPS=105 REAL=2000
+#    With BASE=<another feedrate binary>, each count runs BASE, then this build, alternately (an A/B in one run).
+# Usage: bench/step_wake.sh [OUT]   env: COUNTS="4 8 16" STEPS=105 REAL=2000 BASE= FEEDRATE=<binary>
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-results/$(date -u +%Y-%m-%d)_step_wake}
-feedrate=$PWD/build/release/cli/feedrate
+feedrate=${FEEDRATE:-$PWD/build/release/cli/feedrate}
+base=${BASE:-}
 [ -x "$feedrate" ] || scripts/build.sh release
 counts=${COUNTS:-4 8 16}; steps=${STEPS:-105}; real=${REAL:-2000}
 shm=/dev/shm/feedrate-step-wake
@@ -59,7 +61,8 @@ PY
   echo "# Step time on this host: timer wake-ups and the step barrier (retinanet_b200, tmpfs)"
   echo
   echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC'). Machine: $(uname -n), $(nproc) CPUs, $(uname -r)."
-  echo "Command: \`COUNTS=\"$counts\" STEPS=$steps REAL=$real bench/step_wake.sh\`"
+  echo "Command: \`COUNTS=\"$counts\" STEPS=$steps REAL=$real${base:+ BASE=$base} bench/step_wake.sh\`"
+  [ -z "$base" ] || echo "Builds: base = $base, this = $feedrate ($(git rev-parse --short HEAD))."
   echo
   echo "clock_nanosleep(TIMER_ABSTIME) of 47.5 ms, 100 sleeps per thread: microseconds late"
   echo
@@ -69,17 +72,20 @@ PY
   echo
   echo "retinanet_b200, $steps steps, from tmpfs: per-step stall and step-barrier wait (ms)"
   echo
-  echo "| accelerators | AU % | stall mean / p99 | barrier mean / p50 / p99 | client CPU % |"
-  echo "|---|---|---|---|---|"
+  echo "| build | accelerators | AU % | stall mean / p99 | barrier mean / p50 / p99 | client CPU % |"
+  echo "|---|---|---|---|---|---|"
   for n in $counts; do
-    "$feedrate" run -w retinanet_b200 --data-dir "$shm/links" --param "dataset.num_files_train=$names" \
-      --param "train.total_training_steps=$steps" -n "$n" -q --results-dir "$work/run_$n" > /dev/null 2>&1 || true
-    python3 - "$work/run_$n/summary.json" "$n" <<'PY'
+    for build in ${base:+base} this; do
+      bin=$feedrate; [ "$build" = base ] && bin=$base
+      "$bin" run -w retinanet_b200 --data-dir "$shm/links" --param "dataset.num_files_train=$names" \
+        --param "train.total_training_steps=$steps" -n "$n" -q --results-dir "$work/run_${build}_$n" > /dev/null 2>&1 || true
+      python3 - "$work/run_${build}_$n/summary.json" "$n" "$build" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1])); f = j["feedrate"]; s = f["stall_seconds"]; b = f["barrier_seconds"]
 cpu = round(100 * f["hosts"][0]["cpu_utilisation"], 1)  # the training loop's share of the host's CPUs
-print(f"| {sys.argv[2]} | {j['metric']['train_au_mean_percentage']:.2f} | {s['mean']*1e3:.2f} / {s['p99']*1e3:.2f} | "
+print(f"| {sys.argv[3]} | {sys.argv[2]} | {j['metric']['train_au_mean_percentage']:.2f} | {s['mean']*1e3:.2f} / {s['p99']*1e3:.2f} | "
       f"{b['mean']*1e3:.2f} / {b['p50']*1e3:.2f} / {b['p99']*1e3:.2f} | {cpu} |")
 PY
+    done
   done
 } | tee "$out.md"

@@ -14,10 +14,11 @@
 # The sweep tries up to MAX accelerators (it must exceed the copy limit for the ratio to mean anything: Flux's is
 # ~160 here, so MAX=128 caps its answer at 0.8 of it).
 # Usage: bench/v3_sweep_tmpfs.sh [OUT_PREFIX]   env: WORKLOADS="flux_b200 retinanet_b200 dlrm_b200" STEPS=8 MAX=128 FIO=fio
+#   FEEDRATE=<binary> (default build/release/cli/feedrate)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-results/$(date -u +%Y-%m-%d)_v3_sweep_tmpfs}
-feedrate=build/release/cli/feedrate
+feedrate=${FEEDRATE:-build/release/cli/feedrate}  # FEEDRATE: another build to measure
 [ -x "$feedrate" ] || scripts/build.sh release
 command -v "${FIO:-fio}" > /dev/null || { echo "bench needs fio (apt-get install fio)" >&2; exit 2; }
 steps=${STEPS:-8}
