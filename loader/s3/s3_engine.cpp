@@ -62,7 +62,10 @@ Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const 
   }
   for (size_t i = 0; i < e->loops_.size(); ++i) {
     Loop* l = e->loops_[i].get();
-    l->thread = std::thread([raw = e.get(), l, i] { raw->Serve(*l, i); });
+    l->thread = std::thread([raw = e.get(), l, i] {
+      ApplyIoThreadPolicy(raw->options_.thread_policy);  // as the file engines' threads (--io-thread-policy)
+      raw->Serve(*l, i);
+    });
   }
   return e;
 }

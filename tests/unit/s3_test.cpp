@@ -10,13 +10,18 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <thread>
 
 #include "loader/s3/s3_client.h"
 #include "loader/s3/s3_config.h"
+#include "loader/s3/s3_engine.h"
 #include "loader/s3/s3_xml.h"
 
 namespace feedrate {
@@ -241,6 +246,38 @@ TEST(S3SigV4, ClientRequestsCarryAValidSignature) {
     EXPECT_EQ(sig, SigV4("GET", want[i].first, want[i].second, headers, "UNSIGNED-PAYLOAD", cred.secret_key, "eu-west-1"))
         << h;
   }
+}
+
+// This process's threads whose scheduling policy is `policy` (/proc/self/task).
+int ThreadsWithPolicy(int policy) {
+  int n = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    if (::sched_getscheduler(static_cast<pid_t>(std::stoi(task.path().filename()))) == policy) ++n;
+  }
+  return n;
+}
+
+// The engine's event loops take the run's I/O thread policy (--io-thread-policy), as the file engines' threads do:
+// they copy bytes and parse HTTP, throughput work that must not delay the accelerator threads' wake-ups.
+TEST(S3Engine, EventLoopsTakeTheIoThreadPolicy) {
+  S3Store store;
+  store.endpoint.url = "http://127.0.0.1:9";  // never asked: nothing is submitted
+  store.bucket = "bucket";
+  auto keys = FileTable::Create(std::vector<std::string>{"train/a.npz"}, FileOpenMode::kPerSample);
+  ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+  EngineOptions o;
+  o.threads = 2;
+  o.queue_depth = 1;
+  o.transfer_size = 4096;
+  o.thread_policy = IoThreadPolicy::kIdle;
+  const int before = ThreadsWithPolicy(SCHED_IDLE);
+  auto engine = S3Engine::Create(*keys, o, store);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  // Each loop applies the policy as it starts: wait until both have (or 10 s), then count.
+  for (int i = 0; i < 1000 && ThreadsWithPolicy(SCHED_IDLE) < before + 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(ThreadsWithPolicy(SCHED_IDLE), before + 2);
 }
 
 }  // namespace
