@@ -4,8 +4,10 @@
 # accelerator count in COUNTS and each variant in VARIANTS (run options, ';'-separated), alternated, REPEATS times;
 # each run's steps.csv split into stall (waiting for the batch) and barrier (the emulated all-reduce) time, with
 # fio's copy limit (psync, 2 jobs, 1 MiB, the real files) measured first.
+# FEEDRATES="<binary> <binary>" runs each variant with each build in turn (an A/B of two builds in one run).
 # Usage: bench/au_gap.sh [OUT.txt]
 #   env: REAL=56 STEPS=120 COUNTS="2 4" REPEATS=3 VARIANTS="--io-thread-policy idle;--io-thread-policy normal"
+#        FEEDRATES=build/release/cli/feedrate
 set -euo pipefail
 cd "$(dirname "$0")/.."
 real=${REAL:-56}; steps=${STEPS:-120}; counts=${COUNTS:-2 4}; repeats=${REPEATS:-3}
@@ -13,6 +15,7 @@ variants=${VARIANTS:---io-thread-policy idle;--io-thread-policy normal}
 out=${1:-results/$(date -u +%Y-%m-%d)_au_gap.txt}
 feedrate=$PWD/build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release
+feedrates=${FEEDRATES:-$feedrate}
 src=/dev/shm/feedrate-unet3d
 links=/dev/shm/feedrate-au-gap-links
 work=$(mktemp -d)
@@ -30,11 +33,13 @@ fio --name=copy --opendir="$src/train" --rw=read --bs=1m --ioengine=psync --numj
   for ((r = 1; r <= repeats; r++)); do
     for n in $counts; do
       for v in "${vs[@]}"; do
+       for fr in $feedrates; do
         d="$work/run"; rm -rf "$d"
         # shellcheck disable=SC2086  # a variant is a list of options
-        "$feedrate" run -w unet3d_h100 --data-dir "$links" --param "dataset.num_files_train=$((n * 7 * steps))" -n "$n" \
+        "$fr" run -w unet3d_h100 --data-dir "$links" --param "dataset.num_files_train=$((n * 7 * steps))" -n "$n" \
           --param train.epochs=1 -q --results-dir "$d" $v > /dev/null 2>&1 || [ $? -eq 3 ]
-        python3 - "$d" "$n" "$v" <<'PY'
+        label=$v; [ "$feedrates" = "$feedrate" ] || label="$fr $v"
+        python3 - "$d" "$n" "$label" <<'PY'
 import csv, json, sys
 d, n, v = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 s = json.load(open(d + "/summary.json")); f = s["feedrate"]
@@ -46,6 +51,7 @@ print(f"n={n} [{v}] AU {s['metric']['train_au_mean_percentage']:.2f}% stall p50 
       f"p90 {f['barrier_seconds']['p90'] * 1e3:.1f} ms; per accelerator (steps 2..) stall {stall:.2f} s barrier "
       f"{barrier:.2f} s; {f['read_mib_per_s']:.0f} MiB/s")
 PY
+       done
       done
     done
   done
