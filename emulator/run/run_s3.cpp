@@ -1,6 +1,8 @@
 // The S3 side of a run's setup (see run_s3.h).
 #include "emulator/run/run_s3.h"
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "emulator/run/run_listing.h"
@@ -35,7 +37,7 @@ Result<PathList> ListS3Split(const WorkloadConfig& cfg, const Comm& comm, const 
                              uint64_t subfolders, std::span<const char> keep, S3RunSetup* s) {
   std::vector<std::string> keys;
   S3SizeMap all_sizes;
-  Result<ListingSource> src = Status::NotFound("(not rank 0)");
+  std::optional<Result<ListingSource>> src;  // rank 0's listing (or why there is none); the other ranks have none
   if (comm.root()) {
     Status st = s->connected;
     if (st.ok()) {
@@ -43,13 +45,16 @@ Result<PathList> ListS3Split(const WorkloadConfig& cfg, const Comm& comm, const 
       if (listed.ok()) keys = std::move(*listed);
       st = listed.status();
     }
-    src = st.ok() ? Result<ListingSource>(ListingSource{keys.size(), [&](size_t i, std::string* out) { out->append(keys[i]); },
-                                                        [&](size_t i) { return all_sizes[keys[i]]; }})
-                  : Result<ListingSource>(st);
+    if (st.ok()) {
+      src.emplace(ListingSource{keys.size(), [&](size_t i, std::string* out) { out->append(keys[i]); },
+                                [&](size_t i) { return all_sizes[keys[i]]; }});
+    } else {
+      src.emplace(st);
+    }
   }
   // The kept keys' sizes, by index until the keys are known.
   std::vector<std::pair<size_t, uint64_t>> sizes;
-  auto kept = ShareListing(comm, comm.root() ? &src : nullptr, keep,
+  auto kept = ShareListing(comm, src ? &*src : nullptr, keep,
                            [&](size_t i, uint64_t size) { sizes.emplace_back(i, size); });
   if (!s->connected.ok()) return s->connected;  // (after the broadcasts: nobody waits for this rank)
   if (!kept.ok()) return kept.status();
