@@ -9,13 +9,15 @@
 # figure is higher). DLIO_CPU_MS sets another figure; the script prints it as cited, not measured.
 # Each Feedrate run reads E1 and E2 epochs; CPU per sample = the difference in process CPU (user+sys,
 # /usr/bin/time) over the difference in samples, so set-up cancels out; runs alternate, REPEATS times, medians.
-# Usage: bench/decode_parquet.sh [OUT.md]   env: FILES=2 E1=1 E2=3 REPEATS=3 DIR=/dev/shm/feedrate-parquet-decode
+# E2 is 9, not 3: a decoding Flux run first-touches its ~620 MB row-group buffers once, 2.7-3.9 s of page faults
+# that vary from run to run by more than two epochs of decoding cost (E2=3 gave -226 to +807 µs a sample).
+# Usage: bench/decode_parquet.sh [OUT.md]   env: FILES=2 E1=1 E2=9 REPEATS=3 DIR=/dev/shm/feedrate-parquet-decode
 #   WORKLOADS="flux_b200 dlrm_b200" DLIO_CPU_MS=611 FEEDRATE=<binary>
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=${FILES:-2}
 e1=${E1:-1}
-e2=${E2:-3}
+e2=${E2:-9}
 repeats=${REPEATS:-3}
 dir=${DIR:-/dev/shm/feedrate-parquet-decode}
 workloads=${WORKLOADS:-flux_b200 dlrm_b200}
@@ -27,16 +29,18 @@ work=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"; rm -rf "$dir"' EXIT
 # DLRM's files are cut to 80 row groups (491,520 rows) to fit in memory, as bench/v3_sweep_tmpfs.sh does.
 declare -A extra=([flux_b200]="" [dlrm_b200]="--param dataset.num_samples_per_file=491520")
+# Batch 1 for Flux (a decoded row group is held for the batch: 48 of Flux's ~620 MB row groups would not fit), the
+# config's batch for DLRM.
+declare -A batch=([flux_b200]=1 [dlrm_b200]=16384)
 
-# One run of E epochs: one accelerator, one I/O thread, batch 1 for Flux (a decoded row group is held for the
-# batch: 48 of Flux's ~620 MB row groups would not fit), the config's batch for DLRM.
+# One run of E epochs: one accelerator, one I/O thread, the batch above.
 feedrate_run() {
-  local w=$1 e=$2 o=$3 decode=$4 batch=()
-  [ "$w" = flux_b200 ] && batch=(--param reader.batch_size=1)
+  local w=$1 e=$2 o=$3 decode=$4
   # shellcheck disable=SC2086  # ${extra[$w]} is a list of options
   /usr/bin/time -f '%e %U %S' -o "$o.time" "$feedrate" run -w "$w" --data-dir "$dir/$w" -n 1 --io-threads 1 \
-    --param "dataset.num_files_train=$files" ${extra[$w]} "${batch[@]}" --param train.computation_time=0 \
-    --param "train.epochs=$e" --param "feedrate.decode=$decode" --results-dir "$o" >"$o.log" 2>&1 || [ $? -eq 3 ]
+    --param "dataset.num_files_train=$files" ${extra[$w]} --param "reader.batch_size=${batch[$w]}" \
+    --param train.computation_time=0 --param "train.epochs=$e" --param "feedrate.decode=$decode" --results-dir "$o" \
+    >"$o.log" 2>&1 || [ $? -eq 3 ]
 }
 for w in $workloads; do
   # shellcheck disable=SC2086
@@ -50,9 +54,12 @@ for w in $workloads; do
   done
   rm -rf "${dir:?}/$w"
 done
-python3 - "$work" "$e1" "$e2" "$repeats" "$dlio_ms" "$workloads" <<'PY' > "$work/table.md"
+batches=""; for w in $workloads; do batches+="$w=${batch[$w]} "; done
+python3 - "$work" "$e1" "$e2" "$repeats" "$dlio_ms" "$batches" <<'PY' > "$work/table.md"
 import json, statistics, sys
-work, e1, e2, reps, dlio_ms, workloads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6].split()
+work, e1, e2, reps, dlio_ms = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+batch = {w: int(b) for w, b in (x.split("=") for x in sys.argv[6].split())}
+workloads = list(batch)
 def cpu(path):
     _, u, s = open(path).read().splitlines()[-1].split()  # the last line: /usr/bin/time may add "exited with" first
     return float(u) + float(s)
@@ -65,7 +72,7 @@ for w in workloads:
         per, check, size = [], [], []
         for r in range(1, reps + 1):
             a, b = run(w, kind, e1, r), run(w, kind, e2, r)
-            n = b["feedrate"]["steps_per_epoch"] * (e2 - e1) * {"flux_b200": 1, "dlrm_b200": 16384}[w]
+            n = b["feedrate"]["steps_per_epoch"] * (e2 - e1) * batch[w]
             per.append((cpu(f"{work}/{w}_{kind}_{e2}_{r}.time") - cpu(f"{work}/{w}_{kind}_{e1}_{r}.time")) / n * 1e6)
             check.append((b["feedrate"]["sample_check_seconds"] - a["feedrate"]["sample_check_seconds"]) / n * 1e6)
             size.append((b["feedrate"]["bytes_read"] - a["feedrate"]["bytes_read"]) / n)
