@@ -55,7 +55,7 @@ EngineRequest EngineRequestFor(const WorkloadConfig& cfg, const RunOptions& opt,
   r.io_threads = opt.io_threads;
   r.read_threads = cfg.read_threads;
   r.accelerators = opt.accelerators;
-  r.prefetch = cfg.prefetch_size;
+  r.prefetch = cfg.loader_depth;
   r.batch = cfg.batch_size;
   r.cpus = CpuAffinity().size();
   r.memory_storage = !s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
@@ -276,7 +276,7 @@ Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const
   double engine_bytes = gds ? 0.0 : static_cast<double>(EngineBufferBytes(cfg.engine, eo));
   // Retained slots hold a batch's reads packed: slot_reads of the largest window (Prefetcher::SlotBytes).
   const uint64_t slot_bytes = Prefetcher::SlotBytes(s->table, s->slot_reads.train, cfg.odirect ? eo.direct_align : 0);
-  double retain_bytes = s->retain && !gds ? static_cast<double>(opt.accelerators * std::max<uint64_t>(1, cfg.prefetch_size)) *
+  double retain_bytes = s->retain && !gds ? static_cast<double>(opt.accelerators * cfg.loader_depth) *
                                                 static_cast<double>(slot_bytes)
                                           : 0;
   s->buffer_bytes = engine_bytes + retain_bytes;
@@ -292,7 +292,10 @@ Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const
     return Status::InvalidArgument("read buffers would need " + Gib(s->buffer_bytes) + " per rank, more than half of " +
                                    what + ": lower reader.transfer_size, --queue-depth, the I/O threads" +
                                    (opt.retain_batches ? " or drop --retain-batches" : "") +
-                                   (opt.accelerator_memory != AcceleratorMemory::kHost ? " or lower reader.prefetch_size" : "") +
+                                   (opt.accelerator_memory != AcceleratorMemory::kHost
+                                        ? " or keep fewer batches in flight (" + std::to_string(cfg.loader_depth) +
+                                              ": reader.read_threads and reader.prefetch_size, docs/metrics.md)"
+                                        : "") +
                                    (s->table.check != SampleCheck::kNone ? " or lower reader.batch_size" : ""));
   }
   return Status::Ok();

@@ -161,7 +161,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
   const uint64_t steps = result_.steps_per_epoch;
   AcceleratorLog& log = result_.logs[local];
   // Heap-held so that a prefetcher a read was lost into stays allocated (KeepIfLost); once per thread, not per sample.
-  PrefetcherPtr owned(new Prefetcher(engine_, table_, cfg_.batch_size, cfg_.prefetch_size, opt_.retain_batches,
+  PrefetcherPtr owned(new Prefetcher(engine_, table_, cfg_.batch_size, cfg_.loader_depth, opt_.retain_batches,
                                      opt_.direct_align, opt_.files, opt_.coalesce_bytes, opt_.slot_reads));
   Prefetcher& prefetcher = *owned;
   prefetcher.set_check_time_counter(opt_.check_ns);
@@ -178,7 +178,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
   PrefetcherPtr eval_prefetcher;
   SampleSequence eval_ids;
   if (opt_.eval_sampler != nullptr) {
-    eval_prefetcher.reset(new Prefetcher(engine_, table_, cfg_.batch_size_eval, cfg_.prefetch_size,
+    eval_prefetcher.reset(new Prefetcher(engine_, table_, cfg_.batch_size_eval, cfg_.loader_depth,
                                          opt_.retain_batches, opt_.direct_align, opt_.files, opt_.coalesce_bytes,
                                          opt_.eval_slot_reads));
     eval_prefetcher->set_check_time_counter(opt_.check_ns);

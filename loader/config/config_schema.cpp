@@ -139,6 +139,7 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"feedrate.order", K::kUsed},
       {"feedrate.engine", K::kUsed},
       {"feedrate.queue_depth", K::kUsed},
+      {"feedrate.batches_in_flight", K::kUsed},
       {"feedrate.verify_crc", K::kUsed},
       {"feedrate.coalesce_reads", K::kUsed},
       {"feedrate.decode", K::kUsed},

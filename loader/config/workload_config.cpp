@@ -1,6 +1,7 @@
 // Loading a DLIO-schema workload: aliases, overrides, schema check, typed extraction with range checks.
 #include "loader/config/workload_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -288,8 +289,9 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadU64("evaluation.eval_after_epoch", &c->eval_after_epoch, 0);
   x.ReadU64("evaluation.epochs_between_evals", &c->epochs_between_evals, 1);
   x.ReadU64("reader.read_threads", &c->read_threads, 0);
-  if (c->read_threads == 0) c->read_threads = 1;  // DLIO: 0 means "read in the main process"
   x.ReadU64("reader.prefetch_size", &c->prefetch_size, 0);
+  c->loader_depth = DlioLoaderDepth(c->data_loader, c->read_threads, c->prefetch_size);
+  if (c->read_threads == 0) c->read_threads = 1;  // DLIO: 0 means "read in the main process"
   if (c->prefetch_size == 0) c->prefetch_size = 1;
   x.ReadU64("reader.transfer_size", &c->transfer_size, 512);
   x.ReadChoice("reader.file_shuffle", &c->file_shuffle, {"off", "seed", "random"});
@@ -352,6 +354,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("feedrate.decode", &c->decode);
   x.ReadEnum("feedrate.compute", &c->compute);
   x.ReadU64("feedrate.compute_memory_bytes", &c->compute_memory_bytes, 0);
+  x.ReadU64("feedrate.batches_in_flight", &c->loader_depth, 1);  // replaces DLIO's depth when given
   ExtractParquet(x, c);
 }
 
@@ -372,6 +375,21 @@ std::string ReadFileText(const std::string& path) {
 }
 
 }  // namespace
+
+uint64_t DlioLoaderDepth(DataLoader loader, uint64_t read_threads, uint64_t prefetch_size) {
+  switch (loader) {
+    case DataLoader::kPyTorch: {
+      if (read_threads == 0) return 1;
+      const uint64_t factor = prefetch_size == 0 ? 2 : (prefetch_size + read_threads - 1) / read_threads;
+      return read_threads * factor;
+    }
+    case DataLoader::kDali:
+    case DataLoader::kNativeDali:
+      return prefetch_size == 0 ? 2 : prefetch_size;
+    default:
+      return std::max<uint64_t>(1, prefetch_size);
+  }
+}
 
 WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& source, const std::string& name,
                              const std::vector<std::string>& overrides) {

@@ -104,6 +104,9 @@ struct WorkloadConfig {
   uint64_t batch_size_eval = 1;        // reader.batch_size_eval (DLIO default 1)
   uint64_t read_threads = 1;
   uint64_t prefetch_size = 2;
+  // Batches one accelerator has in flight, as DLIO's loader for these settings keeps them (DlioLoaderDepth), or
+  // feedrate.batches_in_flight: the Prefetcher's depth, and the slots of retained or staged batches.
+  uint64_t loader_depth = 2;
   uint64_t transfer_size = 1 << 20;    // DLIO default is None; Feedrate reads in 1 MiB transfers
   std::string file_shuffle = "off";
   std::string sample_shuffle = "off";
@@ -163,6 +166,13 @@ WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& so
 // none (workflow.checkpoint off, or the first falls after the last epoch); otherwise one line saying when, what
 // Feedrate does instead and what to run to measure them, naming the keys that shape them.
 std::string TrainingCheckpointNote(const WorkloadConfig& c);
+
+// Batches DLIO's loader keeps in flight per accelerator for these reader settings (raw key values, 0 included):
+// PyTorch's DataLoader holds read_threads x prefetch_factor, DLIO setting prefetch_factor = ceil(prefetch_size /
+// read_threads), or 2 when that is 0; TensorFlow's prefetch(prefetch_size); DALI's prefetch_queue_depth
+// (prefetch_size, 2 when 0). At least 1: with read_threads 0 DLIO's PyTorch loader reads a batch only when the step
+// asks for it, which Feedrate does not emulate (it overlaps one batch with the compute).
+uint64_t DlioLoaderDepth(DataLoader loader, uint64_t read_threads, uint64_t prefetch_size);
 
 // Built-in workload YAML texts, embedded at build time from workloads/*.yaml.
 const std::map<std::string, std::string_view>& BuiltinWorkloads();

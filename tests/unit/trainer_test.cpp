@@ -147,7 +147,7 @@ TEST(Trainer, AStepsComputeIsItsDrawnTimeNotItsWakeUp) {
 // (0.25 s, slept to an absolute deadline, so it stays 0.25 s), and no step's stall may contain it.
 TEST(Trainer, QueueingTheNextBatchOverlapsTheComputeNotTheStall) {
   Job job;
-  job.cfg.prefetch_size = 1;
+  job.cfg.loader_depth = 1;
   job.cfg.epochs = 1;
   job.cfg.computation_time.mean = 0.25;
   FakeEngine engine;
