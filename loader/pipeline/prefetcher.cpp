@@ -76,14 +76,19 @@ Status Prefetcher::set_staging(BatchStaging* staging) {
 
 Prefetcher::~Prefetcher() { Drain(); }
 
-void Prefetcher::StartEpoch(const SampleSequence* samples, uint64_t steps) {
+void Prefetcher::StartEpoch(const SampleSequence* samples, uint64_t steps, uint64_t ahead) {
   samples_ = samples;
   steps_ = steps;
   ++epoch_salt_;
   next_submit_ = 0;
   consumed_ = 0;
   refill_ok_ = true;
-  Refill();
+  QueueAhead(ahead);
+}
+
+void Prefetcher::QueueAhead(uint64_t ahead) {
+  const uint64_t limit = std::min(ahead, consumed_ + depth_);
+  while (refill_ok_ && next_submit_ < steps_ && next_submit_ < limit) SubmitBatch(next_submit_++);
 }
 
 void Prefetcher::SubmitBatch(uint64_t step) {
@@ -352,9 +357,7 @@ BatchResult Prefetcher::WaitBatch(uint64_t step) {
   return r;
 }
 
-void Prefetcher::Refill() {
-  while (refill_ok_ && next_submit_ < steps_ && next_submit_ < consumed_ + depth_) SubmitBatch(next_submit_++);
-}
+void Prefetcher::Refill() { QueueAhead(UINT64_MAX); }
 
 void Prefetcher::Drain() {
   for (uint64_t i = 0; i < depth_ && !lost_; ++i) WaitSlot(slots_[i]);
