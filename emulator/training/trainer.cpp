@@ -158,18 +158,21 @@ TrainingResult Trainer::Run() {
   return std::move(result_);
 }
 
-// The I/O threads serve the engine's queue in order. Were each accelerator to queue its whole pipeline at once, the
-// last one's first batch would wait behind every other accelerator's pipeline, and the first ones would wait that
-// long at step 1's barrier, which AU counts (retinanet_b200 from tmpfs, 128 accelerators, 8 batches in flight:
-// 155 ms, 3 AU points of a 60-step epoch). In rounds every first batch is queued before any second one, as DLIO's
-// ranks, each with its own workers, load their first batches side by side. Rounds after the first only wait for
-// the other accelerators' submissions, never for a read.
+// DLIO's loader starts every worker's batch at once, and they share the storage side by side: a rank's first batch
+// lands about when its whole initial pipeline does, and every rank's about together. Step 1 (outside AU) is that
+// fill. Here the I/O threads serve one FIFO queue: were each accelerator to queue its whole pipeline at once, the
+// last one's first batch would wait behind every other pipeline and the first ones would wait that long at step 1's
+// barrier, which AU counts (retinanet_b200 from tmpfs, 128 accelerators, 8 batches in flight: 155 ms, 3 AU points
+// of a 60-step epoch). So the accelerators queue in rounds (every first batch before any second one; a round waits
+// for the others' submissions, never for a read), and step 1's load lasts until the accelerator's whole initial
+// pipeline has landed, as DLIO's does.
 void Trainer::FillPipeline(Prefetcher& prefetcher, const SampleSequence* samples, uint64_t steps) {
   prefetcher.StartEpoch(samples, steps, 1);
   for (uint64_t ahead = 2; ahead <= cfg_.loader_depth && ahead <= steps; ++ahead) {
     fill_barrier_->arrive_and_wait();
     prefetcher.QueueAhead(ahead);
   }
+  prefetcher.WaitQueued();  // a lost read is WaitBatch's to report
 }
 
 void Trainer::AcceleratorMain(uint64_t local) {
@@ -223,7 +226,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
     FillPipeline(prefetcher, &samples, steps);
     StepRecord* rec = log.steps.data() + (epoch - 1) * steps;
     for (uint64_t s = 0; s < steps; ++s) {
-      // Step 1's load starts with the pipeline's fill, as DLIO's starts before its loader's iterator is made.
+      // Step 1's load is the pipeline's fill, as DLIO's starts before its loader's iterator is made.
       const int64_t t0 = s == 0 ? block_start : NowNs();
       if (live != nullptr) live->wait_start_ns.store(t0, std::memory_order_relaxed);
       BatchResult batch = prefetcher.WaitBatch(s);

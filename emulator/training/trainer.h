@@ -108,7 +108,8 @@ class Trainer {
   // A training step's compute from t1 (its batch's arrival) for `secs`; returns when the compute ends. A device
   // compute runs here; a sleep is left to the step barrier (OnBarrier) and its end returned at once.
   int64_t ComputeUntilBarrier(StepCompute* device, int64_t t1, double secs);
-  // The epoch's first batches, queued in rounds across this process's accelerators (Prefetcher::QueueAhead).
+  // The epoch's first batches, queued in rounds across this process's accelerators (Prefetcher::QueueAhead), and
+  // waited for: step 1's load.
   void FillPipeline(Prefetcher& prefetcher, const SampleSequence* samples, uint64_t steps);
   bool IsEvalEpoch(uint64_t epoch) const;
   // One evaluation pass (DLIO's _eval): batch_size_eval batches, eval_time each, no step barrier.

@@ -359,6 +359,13 @@ BatchResult Prefetcher::WaitBatch(uint64_t step) {
 
 void Prefetcher::Refill() { QueueAhead(UINT64_MAX); }
 
+bool Prefetcher::WaitQueued() {
+  for (uint64_t step = consumed_; step < next_submit_; ++step) {
+    if (!WaitSlot(slots_[step % depth_])) return false;
+  }
+  return true;
+}
+
 void Prefetcher::Drain() {
   for (uint64_t i = 0; i < depth_ && !lost_; ++i) WaitSlot(slots_[i]);
 }

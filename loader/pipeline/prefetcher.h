@@ -71,6 +71,10 @@ class Prefetcher final : public CompletionTarget {
   // rounds, each round finished by all before the next, queue every first batch before any second one, so the
   // engine's FIFO serves the batches in the order the steps need them.
   void QueueAhead(uint64_t ahead);
+  // Blocks until every batch queued and not yet handed out has been read (an epoch's initial fill), without
+  // handing any out; false once lost() (WaitBatch then reports the read). REQUIRES: between StartEpoch/QueueAhead
+  // and that epoch's first WaitBatch.
+  bool WaitQueued();
   // Blocks until batch `step` is fully read. It does not queue the next batch: Refill does, so that queueing reads
   // (and the I/O threads it wakes, which may take the CPU) falls in the compute the accelerator overlaps it with,
   // not in the timed wait. Batches up to `step` that Refill did not queue are queued first. With a completion
