@@ -146,33 +146,13 @@ TrainingResult Trainer::Run() {
   }
   std::barrier<BarrierCompletion> barrier(static_cast<std::ptrdiff_t>(opt_.accelerators), BarrierCompletion{this});
   barrier_ = &barrier;
-  std::barrier<> fill_barrier(static_cast<std::ptrdiff_t>(opt_.accelerators));
-  fill_barrier_ = &fill_barrier;
   std::vector<std::thread> threads;
   threads.reserve(opt_.accelerators);
   for (uint64_t a = 0; a < opt_.accelerators; ++a) threads.emplace_back([this, a] { AcceleratorMain(a); });
   for (auto& t : threads) t.join();
   barrier_ = nullptr;
-  fill_barrier_ = nullptr;
   result_.lost_completion = lost_completion_.load(std::memory_order_relaxed);
   return std::move(result_);
-}
-
-// DLIO's loader starts every worker's batch at once, and they share the storage side by side: a rank's first batch
-// lands about when its whole initial pipeline does, and every rank's about together. Step 1 (outside AU) is that
-// fill. Here the I/O threads serve one FIFO queue: were each accelerator to queue its whole pipeline at once, the
-// last one's first batch would wait behind every other pipeline and the first ones would wait that long at step 1's
-// barrier, which AU counts (retinanet_b200 from tmpfs, 128 accelerators, 8 batches in flight: 155 ms, 3 AU points
-// of a 60-step epoch). So the accelerators queue in rounds (every first batch before any second one; a round waits
-// for the others' submissions, never for a read), and step 1's load lasts until the accelerator's whole initial
-// pipeline has landed, as DLIO's does.
-void Trainer::FillPipeline(Prefetcher& prefetcher, const SampleSequence* samples, uint64_t steps) {
-  prefetcher.StartEpoch(samples, steps, 1);
-  for (uint64_t ahead = 2; ahead <= cfg_.loader_depth && ahead <= steps; ++ahead) {
-    fill_barrier_->arrive_and_wait();
-    prefetcher.QueueAhead(ahead);
-  }
-  prefetcher.WaitQueued();  // a lost read is WaitBatch's to report
 }
 
 void Trainer::AcceleratorMain(uint64_t local) {
@@ -223,11 +203,10 @@ void Trainer::AcceleratorMain(uint64_t local) {
     barrier.arrive_and_wait();  // epoch start (DLIO HEAD also aligns ranks before the epoch)
     if (stop_) return;
     const int64_t block_start = NowNs();
-    FillPipeline(prefetcher, &samples, steps);
+    prefetcher.StartEpoch(&samples, steps);
     StepRecord* rec = log.steps.data() + (epoch - 1) * steps;
     for (uint64_t s = 0; s < steps; ++s) {
-      // Step 1's load is the pipeline's fill, as DLIO's starts before its loader's iterator is made.
-      const int64_t t0 = s == 0 ? block_start : NowNs();
+      const int64_t t0 = NowNs();
       if (live != nullptr) live->wait_start_ns.store(t0, std::memory_order_relaxed);
       BatchResult batch = prefetcher.WaitBatch(s);
       const int64_t t1 = NowNs();

@@ -108,9 +108,6 @@ class Trainer {
   // A training step's compute from t1 (its batch's arrival) for `secs`; returns when the compute ends. A device
   // compute runs here; a sleep is left to the step barrier (OnBarrier) and its end returned at once.
   int64_t ComputeUntilBarrier(StepCompute* device, int64_t t1, double secs);
-  // The epoch's first batches, queued in rounds across this process's accelerators (Prefetcher::QueueAhead), and
-  // waited for: step 1's load.
-  void FillPipeline(Prefetcher& prefetcher, const SampleSequence* samples, uint64_t steps);
   bool IsEvalEpoch(uint64_t epoch) const;
   // One evaluation pass (DLIO's _eval): batch_size_eval batches, eval_time each, no step barrier.
   EvalEpoch Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, SampleSequence* ids,
@@ -131,7 +128,6 @@ class Trainer {
   uint64_t barrier_pos_ = 0;
   std::atomic<int64_t> compute_end_{0};  // the latest sleep's end among the accelerators at the next barrier
   std::barrier<BarrierCompletion>* barrier_ = nullptr;  // lives in Run()
-  std::barrier<>* fill_barrier_ = nullptr;              // FillPipeline's rounds; lives in Run()
 };
 
 }  // namespace feedrate

@@ -76,19 +76,14 @@ Status Prefetcher::set_staging(BatchStaging* staging) {
 
 Prefetcher::~Prefetcher() { Drain(); }
 
-void Prefetcher::StartEpoch(const SampleSequence* samples, uint64_t steps, uint64_t ahead) {
+void Prefetcher::StartEpoch(const SampleSequence* samples, uint64_t steps) {
   samples_ = samples;
   steps_ = steps;
   ++epoch_salt_;
   next_submit_ = 0;
   consumed_ = 0;
   refill_ok_ = true;
-  QueueAhead(ahead);
-}
-
-void Prefetcher::QueueAhead(uint64_t ahead) {
-  const uint64_t limit = std::min(ahead, consumed_ + depth_);
-  while (refill_ok_ && next_submit_ < steps_ && next_submit_ < limit) SubmitBatch(next_submit_++);
+  Refill();
 }
 
 void Prefetcher::SubmitBatch(uint64_t step) {
@@ -357,13 +352,8 @@ BatchResult Prefetcher::WaitBatch(uint64_t step) {
   return r;
 }
 
-void Prefetcher::Refill() { QueueAhead(UINT64_MAX); }
-
-bool Prefetcher::WaitQueued() {
-  for (uint64_t step = consumed_; step < next_submit_; ++step) {
-    if (!WaitSlot(slots_[step % depth_])) return false;
-  }
-  return true;
+void Prefetcher::Refill() {
+  while (refill_ok_ && next_submit_ < steps_ && next_submit_ < consumed_ + depth_) SubmitBatch(next_submit_++);
 }
 
 void Prefetcher::Drain() {

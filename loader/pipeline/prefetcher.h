@@ -59,22 +59,13 @@ class Prefetcher final : public CompletionTarget {
   ~Prefetcher();  // waits for reads still in flight
 
   // Starts an epoch over `samples` (steps * batch ids, kept alive and unchanged by the caller until the next
-  // StartEpoch or Drain): submits the first `ahead` batches (at most the depth; by default the pipeline's worth).
-  void StartEpoch(const SampleSequence* samples, uint64_t steps, uint64_t ahead = UINT64_MAX);
+  // StartEpoch or Drain): submits the first batches.
+  void StartEpoch(const SampleSequence* samples, uint64_t steps);
   // The same over a list of ids (kept alive by the caller likewise).
   void StartEpoch(const std::vector<uint64_t>* ids, uint64_t steps) {
     listed_ = SampleSequence::View(ids->data(), ids->size());
     StartEpoch(&listed_, steps);
   }
-  // Between StartEpoch and the epoch's first WaitBatch: queues batches until `ahead` (at most the depth) are
-  // queued. Accelerators sharing an engine that start with StartEpoch(.., 1) and call QueueAhead(2), (3), ... in
-  // rounds, each round finished by all before the next, queue every first batch before any second one, so the
-  // engine's FIFO serves the batches in the order the steps need them.
-  void QueueAhead(uint64_t ahead);
-  // Blocks until every batch queued and not yet handed out has been read (an epoch's initial fill), without
-  // handing any out; false once lost() (WaitBatch then reports the read). REQUIRES: between StartEpoch/QueueAhead
-  // and that epoch's first WaitBatch.
-  bool WaitQueued();
   // Blocks until batch `step` is fully read. It does not queue the next batch: Refill does, so that queueing reads
   // (and the I/O threads it wakes, which may take the CPU) falls in the compute the accelerator overlaps it with,
   // not in the timed wait. Batches up to `step` that Refill did not queue are queued first. With a completion

@@ -3,7 +3,6 @@
 // that rank's error; a read that never completes fails the run after the I/O timeout.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -34,13 +33,9 @@ class FakeEngine final : public IoEngine {
   using IoEngine::Submit;
   void Submit(std::span<const ReadRequest> requests) override {
     if (submit_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(submit_delay_ms));
-    if (!requests.empty() && static_cast<int64_t>(requests[0].extent.file) == slow_submit_file) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       queue_.insert(queue_.end(), requests.begin(), requests.end());
-      for (const ReadRequest& r : requests) submitted.push_back(r.extent.file);
     }
     cv_.notify_one();
   }
@@ -54,8 +49,6 @@ class FakeEngine final : public IoEngine {
   int64_t fail_file = -1;
   int64_t hold_file = -1;
   int submit_delay_ms = 0;  // each Submit takes this long (queueing the reads, or the CPU lost to what it wakes)
-  int64_t slow_submit_file = -1;  // a Submit whose first read is of this file takes 30 ms
-  std::vector<uint32_t> submitted;  // the files of the requests, in the order they were queued (under mu_)
 
  private:
   void Serve() {
@@ -151,8 +144,7 @@ TEST(Trainer, AStepsComputeIsItsDrawnTimeNotItsWakeUp) {
 
 // Issue 22 item 3: queueing the next batch is the host's work during the accelerator's compute, not a stall. With
 // one batch ahead, step 1's reads are queued while step 0 computes; a slow Submit (100 ms) must land in that compute
-// (0.25 s, slept to an absolute deadline, so it stays 0.25 s), and no later step's stall may contain it. The epoch's
-// first queueing is step 1's load, as DLIO's loader start is (step 1 is outside AU).
+// (0.25 s, slept to an absolute deadline, so it stays 0.25 s), and no step's stall may contain it.
 TEST(Trainer, QueueingTheNextBatchOverlapsTheComputeNotTheStall) {
   Job job;
   job.cfg.loader_depth = 1;
@@ -165,34 +157,13 @@ TEST(Trainer, QueueingTheNextBatchOverlapsTheComputeNotTheStall) {
   ASSERT_TRUE(r.error.ok()) << r.error.ToString();
   for (const AcceleratorLog& log : r.logs) {
     ASSERT_EQ(log.steps.size(), 2u);
-    EXPECT_GE(log.steps[0].load_ns, 100'000'000) << "the epoch's first queueing is step 1's load";
-    EXPECT_LT(log.steps[1].load_ns, 50'000'000) << "queueing the next batch was timed as stall";
     for (const StepRecord& s : log.steps) {
+      EXPECT_LT(s.load_ns, 50'000'000) << "queueing the next batch was timed as stall";
       EXPECT_GE(s.compute_ns, 250'000'000);
       EXPECT_LT(s.compute_ns, 340'000'000);
       EXPECT_EQ(s.bytes, 2000u);
     }
   }
-}
-
-// The epoch's first batches are queued in rounds: every accelerator's first batch before any second one, so the
-// engine's FIFO serves them in the order the steps need them. Accelerator 1 queues its first batch 30 ms late; without
-// the rounds accelerator 0's second batch would be queued before it.
-TEST(Trainer, EveryAcceleratorsFirstBatchIsQueuedBeforeAnySecondOne) {
-  Job job;
-  job.cfg.epochs = 1;
-  ASSERT_EQ(job.cfg.loader_depth, 2u);
-  FakeEngine engine;
-  // Rank r's accelerators read files 8r..8r+3 and 8r+4..8r+7, two per batch.
-  const uint32_t base = static_cast<uint32_t>(g_comm->rank()) * 8;
-  engine.slow_submit_file = base + 4;
-  Trainer trainer(job.cfg, job.sampler, engine, job.table, *g_comm, job.Options());
-  TrainingResult r = trainer.Run();
-  ASSERT_TRUE(r.error.ok()) << r.error.ToString();
-  ASSERT_EQ(engine.submitted.size(), 8u);
-  std::vector<uint32_t> first(engine.submitted.begin(), engine.submitted.begin() + 4);
-  std::sort(first.begin(), first.end());
-  EXPECT_EQ(first, (std::vector<uint32_t>{base, base + 1, base + 4, base + 5}));
 }
 
 TEST(Trainer, AFailedReadOnOneRankStopsEveryRankAtTheSameStep) {
