@@ -36,26 +36,8 @@ shape=(dataset.num_files_train="$files" dataset.num_samples_per_file=1 dataset.r
 mkdir -p "$data/valid"  # DLIO lists it even with no evaluation
 
 # The cgroup: the dataset disk's reads throttled; CPU counted.
-dev=$(lsblk -no PKNAME "$(findmnt -no SOURCE --target "$data")" 2>/dev/null | head -1)
-dev=${dev:-$(basename "$(findmnt -no SOURCE --target "$data")")}
-majmin=$(lsblk -dno MAJ:MIN "/dev/$dev" | tr -d ' ')
-cg=feedrate-au-vs-dlio-$$
-if [ -d /sys/fs/cgroup/blkio ]; then
-  io=/sys/fs/cgroup/blkio/$cg; acct=/sys/fs/cgroup/cpuacct/$cg
-  mkdir -p "$io" "$acct"
-  echo "$majmin $rbps" > "$io/blkio.throttle.read_bps_device"
-  enter() { echo "$1" > "$io/cgroup.procs"; echo "$1" > "$acct/cgroup.procs"; }
-  cpu_ns() { cat "$acct/cpuacct.usage"; }
-  cleanup_cg() { rmdir "$io" "$acct" 2>/dev/null || true; }
-else
-  io=/sys/fs/cgroup/$cg; acct=$io
-  echo "+io +cpu" > /sys/fs/cgroup/cgroup.subtree_control
-  mkdir -p "$io"
-  echo "$majmin rbps=$rbps" > "$io/io.max"
-  enter() { echo "$1" > "$io/cgroup.procs"; }
-  cpu_ns() { awk '$1 == "usage_usec" { print $2 * 1000 }' "$io/cpu.stat"; }
-  cleanup_cg() { rmdir "$io" 2>/dev/null || true; }
-fi
+. bench/lib.sh
+throttled_cgroup "feedrate-au-vs-dlio-$$" "$data" "$rbps"
 work=$(mktemp -d)
 trap 'cleanup_cg; rm -rf "$work"; [ -n "${KEEP:-}" ] || rm -rf "$data"' EXIT
 incg() { ( enter "$BASHPID"; "$@" ); }  # a subshell that moves itself in first

@@ -12,3 +12,31 @@ hard_link_view() {
        "$dest/train/$(printf "img_%0${#names}d_of_%d.npz" "$k" "$names")"
   done
 }
+
+# throttled_cgroup NAME DIR RBPS [MEM_BYTES]: a cgroup (v1 blkio + cpuacct (+ memory), or v2 io + cpu (+ memory))
+# whose reads of DIR's disk are throttled to RBPS bytes/s and, with MEM_BYTES, whose memory (page cache included)
+# is capped. Then `enter PID` moves a process in, `cpu_ns` is the CPU its processes used (ns), `cleanup_cg`
+# removes it (once it is empty).
+throttled_cgroup() {
+  local cg=$1 dir=$2 rbps=$3 mem=${4:-} dev majmin
+  dev=$(lsblk -no PKNAME "$(findmnt -no SOURCE --target "$dir")" 2>/dev/null | head -1)
+  dev=${dev:-$(basename "$(findmnt -no SOURCE --target "$dir")")}
+  majmin=$(lsblk -dno MAJ:MIN "/dev/$dev" | tr -d ' ')
+  if [ -d /sys/fs/cgroup/blkio ]; then
+    cg_dirs=("/sys/fs/cgroup/blkio/$cg" "/sys/fs/cgroup/cpuacct/$cg")
+    [ -z "$mem" ] || cg_dirs+=("/sys/fs/cgroup/memory/$cg")
+    mkdir -p "${cg_dirs[@]}"
+    echo "$majmin $rbps" > "${cg_dirs[0]}/blkio.throttle.read_bps_device"
+    [ -z "$mem" ] || echo "$mem" > "${cg_dirs[2]}/memory.limit_in_bytes"
+    cpu_ns() { cat "${cg_dirs[1]}/cpuacct.usage"; }
+  else
+    cg_dirs=("/sys/fs/cgroup/$cg")
+    echo "+io +cpu${mem:+ +memory}" > /sys/fs/cgroup/cgroup.subtree_control
+    mkdir -p "${cg_dirs[0]}"
+    echo "$majmin rbps=$rbps" > "${cg_dirs[0]}/io.max"
+    [ -z "$mem" ] || echo "$mem" > "${cg_dirs[0]}/memory.max"
+    cpu_ns() { awk '$1 == "usage_usec" { print $2 * 1000 }' "${cg_dirs[0]}/cpu.stat"; }
+  fi
+}
+enter() { local d; for d in "${cg_dirs[@]}"; do echo "$1" > "$d/cgroup.procs"; done; }
+cleanup_cg() { rmdir "${cg_dirs[@]}" 2>/dev/null || true; }

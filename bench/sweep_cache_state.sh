@@ -23,26 +23,8 @@ shape=(--param dataset.num_files_train="$files" --param dataset.num_samples_per_
 "$feedrate" datagen -w unet3d_h100 --data-dir "$data" "${shape[@]}" --skip-existing --threads 2 > /dev/null
 
 # The cgroup: read bandwidth of the dataset's disk throttled, memory (page cache included) capped.
-dev=$(lsblk -no PKNAME "$(findmnt -no SOURCE --target "$data")" 2>/dev/null | head -1)
-dev=${dev:-$(basename "$(findmnt -no SOURCE --target "$data")")}
-majmin=$(lsblk -dno MAJ:MIN "/dev/$dev" | tr -d ' ')
-cg=feedrate-bench-$$
-if [ -d /sys/fs/cgroup/blkio ]; then
-  io=/sys/fs/cgroup/blkio/$cg; memcg=/sys/fs/cgroup/memory/$cg
-  mkdir -p "$io" "$memcg"
-  echo "$majmin $rbps" > "$io/blkio.throttle.read_bps_device"
-  echo "$mem" > "$memcg/memory.limit_in_bytes"
-  enter() { echo "$1" > "$io/cgroup.procs"; echo "$1" > "$memcg/cgroup.procs"; }
-  cleanup_cg() { rmdir "$io" "$memcg" 2>/dev/null || true; }
-else
-  io=/sys/fs/cgroup/$cg; memcg=$io
-  echo "+io +memory" > /sys/fs/cgroup/cgroup.subtree_control
-  mkdir -p "$io"
-  echo "$majmin rbps=$rbps" > "$io/io.max"
-  echo "$mem" > "$io/memory.max"
-  enter() { echo "$1" > "$io/cgroup.procs"; }
-  cleanup_cg() { rmdir "$io" 2>/dev/null || true; }
-fi
+. bench/lib.sh
+throttled_cgroup "feedrate-bench-$$" "$data" "$rbps" "$mem"
 work=$(mktemp -d)
 trap 'cleanup_cg; rm -rf "$work"; [ -n "${KEEP:-}" ] || rm -rf "$data"' EXIT
 # Runs a command inside the cgroup (a subshell that moves itself in first).
