@@ -55,7 +55,7 @@ EngineRequest EngineRequestFor(const WorkloadConfig& cfg, const RunOptions& opt,
   r.io_threads = opt.io_threads;
   r.read_threads = cfg.read_threads;
   r.accelerators = opt.accelerators;
-  r.prefetch = cfg.loader_depth;
+  r.batches_in_flight = cfg.loader_depth;
   r.batch = cfg.batch_size;
   r.cpus = CpuAffinity().size();
   r.memory_storage = !s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,10 @@
 
 namespace feedrate {
 namespace {
+
+// Each batch in flight is a prefetcher slot and a batch's worth of queue cells per accelerator: beyond this a
+// setting is a typo, not a loader.
+constexpr uint64_t kMaxBatchesInFlight = 4096;
 
 // v1.0 spellings (and DLIO's `data_reader` section) mapped to the v2.0 keys.
 const std::vector<std::pair<std::string, std::string>>& Aliases() {
@@ -137,7 +142,8 @@ class Extractor {
       Fail(key, std::string("expected ") + TypeName<T>(), n);
     }
   }
-  void ReadU64(const std::string& key, uint64_t* out, uint64_t min_value) const {
+  void ReadU64(const std::string& key, uint64_t* out, uint64_t min_value,
+               uint64_t max_value = static_cast<uint64_t>(INT64_MAX)) const {
     YAML::Node n = Get(key);
     if (!n.IsDefined() || n.IsNull()) return;
     int64_t v = 0;
@@ -147,6 +153,7 @@ class Extractor {
       Fail(key, "expected an integer", n);
     }
     if (v < static_cast<int64_t>(min_value)) Fail(key, "must be >= " + std::to_string(min_value), n);
+    if (static_cast<uint64_t>(v) > max_value) Fail(key, "must be <= " + std::to_string(max_value), n);
     *out = static_cast<uint64_t>(v);
   }
   void ReadDouble(const std::string& key, double* out, double min_value, double max_value) const {
@@ -289,10 +296,16 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadU64("evaluation.eval_after_epoch", &c->eval_after_epoch, 0);
   x.ReadU64("evaluation.epochs_between_evals", &c->epochs_between_evals, 1);
   x.ReadU64("reader.read_threads", &c->read_threads, 0);
-  x.ReadU64("reader.prefetch_size", &c->prefetch_size, 0);
-  c->loader_depth = DlioLoaderDepth(c->data_loader, c->read_threads, c->prefetch_size);
+  uint64_t prefetch_size = 2;  // DLIO's default; it only shapes the batches in flight
+  x.ReadU64("reader.prefetch_size", &prefetch_size, 0, kMaxBatchesInFlight);
+  c->loader_depth = DlioLoaderDepth(c->data_loader, c->read_threads, prefetch_size);
+  if (c->loader_depth > kMaxBatchesInFlight) {
+    throw ConfigError(c->source + ": reader.read_threads " + std::to_string(c->read_threads) + " and reader.prefetch_size " +
+                      std::to_string(prefetch_size) + " keep " + std::to_string(c->loader_depth) +
+                      " batches in flight per accelerator in DLIO's loader; Feedrate keeps at most " +
+                      std::to_string(kMaxBatchesInFlight));
+  }
   if (c->read_threads == 0) c->read_threads = 1;  // DLIO: 0 means "read in the main process"
-  if (c->prefetch_size == 0) c->prefetch_size = 1;
   x.ReadU64("reader.transfer_size", &c->transfer_size, 512);
   x.ReadChoice("reader.file_shuffle", &c->file_shuffle, {"off", "seed", "random"});
   x.ReadChoice("reader.sample_shuffle", &c->sample_shuffle, {"off", "seed", "random"});
@@ -354,7 +367,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("feedrate.decode", &c->decode);
   x.ReadEnum("feedrate.compute", &c->compute);
   x.ReadU64("feedrate.compute_memory_bytes", &c->compute_memory_bytes, 0);
-  x.ReadU64("feedrate.batches_in_flight", &c->loader_depth, 1);  // replaces DLIO's depth when given
+  x.ReadU64("feedrate.batches_in_flight", &c->loader_depth, 1, kMaxBatchesInFlight);  // replaces DLIO's depth
   ExtractParquet(x, c);
 }
 

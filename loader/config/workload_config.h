@@ -103,7 +103,6 @@ struct WorkloadConfig {
   uint64_t batch_size = 1;
   uint64_t batch_size_eval = 1;        // reader.batch_size_eval (DLIO default 1)
   uint64_t read_threads = 1;
-  uint64_t prefetch_size = 2;
   // Batches one accelerator has in flight, as DLIO's loader for these settings keeps them (DlioLoaderDepth), or
   // feedrate.batches_in_flight: the Prefetcher's depth, and the slots of retained or staged batches.
   uint64_t loader_depth = 2;

@@ -76,7 +76,7 @@ ResolvedEngine ResolveEngineOptions(const EngineRequest& r) {
   // depth to keep a device busy; GETs wait on the network, not on a copy.
   o.queue_depth = r.queue_depth > 0 ? r.queue_depth : (r.odirect || r.s3 ? 16 : 1);
   o.threads = r.s3 ? std::min(e.io_threads, cpus) : e.io_threads;  // S3: an event loop drives many requests
-  o.queue_capacity = r.accelerators * std::max<uint64_t>(1, r.prefetch) * r.batch + 16;
+  o.queue_capacity = r.accelerators * std::max<uint64_t>(1, r.batches_in_flight) * r.batch + 16;
   return e;
 }
 

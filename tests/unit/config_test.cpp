@@ -58,6 +58,10 @@ TEST(Config, LoaderDepthIsDliosBatchesInFlight) {
   EXPECT_EQ(Parse(yaml, {"framework=tensorflow", "reader.read_threads=8"}).loader_depth, 2u);
   EXPECT_EQ(Parse(yaml, {"reader.read_threads=8", "feedrate.batches_in_flight=3"}).loader_depth, 3u);
   EXPECT_NE(ErrorOf(yaml, {"feedrate.batches_in_flight=0"}).find("feedrate.batches_in_flight"), std::string::npos);
+  EXPECT_NE(ErrorOf(yaml, {"feedrate.batches_in_flight=5000"}).find("must be <= 4096"), std::string::npos);
+  EXPECT_NE(ErrorOf(yaml, {"reader.read_threads=5000"})
+                .find("reader.read_threads 5000 and reader.prefetch_size 2 keep 5000 batches in flight"),
+            std::string::npos);
 }
 
 // The TensorFlow-path workloads: numbers from the MLPerf Storage v2.0 / DLIO tables (reference spec 1.1).

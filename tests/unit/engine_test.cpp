@@ -362,7 +362,7 @@ TEST(EngineOptions, ResolvedOnceForEveryUser) {
   r.direct_align = 4096;
   r.read_threads = 4;
   r.accelerators = 10;
-  r.prefetch = 2;
+  r.batches_in_flight = 2;
   r.batch = 7;
   r.cpus = 2;
   ResolvedEngine e = ResolveEngineOptions(r);
