@@ -72,7 +72,7 @@ int Spawn(const std::vector<std::string>& argv, const std::string& log) {
   if (pid == 0) {
     ::signal(SIGINT, SIG_DFL);  // ignored dispositions survive exec
     ::signal(SIGTERM, SIG_DFL);
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);  // never through a planted symlink
     if (fd >= 0) {
       ::dup2(fd, 1);
       ::dup2(fd, 2);

@@ -25,9 +25,10 @@ uint64_t DlioHdf5DataBytes(const Hdf5FileSpec& s) { return s.d1 * s.d2 * s.sampl
 
 Status WriteDlioHdf5(const std::string& path, const Hdf5FileSpec& s, uint64_t content_seed, AlignedBuffer* scratch) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  // Reserves the temporary name; libhdf5 writes it through its own descriptor.
+  // libhdf5 writes the file through its own descriptor, opened at /proc/self/fd/N (the file this process created
+  // O_EXCL, not whatever may be at its name by then); it cannot create over an unnamed (O_TMPFILE) file.
   FEEDRATE_ASSIGN_OR_RETURN(auto tmp, TempFile::CreateNamed(path));
-  const std::string name = tmp.temp_path();
+  const std::string name = tmp.OpenPath();
   auto fail = [&](const std::string& what) { return Status::IoError(path + ": HDF5 " + what + " failed (disk full?)"); };
   {
     H5Closer fapl{H5Pcreate(H5P_FILE_ACCESS), H5Pclose};

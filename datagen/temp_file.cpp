@@ -1,4 +1,4 @@
-// TempFile: write beside the target, rename when complete.
+// TempFile: a dataset file written through SafeFile, with datagen's fault rules, fsync policy and committer.
 #include "datagen/temp_file.h"
 
 #include "datagen/background_committer.h"
@@ -20,58 +20,14 @@ std::atomic<BackgroundCommitter*> g_committer{nullptr};
 std::atomic<FaultInjector*> g_faults{nullptr};
 }  // namespace
 
-namespace {
-
-std::string HiddenName(const std::string& path) {
-  static std::atomic<uint64_t> counter{0};
-  std::filesystem::path target(path);
-  return (target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                                  std::to_string(counter.fetch_add(1))))
-      .string();
-}
-
-}  // namespace
-
 Result<TempFile> TempFile::Create(const std::string& path) {
-  // An unnamed file in the target's folder (O_TMPFILE) costs the folder one name operation, the final link, where a
-  // hidden name costs two (create, rename): a million small files are written at close to the folder's create
-  // rate. File systems without O_TMPFILE (NFS, FUSE, older kernels) get the hidden name.
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  int raw = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-  if (raw >= 0) return TempFile(path, std::string(), UniqueFd(raw));
-  return CreateNamed(path);
+  FEEDRATE_ASSIGN_OR_RETURN(auto f, SafeFile::Create(path));
+  return TempFile(std::move(f));
 }
 
 Result<TempFile> TempFile::CreateNamed(const std::string& path) {
-  std::string tmp = HiddenName(path);
-  int raw = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (raw < 0) return Status::Errno("cannot create " + tmp, errno);
-  return TempFile(path, tmp, UniqueFd(raw));
-}
-
-TempFile::TempFile(TempFile&& o) noexcept
-    : path_(std::move(o.path_)), tmp_(std::exchange(o.tmp_, {})), fd_(std::move(o.fd_)), committed_(o.committed_) {}
-
-TempFile& TempFile::operator=(TempFile&& o) noexcept {
-  if (this != &o) {
-    if (!committed_ && !tmp_.empty()) {
-      fd_.reset();
-      ::unlink(tmp_.c_str());
-    }
-    path_ = std::move(o.path_);
-    tmp_ = std::exchange(o.tmp_, {});
-    fd_ = std::move(o.fd_);
-    committed_ = o.committed_;
-  }
-  return *this;
-}
-
-TempFile::~TempFile() {
-  if (!committed_ && !tmp_.empty()) {
-    fd_.reset();
-    ::unlink(tmp_.c_str());
-  }
+  FEEDRATE_ASSIGN_OR_RETURN(auto f, SafeFile::Create(path, 0, /*named=*/true));
+  return TempFile(std::move(f));
 }
 
 Status TempFile::WriteAt(const void* data, size_t n, uint64_t off) {
@@ -81,14 +37,14 @@ Status TempFile::WriteAt(const void* data, size_t n, uint64_t off) {
   while (n > 0) {
     size_t want = n;
     if (faults != nullptr) {
-      const int64_t f = faults->OnWrite(path_, off, n);
-      if (f < 0) return Status::Errno(path_ + ": write failed at offset " + std::to_string(off) + " (injected)", static_cast<int>(-f));
+      const int64_t f = faults->OnWrite(file_.path(), off, n);
+      if (f < 0) return Status::Errno(file_.path() + ": write failed at offset " + std::to_string(off) + " (injected)", static_cast<int>(-f));
       if (f > 0) want = std::min(n, static_cast<size_t>(f));  // a short write: the loop writes the rest
     }
-    ssize_t w = ::pwrite(fd_.get(), p, want, static_cast<off_t>(off));
+    ssize_t w = ::pwrite(file_.fd(), p, want, static_cast<off_t>(off));
     if (w < 0) {
       if (errno == EINTR) continue;
-      return Status::Errno(path_ + ": write failed at offset " + std::to_string(off), errno);
+      return Status::Errno(file_.path() + ": write failed at offset " + std::to_string(off), errno);
     }
     p += w;
     n -= static_cast<size_t>(w);
@@ -97,7 +53,7 @@ Status TempFile::WriteAt(const void* data, size_t n, uint64_t off) {
   // Durable commits: start writeback of what was just written now (asynchronously), so the device works while the
   // next block is generated and the fsync at Commit waits only for the tail, not the whole file.
   if (g_durable.load(std::memory_order_relaxed)) {
-    ::sync_file_range(fd_.get(), static_cast<off_t>(begin), static_cast<off_t>(len), SYNC_FILE_RANGE_WRITE);
+    ::sync_file_range(file_.fd(), static_cast<off_t>(begin), static_cast<off_t>(len), SYNC_FILE_RANGE_WRITE);
   }
   return Status::Ok();
 }
@@ -124,41 +80,7 @@ Status TempFile::Commit() {
   return CommitNow();
 }
 
-Status TempFile::CommitNow() {
-  if (g_durable.load(std::memory_order_relaxed) && ::fsync(fd_.get()) != 0) return Status::Errno(path_ + ": fsync failed", errno);
-  if (tmp_.empty()) return LinkUnnamed();
-  if (::close(fd_.release()) != 0) return Status::Errno(path_ + ": close failed", errno);
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) return Status::Errno("cannot rename " + tmp_ + " to " + path_, errno);
-  committed_ = true;
-  return Status::Ok();
-}
-
-// An O_TMPFILE file gets its name: linked into place when the name is free; over an existing file (regenerating
-// one), linked under a hidden name first and renamed over it, so the old file is replaced whole or not at all.
-Status TempFile::LinkUnnamed() {
-  const std::string self = "/proc/self/fd/" + std::to_string(fd_.get());
-  int rc = ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path_.c_str(), AT_SYMLINK_FOLLOW);
-  if (rc != 0 && errno == EEXIST) {
-    const std::string hidden = HiddenName(path_);
-    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, hidden.c_str(), AT_SYMLINK_FOLLOW) != 0) {
-      return Status::Errno("cannot link " + hidden, errno);
-    }
-    if (::rename(hidden.c_str(), path_.c_str()) != 0) {
-      const int err = errno;
-      ::unlink(hidden.c_str());
-      return Status::Errno("cannot rename " + hidden + " to " + path_, err);
-    }
-    rc = 0;
-  }
-  if (rc != 0) return Status::Errno("cannot link " + path_, errno);
-  if (::close(fd_.release()) != 0) {  // a delayed write error: the file is not what was written
-    const int err = errno;
-    ::unlink(path_.c_str());
-    return Status::Errno(path_ + ": close failed", err);
-  }
-  committed_ = true;
-  return Status::Ok();
-}
+Status TempFile::CommitNow() { return file_.Commit(g_durable.load(std::memory_order_relaxed)); }
 
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
   FEEDRATE_ASSIGN_OR_RETURN(auto f, TempFile::Create(path));

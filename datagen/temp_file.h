@@ -1,5 +1,5 @@
-// Shared by the dataset writers: a file written under a hidden temporary name and renamed into place only when
-// complete (removed on failure or when dropped), and fast incompressible bytes for file contents.
+// Shared by the dataset writers: a file written through the safe writer (loader/io/safe_file.h: unnamed, or an
+// unpredictable hidden name) and given its name only when complete, and fast incompressible bytes for contents.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "loader/io/aligned_buffer.h"
+#include "loader/io/safe_file.h"
 #include "loader/io/unique_fd.h"
 #include "loader/status.h"
 #include "loader/util/content_pattern.h"
@@ -96,14 +97,14 @@ class ContentSource {
 
 class TempFile {
  public:
-  // Creates an unnamed file (O_TMPFILE) in `path`'s folder, or where the file system has none, `.<name>.tmp-<pid>-<n>`
-  // beside `path`. Either way nothing appears at `path` until Commit.
+  // Creates an unnamed file (O_TMPFILE) in `path`'s folder, or where the file system has none, a new file at an
+  // unpredictable hidden name beside `path` (SafeFile). Either way nothing appears at `path` until Commit.
   static Result<TempFile> Create(const std::string& path);
-  // Always the hidden name (for writers that reopen the file by name: libhdf5).
+  // Always a hidden name (libhdf5 cannot create its file over an unnamed one; give it OpenPath()).
   static Result<TempFile> CreateNamed(const std::string& path);
-  TempFile(TempFile&& o) noexcept;
-  TempFile& operator=(TempFile&& o) noexcept;
-  ~TempFile();  // unlinks the temporary file unless committed
+  TempFile(TempFile&& o) noexcept = default;
+  TempFile& operator=(TempFile&& o) noexcept = default;
+  ~TempFile() = default;  // an uncommitted file is discarded (SafeFile)
 
   Status WriteAt(const void* data, size_t n, uint64_t offset);
   // Writes `n` bytes from `bytes` at `offset`, one `scratch`-sized block at a time.
@@ -111,8 +112,7 @@ class TempFile {
   // CommitNow(), or, when durable commits go through a BackgroundCommitter, hands the file to it (its errors come
   // back from a later Submit or from Finish).
   Status Commit();
-  // fsync() when durable commits are on, close() (which reports delayed write errors: NFS, quotas), rename over
-  // `path`.
+  // fsync() when durable commits are on, close() (which reports delayed write errors: NFS, quotas), then the name.
   Status CommitNow();
   // Process-wide: fsync every file before it is renamed into place (`feedrate datagen --fsync`), so a dataset is
   // on the device when datagen returns and its write speed is the device's, not the page cache's.
@@ -122,14 +122,14 @@ class TempFile {
   // Process-wide: write fault rules (`feedrate datagen --inject`, e.g. ENOSPC) applied before each write of
   // WriteAt; nullptr: none. Files libhdf5 writes itself (HDF5) are not covered.
   static void SetFaultInjector(FaultInjector* faults);
-  const std::string& temp_path() const { return tmp_; }  // "" for an unnamed (O_TMPFILE) file
+  // A path naming this file that a library can open to write it (libhdf5): /proc/self/fd/N, the open file itself,
+  // so no name in the folder is ever reopened. Valid until Commit or destruction.
+  std::string OpenPath() const { return "/proc/self/fd/" + std::to_string(file_.fd()); }
+  const std::string& temp_path() const { return file_.temp_path(); }  // "" for an unnamed (O_TMPFILE) file
 
  private:
-  Status LinkUnnamed();
-  TempFile(std::string path, std::string tmp, UniqueFd fd) : path_(std::move(path)), tmp_(std::move(tmp)), fd_(std::move(fd)) {}
-  std::string path_, tmp_;
-  UniqueFd fd_;
-  bool committed_ = false;
+  explicit TempFile(SafeFile f) : file_(std::move(f)) {}
+  SafeFile file_;
 };
 
 // Writes `text` to `path` through a TempFile.

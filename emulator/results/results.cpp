@@ -18,6 +18,7 @@
 #include "emulator/host/sysinfo.h"
 #include "emulator/results/validity.h"
 #include "loader/io/fault_injection.h"
+#include "loader/io/safe_file.h"
 #include "loader/util/units.h"
 
 namespace feedrate {
@@ -118,34 +119,7 @@ void ReportUnfinishedRun(const std::string& dir, const std::string& status, cons
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& content) {
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::Errno("cannot create " + tmp, errno);
-  const char* p = content.data();
-  size_t left = content.size();
-  while (left > 0) {
-    ssize_t w = ::write(fd, p, left);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Status::Errno("cannot write " + tmp, err);
-    }
-    p += w;
-    left -= static_cast<size_t>(w);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return Status::Errno("cannot write " + tmp, err);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return Status::Errno("cannot rename " + tmp + " to " + path, err);
-  }
-  return Status::Ok();
+  return WriteFileSafely(path, content, /*durable=*/true);
 }
 
 namespace {

@@ -20,11 +20,6 @@ namespace {
 
 constexpr uint64_t kAlign = 4096;
 
-std::string TempName(const std::string& path) {
-  const std::filesystem::path p(path);
-  return (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
-}
-
 }  // namespace
 
 StreamIo::StreamIo(const StreamOptions& options) : opt_(options) {}
@@ -199,37 +194,28 @@ Status StreamIo::WriteFile(const std::string& path, uint64_t bytes, bool fsync, 
 
 Result<StreamIo::PendingFile> StreamIo::WriteData(const std::string& path, uint64_t bytes, uint64_t content_key) {
   PendingFile f;
-  f.path_ = path;
-  const std::string tmp = TempName(path);
-  f.fd_ = UniqueFd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (opt_.odirect ? O_DIRECT : 0), 0644));
-  if (!f.fd_.valid()) return Status::Errno("cannot create " + tmp, errno);
-  f.tmp_ = tmp;  // from here on, dropping `f` removes the temporary file
+  FEEDRATE_ASSIGN_OR_RETURN(auto file, SafeFile::Create(path, opt_.odirect ? O_DIRECT : 0));
+  f.file_.emplace(std::move(file));  // from here on, dropping `f` discards the file
   f.bytes_ = bytes;
+  const int fd = f.file_->fd();
   // O_DIRECT writes whole aligned blocks; the file is cut to its size afterwards.
   const uint64_t total = opt_.odirect ? AlignUp(bytes, kAlign) : bytes;
-  Status st = Stream(f.fd_.get(), path, total, total, true,
+  Status st = Stream(fd, path, total, total, true,
                      [&](uint64_t i, char* buf, uint64_t len) {
                        if (content_key != 0) FillContent(content_key, i * opt_.block, buf, len);
                      },
                      [](uint64_t, const char*, uint64_t) { return Status::Ok(); });
   if (!st.ok()) return st;
-  if (total != bytes && ::ftruncate(f.fd_.get(), static_cast<off_t>(bytes)) != 0) {
-    return Status::Errno(tmp + ": ftruncate failed", errno);
+  if (total != bytes && ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    return Status::Errno(path + ": ftruncate failed", errno);
   }
   return f;
 }
 
 Status StreamIo::Commit(PendingFile f, bool fsync) {
-  if (fsync) {
-    if (::fsync(f.fd_.get()) != 0) return Status::Errno(f.path_ + ": fsync failed", errno);
-    fsyncs_.fetch_add(1);
-  }
-  const int raw = f.fd_.release();
-  if (::close(raw) != 0) return Status::Errno(f.path_ + ": close failed (delayed write error)", errno);
-  if (::rename(f.tmp_.c_str(), f.path_.c_str()) != 0) {
-    return Status::Errno("cannot rename " + f.tmp_ + " to " + f.path_, errno);
-  }
-  f.tmp_.clear();  // it has its final name now
+  if (!f.file_) return Status::InvalidArgument("StreamIo::Commit: no file");
+  FEEDRATE_RETURN_IF_ERROR(f.file_->Commit(fsync));
+  if (fsync) fsyncs_.fetch_add(1);
   bytes_written_.fetch_add(f.bytes_);
   return Status::Ok();
 }

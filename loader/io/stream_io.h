@@ -9,11 +9,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/fault_injection.h"
+#include "loader/io/safe_file.h"
 #include "loader/io/unique_fd.h"
 #include "loader/status.h"
 
@@ -37,7 +39,8 @@ class StreamIo {
   StreamIo(const StreamIo&) = delete;
   StreamIo& operator=(const StreamIo&) = delete;
 
-  // Writes `bytes` to `path` through `<dir>/.<name>.tmp-<pid>` and renames it into place; with `fsync`, fsync()s
+  // Writes `bytes` to `path` through the safe writer (safe_file.h: unnamed or an unpredictable hidden name) and gives
+  // it its name whole; with `fsync`, fsync()s
   // the file before the rename (the data is on the device when this returns). `content_key` != 0 fills each block
   // with the verifiable pattern (content_pattern.h) for that key, else the buffers' pseudo-random bytes are reused.
   // On any error the temporary file is removed and nothing has the final name; the error names path, offset, errno.
@@ -51,14 +54,11 @@ class StreamIo {
     PendingFile() = default;
     PendingFile(PendingFile&&) noexcept = default;
     PendingFile& operator=(PendingFile&&) noexcept = default;
-    ~PendingFile() {
-      if (!tmp_.empty()) ::unlink(tmp_.c_str());
-    }
+    ~PendingFile() = default;  // an uncommitted file is discarded (SafeFile)
 
    private:
     friend class StreamIo;
-    std::string path_, tmp_;  // tmp_ non-empty while the temporary file is ours to remove
-    UniqueFd fd_;
+    std::optional<SafeFile> file_;
     uint64_t bytes_ = 0;
   };
   Result<PendingFile> WriteData(const std::string& path, uint64_t bytes, uint64_t content_key = 0);
