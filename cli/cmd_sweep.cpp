@@ -39,6 +39,7 @@ struct SweepArgs {
   std::string hosts;     // h1:slots,h2:slots (the slots are ignored: the sweep places the ranks)
   std::string hostfile;  // or an OpenMPI hostfile
   std::string results_dir;
+  std::shared_ptr<ResultsDirClaim> claim;  // the sweep's folder, held while it runs (each point's run claims its own subfolder)
   std::string mpirun = "mpirun --bind-to none";
   double ceiling_mib_per_s = 0;
   bool measure_ceiling = false;
@@ -372,13 +373,13 @@ bool PrepareSweep(const WorkloadArgs& w, SweepArgs& args, std::optional<Workload
     return false;
   }
   args.search.hosts = host_names->empty() ? 1 : host_names->size();
-  args.results_dir = ResultsDirOr(args.results_dir, "sweep_" + (*cfg)->name);
-  std::error_code ec;
-  fs::create_directories(args.results_dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "feedrate: error: cannot create results directory %s: %s\n", args.results_dir.c_str(), ec.message().c_str());
+  auto claim = ClaimResultsDir(ResultsDirOr(args.results_dir, "sweep_" + (*cfg)->name), args.results_dir.empty());
+  if (!claim.ok()) {
+    std::fprintf(stderr, "feedrate: error: %s\n", claim.status().ToString().c_str());
     return false;
   }
+  args.claim = std::make_shared<ResultsDirClaim>(std::move(*claim));
+  args.results_dir = args.claim->dir();
   return true;
 }
 

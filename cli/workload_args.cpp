@@ -111,7 +111,7 @@ std::string JoinCommandLine(int argc, char** argv) {
     }
     out += (i > 0 ? " " : "") + a;
   }
-  return out;
+  return RedactSecrets(out);
 }
 
 }  // namespace feedrate::cli

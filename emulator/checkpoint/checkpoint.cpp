@@ -150,7 +150,7 @@ class CheckpointRun {
     f_["status"] = status;
     f_["checkpoints_written"] = written_;
     f_["checkpoints_read"] = read_;
-    f_["error"] = error;
+    if (!error.empty()) f_["error"] = error;
     json summary = {{"start", start_iso_}, {"end", NowIso8601()}, {"feedrate", f_}};
     return WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2) + "\n");
   }
@@ -159,7 +159,14 @@ class CheckpointRun {
   // A job the collective watchdog ends (MPI_Abort) still leaves a failed-run summary: rank 0 writes what it knows.
   Status Prepare() {
     if (comm_.root()) {
-      FEEDRATE_RETURN_IF_ERROR(CreateResultsDir(results_dir_));
+      auto claim = ClaimResultsDir(results_dir_, opt_.results_dir.empty());
+      if (!claim.ok()) {
+        results_dir_.clear();  // not ours: no failed-run summary may be written there
+        return claim.status();
+      }
+      claim_ = std::move(*claim);
+      results_dir_ = claim_.dir();
+      FEEDRATE_RETURN_IF_ERROR(WriteUnfinishedSummary("running", ""));
       comm_.SetAbortHook([this](const std::string& message) { (void)WriteUnfinishedSummary("failed", message); });
     }
     try {
@@ -506,7 +513,8 @@ class CheckpointRun {
   Comm& comm_;
   const std::string start_iso_;
   const uint64_t ranks_;
-  const std::string results_dir_;
+  std::string results_dir_;  // rank 0: the claimed folder ("" when it could not be claimed)
+  ResultsDirClaim claim_;
   json f_ = json::object();  // summary.json's "feedrate" object
   std::vector<std::string> warnings_;
   uint64_t written_ = 0, read_ = 0;  // checkpoints completed

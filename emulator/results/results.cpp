@@ -2,6 +2,8 @@
 #include "emulator/results/results.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -107,6 +109,50 @@ Status CreateResultsDir(const std::string& dir) {
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::Errno("cannot create results directory " + dir, ec.value());
   return Status::Ok();
+}
+
+const std::vector<std::string>& RunRecordFiles() {
+  static const std::vector<std::string> files = {"summary.json", "config.yaml", "per_epoch.csv", "steps.csv",
+                                                 "timeseries.csv", "report.md"};
+  return files;
+}
+
+namespace {
+
+// mkdir of the last component alone: EEXIST says another run (or anything) has the name.
+int MakeDir(const std::string& dir) {
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  return ::mkdir(dir.c_str(), 0755) == 0 ? 0 : errno;
+}
+
+}  // namespace
+
+Result<ResultsDirClaim> ClaimResultsDir(const std::string& dir, bool unique) {
+  ResultsDirClaim claim;
+  claim.dir_ = dir;
+  if (unique) {
+    int err = MakeDir(dir);
+    for (int k = 2; err == EEXIST && k < 1000; ++k) err = MakeDir(claim.dir_ = dir + "-" + std::to_string(k));
+    if (err != 0) return Status::Errno("cannot create results directory " + claim.dir_, err);
+  } else {
+    FEEDRATE_RETURN_IF_ERROR(CreateResultsDir(dir));
+  }
+  claim.lock_ = UniqueFd(::open(claim.dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!claim.lock_.valid()) return Status::Errno("cannot open results directory " + claim.dir_, errno);
+  if (::flock(claim.lock_.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return Status::InvalidArgument("results directory " + claim.dir_ + " is in use by another Feedrate run; give "
+                                     "each run its own --results-dir");
+    }
+    return Status::Errno("cannot lock results directory " + claim.dir_, errno);
+  }
+  for (const auto& name : RunRecordFiles()) {
+    const std::string p = claim.dir_ + "/" + name;
+    if (::unlink(p.c_str()) != 0 && errno != ENOENT) return Status::Errno("cannot remove the earlier run's " + p, errno);
+  }
+  return claim;
 }
 
 void ReportUnfinishedRun(const std::string& dir, const std::string& status, const std::string& error,
@@ -484,10 +530,35 @@ std::string FormatResultTable(const RunRecord& r) {
   return o.str();
 }
 
+namespace {
+Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary);
+}  // namespace
+
+Status WriteRunningSummary(const RunRecord& r) {
+  RunRecord running = r;
+  running.status = "running";
+  return WriteFileAtomic(r.results_dir + "/summary.json", BuildSummary(running).dump(2) + "\n");
+}
+
+// summary.json goes last, after every other file: until then it says "running" (WriteRunningSummary), so a run
+// killed or failing while writing its results is never success-shaped. When another file cannot be written, the
+// summary says so (best effort: the disk may be full) and the error is returned.
 Status WriteRunResults(const RunRecord& r) {
-  const std::string dir = r.results_dir + "/";
   const nlohmann::json summary = BuildSummary(r);
-  FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "summary.json", summary.dump(2) + "\n"));
+  Status st = WriteRecordFiles(r, summary);
+  if (st.ok()) return WriteFileAtomic(r.results_dir + "/summary.json", summary.dump(2) + "\n");
+  RunRecord failed = r;
+  failed.status = "failed";
+  failed.error = "the results could not be written: " + st.ToString();
+  (void)WriteFileAtomic(r.results_dir + "/summary.json", BuildSummary(failed).dump(2) + "\n");
+  return st;
+}
+
+namespace {
+
+// Every record file but summary.json.
+Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary) {
+  const std::string dir = r.results_dir + "/";
   if (!r.timeseries_csv.empty()) FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "timeseries.csv", r.timeseries_csv));
   FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "config.yaml", "# Resolved workload (" + r.cfg->source +
                                                                    ") after aliases and overrides\n" +
@@ -547,4 +618,5 @@ Status WriteRunResults(const RunRecord& r) {
   return WriteFileAtomic(dir + "report.md", md.str());
 }
 
+}  // namespace
 }  // namespace feedrate

@@ -12,6 +12,7 @@
 
 #include "emulator/training/metrics.h"
 #include "loader/config/workload_config.h"
+#include "loader/io/unique_fd.h"
 #include "loader/status.h"
 
 namespace feedrate {
@@ -106,6 +107,9 @@ void AddStorageFigures(const RunRecord& r, bool completed, nlohmann::json* feedr
 nlohmann::json HostManifest(const RunRecord& r);
 // Writes all result files into r.results_dir (which must exist).
 Status WriteRunResults(const RunRecord& r);
+// summary.json with status "running" and what is known so far: written as soon as the folder is claimed, so a run
+// killed before it ends (a launcher's SIGKILL, a crash) is recognisable as such and never success-shaped.
+Status WriteRunningSummary(const RunRecord& r);
 // The table printed at the end of a run.
 std::string FormatResultTable(const RunRecord& r);
 // summary.json's feedrate.accelerator_memory: mode, path, GPUs per rank and, for device memory, the copies.
@@ -121,8 +125,27 @@ std::string NowCompact();
 // Where a command's results go: `given` when set, else results/<NowCompact()>_<name> (run, checkpoint, sweep,
 // iobench name theirs the same way).
 std::string ResultsDirOr(const std::string& given, const std::string& name);
-// Rank 0 creates the results directory before any work, so an unwritable one fails first (run and checkpoint).
+// Rank 0 creates the results directory before any work, so an unwritable one fails first (iobench).
 Status CreateResultsDir(const std::string& dir);
+
+// A results folder owned by one run: created (with `unique`, the first of dir, dir-2, dir-3, ... that did not exist,
+// so two runs started in the same second get two folders) and held under an exclusive flock(2) on the folder itself
+// while the claim lives, so a second run into it is refused (exit 2) instead of mixing or overwriting. What a
+// previous, finished run left there (its summary.json, CSVs, config.yaml, report.md) is removed when claimed: a
+// folder never holds two runs' files. Run, checkpoint and sweep claim theirs before any work.
+class ResultsDirClaim {
+ public:
+  ResultsDirClaim() = default;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  friend Result<ResultsDirClaim> ClaimResultsDir(const std::string& dir, bool unique);
+  std::string dir_;
+  UniqueFd lock_;  // the folder, opened O_DIRECTORY and flock()ed LOCK_EX
+};
+Result<ResultsDirClaim> ClaimResultsDir(const std::string& dir, bool unique);
+// The record files a run or checkpoint writes into its folder (what a claim clears).
+const std::vector<std::string>& RunRecordFiles();
 // How a run that did not complete ends on rank 0, run and checkpoint alike: the error on stderr ("feedrate:
 // error: ..." for status "failed", else "feedrate: <status>: ..."), then `write_summary` (a summary.json that says
 // what failed and what completed) when the results directory exists; a summary that cannot be written is said.

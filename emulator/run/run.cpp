@@ -70,6 +70,7 @@ class TrainingRun {
   const RunOptions& opt_;
   Comm& comm_;
   RunRecord rec_;
+  ResultsDirClaim claim_;  // rank 0: the results folder, held for the run
   Setup setup_;
   RankExtras extras_;                            // what this rank reports at the end (filled in as the run goes)
   uint64_t s3_requests_ = 0, s3_retries_ = 0;    // the S3 engine's GETs (retries included) and retries
@@ -111,8 +112,9 @@ void TrainingRun::StartRecord() {
 // collective watchdog ends (MPI_Abort) still leaves a failed-run record: rank 0 writes what it knows.
 Status TrainingRun::CreateResultsDir() {
   if (!comm_.root()) return Status::Ok();
-  rec_.results_dir = ResultsDirOr(opt_.results_dir, cfg_.name);
-  FEEDRATE_RETURN_IF_ERROR(feedrate::CreateResultsDir(rec_.results_dir));
+  FEEDRATE_ASSIGN_OR_RETURN(claim_, ClaimResultsDir(ResultsDirOr(opt_.results_dir, cfg_.name), opt_.results_dir.empty()));
+  rec_.results_dir = claim_.dir();
+  FEEDRATE_RETURN_IF_ERROR(WriteRunningSummary(rec_));
   comm_.SetAbortHook([this](const std::string& message) {
     RunRecord failed = rec_;
     failed.status = "failed";

@@ -85,6 +85,26 @@ void NormalizeAliases(YAML::Node root, const std::string& source) {
   }
 }
 
+// Refuses any key, at any depth, that names a credential (IsSecretKey): workload settings are copied into
+// config.yaml and summary.json, so a secret given there would land in every result. The value is never printed.
+void RefuseSecrets(const YAML::Node& node, const std::string& prefix, const std::string& source) {
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) RefuseSecrets(node[i], prefix + "[" + std::to_string(i) + "]", source);
+    return;
+  }
+  if (!node.IsMap()) return;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string name = it->first.IsScalar() ? it->first.Scalar() : std::string();
+    const std::string key = prefix.empty() ? name : prefix + "." + name;
+    if (IsSecretKey(name)) {
+      throw ConfigError(source + ": key " + key + ": looks like a credential; Feedrate takes S3 credentials from "
+                        "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials only, never from workload settings "
+                        "(they are copied into the results)");
+    }
+    RefuseSecrets(it->second, key, source);
+  }
+}
+
 void CheckKeys(const YAML::Node& node, const std::string& prefix, const std::string& source,
                std::vector<std::string>* warnings) {
   for (auto it = node.begin(); it != node.end(); ++it) {
@@ -262,15 +282,13 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadChoice("storage.storage_type", &c->storage_type, {"local_fs", "s3"});
   x.Read("storage.storage_root", &c->storage_root);
   x.Read("storage.storage_options.endpoint_url", &c->s3_endpoint);
+  if (RedactSecrets(c->s3_endpoint) != c->s3_endpoint) {
+    throw ConfigError(c->source + ": key storage.storage_options.endpoint_url: carries a user:password, which looks like "
+                      "a credential; Feedrate takes S3 credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or "
+                      "~/.aws/credentials only (the value is not shown)");
+  }
   x.Read("storage.storage_options.region", &c->s3_region);
   x.Read("storage.storage_options.s3_force_path_style", &c->s3_path_style);
-  for (const char* secret : {"access_key_id", "secret_access_key", "session_token"}) {
-    if (YAML::Node n = x.Get(std::string("storage.storage_options.") + secret); n.IsDefined() && !n.IsNull()) {
-      throw ConfigError(c->source + ": key storage.storage_options." + secret + ": Feedrate takes S3 credentials from "
-                        "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials only (workload settings are copied "
-                        "into the results)");
-    }
-  }
   if (c->on_s3() && c->storage_root.empty()) {
     throw ConfigError(c->source + ": storage.storage_type is s3 but storage.storage_root (the bucket) is not set");
   }
@@ -421,8 +439,12 @@ WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& so
   NormalizeAliases(root, source);
 
   for (const auto& ov : overrides) {
-    std::string what = "override '" + ov + "'";
     size_t eq = ov.find('=');
+    if (IsSecretKey(ov.substr(0, eq))) {
+      throw ConfigError("override of " + ov.substr(0, eq) + ": looks like a credential; Feedrate takes S3 credentials "
+                        "from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials only (the value is not shown)");
+    }
+    std::string what = "override '" + RedactSecrets(ov) + "'";
     if (eq == std::string::npos || eq == 0) throw ConfigError(what + ": expected key.path=value");
     std::string key = ov.substr(0, eq);
     size_t plus = key.find_first_not_of('+');
@@ -445,6 +467,7 @@ WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& so
     c.overridden_keys.push_back(key);
   }
 
+  RefuseSecrets(root, "", source);
   CheckKeys(root, "", source, &c.warnings);
   // Keys that only shape training checkpoints are spoken for by TrainingCheckpointNote, not listed as unused.
   std::erase_if(c.warnings, [&](const std::string& k) {
@@ -484,6 +507,49 @@ bool WorkloadFileNamesItsData(const std::string& name_or_path) {
   } catch (const std::exception&) {
     return true;  // not readable or not YAML: loading it says so, which is more use than "--data-dir required"
   }
+}
+
+bool IsSecretKey(std::string_view key) {
+  std::string k;
+  for (char ch : key) k += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* joined : {"access_key", "accesskey", "private_key", "privatekey", "api_key", "apikey", "secret",
+                             "password", "passwd", "credential"}) {
+    if (k.find(joined) != std::string::npos) return true;
+  }
+  // "token" as a word of the key (session_token, auth-token, token), not inside another (max_tokens, tokenizer).
+  size_t start = 0;
+  while (start <= k.size()) {
+    const size_t end = k.find_first_of("._-/[]+ ", start);
+    const std::string word = k.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (word == "token" || word == "auth" || word == "authorization") return true;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::string RedactSecrets(std::string_view text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t end = std::min(text.find(' ', i), text.size());
+    std::string word(text.substr(i, end - i));
+    // key=value with a credential's key (a --param, a Hydra override)
+    if (const size_t eq = word.find('='); eq != std::string::npos && IsSecretKey(word.substr(0, eq))) {
+      word = word.substr(0, eq + 1) + "<redacted>";
+    }
+    // scheme://user:password@host
+    if (const size_t scheme = word.find("://"); scheme != std::string::npos) {
+      const size_t at = word.find('@', scheme), slash = word.find('/', scheme + 3);
+      if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
+        word = word.substr(0, scheme + 3) + "<redacted>" + word.substr(at);
+      }
+    }
+    out += word;
+    if (end < text.size()) out += ' ';
+    i = end + 1;
+  }
+  return out;
 }
 
 std::string WorkloadConfig::DataLocation() const {

@@ -185,4 +185,12 @@ bool IsKnownSection(const std::string& dotted);
 // The known key closest to `dotted` (edit distance), or "" if nothing is close.
 std::string SuggestKey(const std::string& dotted);
 
+// The one rule for credential-bearing names (config keys, --param keys, Hydra overrides), case-insensitive:
+// *access_key*, *private_key*, *api_key*, *secret*, *password*, *passwd*, *credential*, and the words token, auth,
+// authorization. Workload settings with such keys are refused (ConfigError, the value never printed).
+bool IsSecretKey(std::string_view key);
+// `text` (a command line) with the value of every key=value whose key IsSecretKey and the user:password of every
+// URL replaced by "<redacted>": what results record of a command line.
+std::string RedactSecrets(std::string_view text);
+
 }  // namespace feedrate

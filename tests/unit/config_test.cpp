@@ -242,7 +242,7 @@ TEST(Config, S3StorageSection) {
   EXPECT_FALSE(Parse("dataset: {data_folder: /d}\n").on_s3());
   EXPECT_NE(ErrorOf("storage: {storage_type: s3}\n").find("storage.storage_root (the bucket) is not set"), std::string::npos);
   EXPECT_NE(ErrorOf("storage: {storage_type: s3, storage_root: b, storage_options: {access_key_id: AKIA}}\n")
-                .find("storage.storage_options.access_key_id: Feedrate takes S3 credentials from"),
+                .find("storage.storage_options.access_key_id: looks like a credential; Feedrate takes S3 credentials from"),
             std::string::npos);
   EXPECT_NE(ErrorOf("storage: {storage_type: gcs}\n").find("storage.storage_type"), std::string::npos);
 }
