@@ -313,6 +313,8 @@ nlohmann::json RunSetupFigures(const RunRecord& r) {
   f["ranks"] = r.ranks;
   f["accelerators_per_rank"] = r.accelerators_per_rank;
   f["io_threads_per_rank"] = r.io_threads_per_rank;
+  f["access_pattern"] = r.access_pattern;
+  f["access_pattern_reason"] = r.access_reason;
   f["batches_in_flight_per_accelerator"] = c.loader_depth;
   f["steps_per_epoch"] = r.steps_per_epoch;
   f["file_open_mode"] = r.file_open_mode;

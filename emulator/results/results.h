@@ -63,6 +63,8 @@ struct RunRecord {
   std::string io_thread_policy = "normal";  // the I/O threads' scheduling: nice (+10), idle (SCHED_IDLE) or normal
   uint64_t queue_depth = 0;  // effective reads in flight per I/O thread
   uint64_t io_threads_per_rank = 1;
+  std::string access_pattern = "coalesced";  // feedrate.access_pattern as it ran ("dlio" or "coalesced")
+  std::string access_reason;                 // what the dlio pattern replays, or why the run read coalesced
   bool retain_batches = false;
   std::string sample_check = "none";  // what each sample is checked for once read
   std::string file_open_mode = "per_sample";  // per_sample | per_file_visit | keep_open

@@ -128,6 +128,8 @@ Status TrainingRun::CreateResultsDir() {
 // The record's facts from the rank's setup.
 void TrainingRun::DescribeSetup() {
   rec_.io_threads_per_rank = setup_.io_threads;
+  rec_.access_pattern = setup_.access_pattern;
+  rec_.access_reason = setup_.access_reason;
   rec_.retain_batches = setup_.retain;
   if (setup_.file_table) rec_.file_open_mode = FileOpenModeName(setup_.file_table->mode());
   rec_.sample_check = setup_.table.check == SampleCheck::kTfRecordCrc     ? "tfrecord: length and payload CRC-32C"
@@ -202,6 +204,7 @@ TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, Accel
   TrainerOptions to;
   to.accelerators = opt_.accelerators;
   to.retain_batches = setup_.retain;
+  to.lanes_per_accelerator = setup_.lanes_per_accelerator;
   to.slot_reads = setup_.slot_reads.train;
   to.eval_slot_reads = setup_.slot_reads.eval;
   to.direct_align = cfg_.odirect ? setup_.engine_options.direct_align : 0;

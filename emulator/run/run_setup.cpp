@@ -214,7 +214,7 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
       return Status::InvalidArgument(cfg.source + ": image datasets hold one sample per file (dataset.num_samples_per_file=" +
                                      std::to_string(cfg.num_samples_per_file) + ")");
     }
-    s->table = SampleTable::Uniform(s->files.size(), 1, FileSamples{0, 0, kWholeFile, -1});
+    s->table = SampleTable::Uniform(s->files.size(), 1, FileSamples{0, 0, kWholeFile, -1, -1, 0, false, {}});
   } else {
     s->table = SampleTable(s->files.size(), cfg.num_samples_per_file);
     FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which, io, std::min<size_t>(s->io_threads, 16), &s->table));
@@ -323,6 +323,59 @@ Status OpenCuFileEngine(Setup* s) {
   return Status::Ok();
 }
 
+bool AskedFor(const WorkloadConfig& cfg, const std::string& key) {
+  return std::find(cfg.overridden_keys.begin(), cfg.overridden_keys.end(), key) != cfg.overridden_keys.end();
+}
+
+// feedrate.access_pattern: whether this run replays DLIO's reader calls (the DlioEngine), and if not, why.
+bool ChooseAccessPattern(const WorkloadConfig& cfg, FileOpenMode mode, Setup* s) {
+  const AccessKind kind = DlioAccessKind(cfg.format);
+  const char* why = cfg.access_pattern != "dlio"                      ? "feedrate.access_pattern: coalesced (the default)"
+                    : kind == AccessKind::kNone                         ? "no DLIO reader pattern is built for this format yet"
+                    : cfg.engine == EngineKind::kPosix                  ? "feedrate.engine posix (the DLIO pattern runs on io_uring)"
+                    : cfg.odirect                                       ? "O_DIRECT (DLIO's readers read buffered)"
+                    : mode == FileOpenMode::kStream                     ? "files streamed per visit (TensorFlow)"
+                    : s->staging.mode != AcceleratorMemory::kHost       ? "batches staged into accelerator memory"
+                    : s->retain || s->content != nullptr                ? "samples checked or retained need their bytes in one buffer"
+                    : s->table.check != SampleCheck::kNone && s->table.check != SampleCheck::kJpegSignature &&
+                            s->table.check != SampleCheck::kPngSignature
+                        ? "samples are checked or decoded on the I/O threads"
+                    : IsMemoryFileSystem(FileSystemType(cfg.data_folder)) && !AskedFor(cfg, "feedrate.access_pattern")
+                        ? "memory-backed storage (tmpfs): no request waits there, every read is a copy (an explicit "
+                          "feedrate.access_pattern=dlio replays DLIO's calls anyway)"
+                        : nullptr;
+  if (why != nullptr) {
+    s->access_pattern = "coalesced";
+    s->access_reason = why;
+    return false;
+  }
+  s->access_pattern = "dlio";
+  s->access_reason = std::string("each sample read as DLIO's ") + std::string(Name(kind)) + " reader reads it";
+  return true;
+}
+
+// The DlioEngine: one lane per DataLoader worker of each accelerator (read_threads; 1 when DLIO reads in the
+// main process), a few I/O threads (one per CPU) driving them all through io_uring.
+Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) {
+  const uint32_t workers = static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads));
+  s->planner = std::make_unique<TableReadPlanner>(DlioAccessKind(cfg.format), s->table, 64ULL << 20);
+  DlioEngineOptions d;
+  d.lanes = static_cast<uint32_t>(opt.accelerators) * workers;
+  d.lane_capacity = std::max<uint64_t>(1, cfg.loader_depth) * std::max<uint64_t>(1, cfg.batch_size) + 1;
+  d.chunk = std::max<uint64_t>(cfg.transfer_size, 1 << 20);
+  EngineOptions eo = s->engine_options;
+  eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);
+  FEEDRATE_ASSIGN_OR_RETURN(auto engine, DlioEngine::Create(*s->file_table, eo, d, *s->planner));
+  if (s->table.check == SampleCheck::kJpegSignature || s->table.check == SampleCheck::kPngSignature) {
+    s->table.check = SampleCheck::kNone;  // DLIO's reader calls land in a scratch buffer: nothing to check there
+  }
+  s->lanes_per_accelerator = workers;
+  s->engine.description = "dlio (" + engine->setup_description() + "): " + s->access_reason;
+  s->engine.engine = std::move(engine);
+  s->io_threads = eo.threads;
+  return Status::Ok();
+}
+
 // The file table, fault injection, I/O statistics and the engine (S3, cuFile, or MakeEngine's choice).
 Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
   EngineOptions& eo = s->engine_options;
@@ -358,6 +411,13 @@ Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& 
     return Status::Ok();
   }
   if (s->staging.gds) return OpenCuFileEngine(s);
+  if (ChooseAccessPattern(cfg, mode, s)) {
+    Status st = OpenDlioEngine(cfg, opt, s);
+    if (st.ok()) return st;
+    s->access_pattern = "coalesced";  // no io_uring here: the coalesced engines' own fallback follows
+    s->access_reason = "the DLIO pattern needs io_uring: " + st.ToString();
+    s->planner.reset();
+  }
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, MakeEngine(cfg.engine, *s->file_table, eo));
   s->engine = std::move(engine);
   if (s->staging.mode == AcceleratorMemory::kDevice) {

@@ -13,6 +13,7 @@
 #include "emulator/run/run_s3.h"
 #include "loader/config/workload_config.h"
 #include "loader/format/sample_table.h"
+#include "loader/format/dlio_planner.h"
 #include "loader/io/engine_factory.h"
 #include "loader/io/fault_injection.h"
 #include "loader/io/io_stats.h"
@@ -41,6 +42,12 @@ struct Setup {
   AcceleratorStaging staging;             // --accelerator-memory; declared before the engine, which reads into it
   EngineOptions engine_options;
   EngineChoice engine;
+  // feedrate.access_pattern: "dlio" when the DlioEngine replays DLIO's reader calls per sample with one lane per
+  // DataLoader worker, else "coalesced" (one read per extent), with why in access_reason.
+  std::string access_pattern = "coalesced";
+  std::string access_reason;
+  uint32_t lanes_per_accelerator = 0;         // DLIO's workers per accelerator (dlio pattern), 0 otherwise
+  std::unique_ptr<TableReadPlanner> planner;  // the dlio pattern's calls; outlives the engine
   uint64_t io_threads = 1;
   bool retain = false;  // batches land in per-slot memory (asked for, or needed by the sample check)
   SlotReads slot_reads;  // samples with bytes a batch holds at most: what a retained or staged slot has room for

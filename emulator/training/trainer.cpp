@@ -164,6 +164,8 @@ void Trainer::AcceleratorMain(uint64_t local) {
   PrefetcherPtr owned(new Prefetcher(engine_, table_, cfg_.batch_size, cfg_.loader_depth, opt_.retain_batches,
                                      opt_.direct_align, opt_.files, opt_.coalesce_bytes, opt_.slot_reads));
   Prefetcher& prefetcher = *owned;
+  const uint32_t lanes = opt_.lanes_per_accelerator;
+  if (lanes > 0) prefetcher.set_lanes(static_cast<uint32_t>(local) * lanes, lanes);
   prefetcher.set_check_time_counter(opt_.check_ns);
   prefetcher.set_residency_sampling(opt_.residency_every);
   prefetcher.set_content_check(opt_.content);
@@ -181,6 +183,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
     eval_prefetcher.reset(new Prefetcher(engine_, table_, cfg_.batch_size_eval, cfg_.loader_depth,
                                          opt_.retain_batches, opt_.direct_align, opt_.files, opt_.coalesce_bytes,
                                          opt_.eval_slot_reads));
+    if (lanes > 0) eval_prefetcher->set_lanes(static_cast<uint32_t>(local) * lanes, lanes);
     eval_prefetcher->set_check_time_counter(opt_.check_ns);
     eval_prefetcher->set_content_check(opt_.content);
     eval_prefetcher->set_completion_timeout(opt_.io_timeout_ns);

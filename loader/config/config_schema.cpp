@@ -140,6 +140,7 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"feedrate.engine", K::kUsed},
       {"feedrate.queue_depth", K::kUsed},
       {"feedrate.batches_in_flight", K::kUsed},
+      {"feedrate.access_pattern", K::kUsed},
       {"feedrate.verify_crc", K::kUsed},
       {"feedrate.coalesce_reads", K::kUsed},
       {"feedrate.decode", K::kUsed},

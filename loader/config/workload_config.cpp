@@ -377,6 +377,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadDouble("metric.au", &c->au, 0, 1);
 
   x.Read("feedrate.keep_files_open", &c->keep_files_open);
+  x.ReadChoice("feedrate.access_pattern", &c->access_pattern, {"dlio", "coalesced"});
   x.ReadEnum("feedrate.order", &c->order);
   x.ReadEnum("feedrate.engine", &c->engine);
   x.ReadU64("feedrate.queue_depth", &c->queue_depth, 0);

@@ -284,11 +284,23 @@ Result<FileSamples> IndexTrainingFile(const std::string& path, const IndexOption
     if (!found) return Status::Corruption(path + ": npz has no 'x' array (DLIO's npz reader reads f['x'])");
     e.first_offset = array.member->data_offset;
     e.length = array.member->compressed_size;
+    // What np.load's calls follow (access_pattern.h): the stored member and the central directory after the last
+    // member (where numpy's and Feedrate's writers put it).
+    e.layout.size = src.size();
+    e.layout.member_offset = array.member->local_header_offset;
+    e.layout.member_data = array.member->data_offset;
+    e.layout.member_size = array.member->compressed_size;
+    e.layout.npy_header = array.header.data_offset;
+    for (const auto& a : arrays) {
+      if (a.member) e.layout.dir_offset = std::max(e.layout.dir_offset, a.member->data_offset + a.member->compressed_size);
+    }
   } else if (format == DataFormat::kNpy) {
     FEEDRATE_ASSIGN_OR_RETURN(auto a, ReadNpyFile(src));
     array = std::move(a);
     e.first_offset = 0;
     e.length = array.header.data_offset + array.header.nbytes;
+    e.layout.size = src.size();
+    e.layout.npy_header = array.header.data_offset;
   } else {
     return Status::Unsupported(path + ": format '" + Name(format) + "' is not supported for training reads yet");
   }

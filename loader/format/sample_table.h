@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "loader/format/access_pattern.h"
 #include "loader/format/hdf5_chunk_codec.h"
 #include "loader/format/parquet_decode.h"
 #include "loader/io/io_engine.h"
@@ -36,6 +37,7 @@ struct FileSamples {
   int64_t groups_begin = -1;  // >= 0: Parquet: the file's row groups from here in SampleTable's group list
   uint32_t groups = 0;
   bool whole_groups = false;  // a row group's first row reads its whole span, its other rows nothing
+  FileLayout layout{};        // npz/npy: what DLIO's reader's calls depend on (access_pattern.h)
 };
 
 // A Parquet row group as its rows read it: rows [first_row, first_row + rows) of the file (rows > 0) and the span
@@ -63,7 +65,7 @@ class SampleTable {
   void SetFile(uint32_t file, const FileSamples& fs) { files_[file] = fs; }
   // `extents` holds the file's samples_per_file extents (their .file is set here).
   void SetListed(uint32_t file, const std::vector<SampleExtent>& extents) {
-    files_[file] = FileSamples{0, 0, 0, static_cast<int64_t>(listed_.size())};
+    files_[file] = FileSamples{0, 0, 0, static_cast<int64_t>(listed_.size()), -1, 0, false, {}};
     for (SampleExtent e : extents) {
       e.file = file;
       listed_.push_back(e);
@@ -119,6 +121,8 @@ class SampleTable {
     return it != g.end() && it->span_offset == offset ? &*it : nullptr;
   }
 
+  // File `f`'s layout facts (npz/npy; zeros for other formats and uniform tables).
+  const FileLayout& LayoutOf(uint32_t f) const { return files_.empty() ? uniform_.layout : files_[f].layout; }
   SampleExtent At(uint64_t sample) const {
     const uint64_t f = sample / spf_, k = sample % spf_;
     const FileSamples& fs = files_.empty() ? uniform_ : files_[f];

@@ -63,6 +63,13 @@ struct ReadRequest {
   CompletionTarget* target = nullptr;
   uint64_t tag = 0;
   bool probe_residency = false;       // the engine calls target->BeforeRead first (a sampled residency probe)
+  uint32_t lane = 0;                  // DlioEngine: the DataLoader worker (of one accelerator) that reads it
+};
+
+// One read(2) of DLIO's access pattern: `length` bytes asked at `offset` (fewer may come back at end of file).
+struct AccessRead {
+  uint64_t offset = 0;
+  uint64_t length = 0;
 };
 
 // How reads get file descriptors.

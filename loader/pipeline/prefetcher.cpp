@@ -100,6 +100,7 @@ void Prefetcher::SubmitBatch(uint64_t step) {
   for (uint64_t i = 0; i < batch_;) {
     ReadRequest& r = requests_[queued++];
     r = ReadRequest{};
+    r.lane = lane_first_ + static_cast<uint32_t>(step % lane_count_);  // PyTorch: batch k goes to worker k % workers
     r.extent = table_.At(ids[i]);
     uint64_t n = 1;
     for (; i + n < batch_ && coalesce_bytes_ > 0 && r.extent.length != kWholeFile; ++n) {

@@ -96,6 +96,12 @@ class Prefetcher final : public CompletionTarget {
     probe_method_ = method;
     probe_ = probe;
   }
+  // DLIO's DataLoader workers (DlioEngine): batch `step` of each epoch is read by lane first + step % count, as
+  // PyTorch's DataLoader hands batch k to worker k % read_threads. Call before StartEpoch; default: lane 0 alone.
+  void set_lanes(uint32_t first, uint32_t count) {
+    lane_first_ = first;
+    lane_count_ = count == 0 ? 1 : count;
+  }
   // Content verification on the I/O threads as samples complete (nullptr: off); needs samples in one buffer,
   // like the sample checks.
   void set_content_check(ContentCheck* check) { content_ = check; }
@@ -171,7 +177,8 @@ class Prefetcher final : public CompletionTarget {
   bool copies_ = false;        // staging_ copies each batch: pending holds one more count, the copy's
   std::atomic<uint64_t>* check_ns_ = nullptr;
   ContentCheck* content_ = nullptr;
-  uint64_t epoch_salt_ = 0;  // varies the verified window's position between epochs
+  uint64_t epoch_salt_ = 0;
+  uint32_t lane_first_ = 0, lane_count_ = 1;  // varies the verified window's position between epochs
   int64_t completion_timeout_ns_ = 0;
   bool lost_ = false;
   uint64_t probe_every_ = 0;

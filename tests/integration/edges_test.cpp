@@ -160,7 +160,9 @@ TEST(Edges, AFullResultsDiskLeavesNoSuccessShapedSummary) {
   ::umount(e.results().c_str());
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("No space left"), std::string::npos) << r.output;
-  if (!s.is_null()) EXPECT_NE(s["feedrate"]["status"], "success") << s.dump(2).substr(0, 400);
+  if (!s.is_null()) {
+    EXPECT_NE(s["feedrate"]["status"], "success") << s.dump(2).substr(0, 400);
+  }
 }
 
 }  // namespace

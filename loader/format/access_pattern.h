@@ -1,0 +1,46 @@
+// DLIO's per-sample access pattern as data: the read(2) calls each DLIO reader makes for one sample (after its open
+// and fstat, before its close), derived from the readers' Python stacks and checked against strace of DLIO
+// e1919d7 (docs/dlio-compatibility.md, "Requests per sample"). The engines replay them (feedrate.access_pattern).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "loader/io/io_engine.h"
+#include "loader/util/choices.h"
+
+namespace feedrate {
+
+// Which reader's calls a file's samples follow.
+enum class AccessKind : uint8_t {
+  kNone,   // no DLIO pattern (the engine reads the extent as coalesced transfers)
+  kNpz,    // np.load(f, allow_pickle=True)['x']: CPython's BufferedReader + zipfile + numpy.lib.format
+  kNpy,    // np.load(f): numpy reads the header through the buffer, then the array with one readinto
+  kHdf5,   // h5py.File(f, 'r')['records'][i]: superblock and object-header reads, then the row
+  kJpeg,   // np.asarray(PIL.Image.open(f)): one buffer fill, then 64 KiB reads to end of file
+};
+std::string_view Name(AccessKind k);
+
+// The facts of one file the calls depend on, learnt when the file is indexed at setup.
+struct FileLayout {
+  uint64_t size = 0;           // the file's size
+  uint64_t dir_offset = 0;     // npz: the zip central directory
+  uint64_t member_offset = 0;  // npz: the x.npy member's local header
+  uint64_t member_data = 0;    // npz: the member's first byte (its .npy stream)
+  uint64_t member_size = 0;    // npz: the member's stored size
+  uint64_t npy_header = 0;     // npz/npy: bytes of the .npy header (magic + length + dict), where the array starts
+};
+
+// Appends to `out` (cleared first) the reads DLIO's reader of `kind` makes for sample extent `e` of a file with
+// `layout`, in order, one after another; `block` is the file's st_blksize (Python's buffer size; 8192 when the file
+// system says 0 or 1). Appends nothing for kNone. Reserve MaxDlioReads first and nothing is allocated.
+void PlanDlioReads(AccessKind kind, const FileLayout& layout, const SampleExtent& e, uint64_t block,
+                   std::vector<AccessRead>* out);
+// The most reads PlanDlioReads appends for a sample of at most `max_bytes` (and a file of at most `max_file`).
+uint64_t MaxDlioReads(AccessKind kind, uint64_t max_bytes, uint64_t max_file, uint64_t block);
+
+// The pattern Feedrate replays for a format: kNone where none is built (TFRecord, indexed_binary, Parquet, PNG).
+AccessKind DlioAccessKind(DataFormat format);
+
+}  // namespace feedrate

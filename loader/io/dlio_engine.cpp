@@ -1,0 +1,403 @@
+// DlioEngine: lanes of sequential per-sample call chains (openat, statx, reads, close) over io_uring.
+#include "loader/io/dlio_engine.h"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "loader/io/aligned_buffer.h"
+#include "loader/io/uring_setup.h"
+#include "loader/util/thread_policy.h"
+
+namespace feedrate {
+namespace {
+
+constexpr uint32_t kMaxPieces = 8;  // pieces of one large read in flight at once
+
+enum Phase : uint8_t { kOpen, kStat, kRead, kClose };
+
+}  // namespace
+
+// One DataLoader worker: its queued requests (a ring) and the sample it is reading.
+struct Lane {
+  std::unique_ptr<ReadRequest[]> queue;
+  uint64_t head = 0, count = 0, capacity = 0;
+  bool active = false;
+  ReadRequest req;
+  Phase phase = kOpen;
+  int fd = -1;
+  bool own_fd = false;  // opened here (per sample), so closed here
+  struct statx stx {};
+  std::vector<AccessRead> plan;
+  size_t op = 0;                   // the planned read in progress
+  uint64_t piece_next = 0;         // its next piece's offset
+  uint64_t op_got = 0;             // bytes it returned so far
+  uint32_t pieces_inflight = 0;
+  uint64_t piece_off[8] = {};       // each piece slot's offset and length in flight (tag's low byte: the slot)
+  uint64_t piece_len[8] = {};
+  uint8_t piece_used = 0;           // slots in use (bit per slot)
+  bool op_short = false;           // a piece came back short: end of file
+  uint64_t bytes = 0;              // what the planned reads returned (headers and re-reads included)
+  int64_t start_ns = 0;
+  Status error;
+};
+
+struct DlioEngine::Worker {
+  DlioEngine* engine = nullptr;
+  size_t index = 0;
+  io_uring ring {};
+  bool ring_ready = false;
+  AlignedBuffer scratch;
+  std::vector<Lane> lanes;  // this thread's lanes: global lane = local * threads + index
+  std::unique_ptr<RequestQueue> requests;
+  uint64_t inflight = 0;    // SQEs submitted and not completed
+  uint64_t active = 0;      // lanes with a sample in progress
+  std::atomic<uint64_t> device_bytes{0}, requeued{0};
+  Status setup_status;
+  std::string setup_description;
+
+  ~Worker() {
+    if (ring_ready) io_uring_queue_exit(&ring);
+  }
+
+  Status Setup(size_t local_lanes) {
+    const DlioEngineOptions& d = engine->dlio_;
+    if (const char* e = std::getenv("FEEDRATE_TEST_URING_SETUP_ERRNO")) {  // the engines' test hook: setup fails
+      return Status::Errno("io_uring_queue_init failed (injected)", std::atoi(e));
+    }
+    // One call of each lane in flight, plus the pieces of large reads: a ring of twice the lanes (min 64).
+    const unsigned entries = static_cast<unsigned>(std::clamp<uint64_t>(2 * local_lanes * 2, 64, 32768));
+    FEEDRATE_ASSIGN_OR_RETURN(setup_description, InitRingWithLadder(ring, entries));
+    ring_ready = true;
+    // Blocking file operations (a FUSE or NFS open or read) run on io-wq's bounded workers, which the kernel caps at
+    // min(SQ entries, 4 x CPUs) per ring: 16 in flight on a 2-core client. One per lane (and its read's pieces)
+    // keeps every lane's request in flight; those kernel workers sleep while they wait.
+    unsigned workers[2] = {static_cast<unsigned>(std::min<uint64_t>(local_lanes * kMaxPieces, 65536)), 0};
+    if (io_uring_register_iowq_max_workers(&ring, workers) == 0) {
+      setup_description += ", io-wq bounded workers up to " + std::to_string(local_lanes * kMaxPieces);
+    }
+    scratch = AlignedBuffer(d.chunk, AlignedBuffer::kAlignment);
+    lanes.resize(local_lanes);
+    for (Lane& l : lanes) {
+      l.capacity = std::max<uint64_t>(1, d.lane_capacity);
+      l.queue = std::make_unique<ReadRequest[]>(l.capacity);
+      l.plan.reserve(engine->planner_.MaxReads() + 8);
+    }
+    requests = std::make_unique<RequestQueue>(engine->options_.queue_capacity);
+    return Status::Ok();
+  }
+
+  io_uring_sqe* Sqe() {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+    while (sqe == nullptr) {  // the submission queue is full: hand it to the kernel and take another entry
+      io_uring_submit(&ring);
+      sqe = io_uring_get_sqe(&ring);
+    }
+    ++inflight;
+    return sqe;
+  }
+  static uint64_t Tag(size_t lane, uint64_t extra = 0) { return static_cast<uint64_t>(lane) << 8 | extra; }
+
+  // A queued request becomes the lane's sample: its open (or, for a table descriptor, its statx).
+  void Start(size_t li) {
+    Lane& l = lanes[li];
+    l.req = l.queue[l.head];
+    l.head = (l.head + 1) % l.capacity;
+    --l.count;
+    l.active = true;
+    ++active;
+    l.bytes = 0;
+    l.error = Status::Ok();
+    l.plan.clear();
+    l.op = 0;
+    if (engine->options_.stats != nullptr) l.start_ns = NowNs();
+    const FileTable& files = engine->files_;
+    if (int fd = files.open_fd(l.req.extent.file); fd >= 0) {
+      l.fd = fd;
+      l.own_fd = false;
+      return Stat(li);
+    }
+    l.phase = kOpen;
+    l.own_fd = true;
+    io_uring_sqe* sqe = Sqe();
+    io_uring_prep_openat(sqe, AT_FDCWD, files.path(l.req.extent.file), O_RDONLY | O_CLOEXEC | files.open_flags(), 0);
+    io_uring_sqe_set_data64(sqe, Tag(li));
+  }
+
+  // fstat after the open, as Python's open() does: the size and block size the reader's calls follow.
+  void Stat(size_t li) {
+    Lane& l = lanes[li];
+    if (l.req.probe_residency) l.req.target->BeforeRead(l.req, l.fd);
+    l.phase = kStat;
+    io_uring_sqe* sqe = Sqe();
+    io_uring_prep_statx(sqe, l.fd, "", AT_EMPTY_PATH, STATX_SIZE | STATX_BLOCKS, &l.stx);
+    io_uring_sqe_set_data64(sqe, Tag(li));
+  }
+
+  // The planned read `op` begins: its first piece at its offset.
+  static void BeginRead(Lane& l) {
+    l.piece_next = l.op < l.plan.size() ? l.plan[l.op].offset : 0;
+    l.op_got = 0;
+    l.op_short = false;
+  }
+
+  // The planned reads, one after another; a read larger than the scratch buffer goes as pieces, up to 8 at once.
+  void NextRead(size_t li) {
+    Lane& l = lanes[li];
+    l.phase = kRead;
+    if (l.op >= l.plan.size()) return Close(li);
+    const AccessRead& a = l.plan[l.op];
+    const uint64_t end = a.offset + a.length;
+    while (l.piece_next < end && !l.op_short && l.pieces_inflight < kMaxPieces) {
+      const uint64_t len = std::min<uint64_t>(end - l.piece_next, scratch.size());
+      uint32_t slot = 0;
+      while (l.piece_used & (1u << slot)) ++slot;
+      l.piece_used = static_cast<uint8_t>(l.piece_used | (1u << slot));
+      l.piece_off[slot] = l.piece_next;
+      l.piece_len[slot] = len;
+      PrepPiece(li, slot);
+      l.pieces_inflight++;
+      l.piece_next += len;
+    }
+  }
+
+  void PrepPiece(size_t li, uint32_t slot) {
+    Lane& l = lanes[li];
+    io_uring_sqe* sqe = Sqe();
+    io_uring_prep_read(sqe, l.fd, scratch.data(), static_cast<unsigned>(l.piece_len[slot]), l.piece_off[slot]);
+    io_uring_sqe_set_data64(sqe, Tag(li, slot));
+  }
+
+  void Close(size_t li) {
+    Lane& l = lanes[li];
+    if (!l.own_fd || l.fd < 0) return Finish(li);
+    l.phase = kClose;
+    io_uring_sqe* sqe = Sqe();
+    io_uring_prep_close(sqe, l.fd);
+    io_uring_sqe_set_data64(sqe, Tag(li));
+  }
+
+  void Finish(size_t li) {
+    Lane& l = lanes[li];
+    l.fd = -1;
+    l.active = false;
+    --active;
+    if (IoStats* stats = engine->options_.stats; stats != nullptr && l.error.ok()) stats->Record(index, l.bytes, NowNs() - l.start_ns);
+    const ReadRequest req = l.req;
+    // The sample's bytes, every one of which the planned reads covered (a whole file: its size); the reads' headers
+    // and re-reads count in device_bytes, not as sample bytes.
+    const uint64_t sample = req.extent.length == kWholeFile ? l.stx.stx_size : req.extent.length;
+    req.target->OnComplete(req.tag, l.error.ok() ? sample : 0, l.error, nullptr);
+    if (l.count > 0) Start(li);
+  }
+
+  const char* PathOf(const Lane& l) const { return engine->files_.path(l.req.extent.file); }
+
+  void OnOpen(size_t li, int res) {
+    Lane& l = lanes[li];
+    if (res < 0) {
+      l.error = Status::Errno("cannot open " + std::string(PathOf(l)), -res);
+      l.fd = -1;
+      return Finish(li);
+    }
+    l.fd = res;
+    Stat(li);
+  }
+
+  void OnStat(size_t li, int res) {
+    Lane& l = lanes[li];
+    if (res < 0) {
+      l.error = Status::Errno(std::string(PathOf(l)) + ": fstat failed", -res);
+      return Close(li);
+    }
+    const uint64_t size = l.stx.stx_size;
+    const SampleExtent& e = l.req.extent;
+    if (e.length != kWholeFile && e.offset + e.length > size) {
+      l.error = Status::Corruption(std::string(PathOf(l)) + ": file is truncated: sample extent ends at offset " +
+                                   std::to_string(e.offset + e.length) + " but data ends at offset " + std::to_string(size));
+      return Close(li);
+    }
+    engine->planner_.Plan(l.req, size, l.stx.stx_blksize, &l.plan);
+    l.op = 0;
+    l.pieces_inflight = 0;
+    l.piece_used = 0;
+    BeginRead(l);
+    NextRead(li);
+  }
+
+  void OnRead(size_t li, uint32_t slot, int cqe_res) {
+    Lane& l = lanes[li];
+    const AccessRead& a = l.plan[l.op];
+    FaultInjector* faults = engine->options_.faults;
+    const uint64_t off = l.piece_off[slot], len = l.piece_len[slot];
+    const int64_t res = faults == nullptr ? cqe_res : faults->OnRead(l.req.extent.file, off, len, cqe_res);
+    const uint64_t size = l.stx.stx_size;
+    if (res == -EAGAIN || res == -EINTR || (res > 0 && static_cast<uint64_t>(res) < len && off + res < size)) {
+      // Retried from where it stopped, as the Python reader's loop would: EAGAIN, EINTR or a short read before EOF.
+      requeued.fetch_add(1, std::memory_order_relaxed);
+      if (res > 0) {
+        l.op_got += static_cast<uint64_t>(res);
+        l.bytes += static_cast<uint64_t>(res);
+        device_bytes.fetch_add(static_cast<uint64_t>(res), std::memory_order_relaxed);
+        l.piece_off[slot] += static_cast<uint64_t>(res);
+        l.piece_len[slot] -= static_cast<uint64_t>(res);
+      }
+      return PrepPiece(li, slot);
+    }
+    --l.pieces_inflight;
+    l.piece_used = static_cast<uint8_t>(l.piece_used & ~(1u << slot));
+    if (res < 0) {
+      if (l.error.ok()) {
+        l.error = Status::Errno(std::string(PathOf(l)) + ": read failed at offset " + std::to_string(off), static_cast<int>(-res));
+      }
+    } else {
+      l.op_got += static_cast<uint64_t>(res);
+      l.bytes += static_cast<uint64_t>(res);
+      device_bytes.fetch_add(static_cast<uint64_t>(res), std::memory_order_relaxed);
+      if (static_cast<uint64_t>(res) < len) l.op_short = true;  // end of file, as the reader meets it
+    }
+    if (l.pieces_inflight > 0) return;
+    if (l.error.ok() && l.piece_next < a.offset + a.length && !l.op_short) return NextRead(li);  // more pieces
+    // A read that ends short of what the file held at its statx: the file shrank under the run.
+    const uint64_t expect = a.offset >= size ? 0 : std::min(a.length, size - a.offset);
+    if (l.error.ok() && l.op_got < expect) {
+      l.error = Status::Corruption(std::string(PathOf(l)) + ": file is truncated: a read at offset " +
+                                   std::to_string(a.offset) + " of " + std::to_string(expect) + " bytes returned " +
+                                   std::to_string(l.op_got));
+    }
+    if (!l.error.ok()) return Close(li);
+    ++l.op;
+    BeginRead(l);
+    NextRead(li);
+  }
+
+  void OnCqe(uint64_t tag, int res) {
+    const size_t li = static_cast<size_t>(tag >> 8);
+    --inflight;
+    switch (lanes[li].phase) {
+      case kOpen: return OnOpen(li, res);
+      case kStat: return OnStat(li, res);
+      case kRead: return OnRead(li, static_cast<uint32_t>(tag & 0xff), res);
+      case kClose:
+        if (res < 0 && lanes[li].error.ok()) lanes[li].error = Status::Errno(std::string(PathOf(lanes[li])) + ": close failed", -res);
+        return Finish(li);
+    }
+  }
+
+  // A request to its lane: started at once when the lane is idle.
+  void Admit(const ReadRequest& r) {
+    const size_t li = r.lane / engine->workers_.size();
+    Lane& l = lanes[li];
+    l.queue[(l.head + l.count) % l.capacity] = r;
+    ++l.count;
+    if (!l.active) Start(li);
+  }
+
+  void Run() {
+    for (;;) {
+      ReadRequest r;
+      if (inflight == 0 && active == 0) {
+        if (!requests->Pop(&r)) return;  // idle: block; false when stopping
+        Admit(r);
+      }
+      while (requests->TryPop(&r)) Admit(r);
+      if (inflight == 0) continue;
+      const int ret = io_uring_submit_and_wait(&ring, 1);
+      if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+        std::fprintf(stderr, "feedrate: error: io_uring_submit_and_wait failed: %s\n", std::strerror(-ret));
+        std::abort();  // the ring is unusable and requests in flight can never complete
+      }
+      io_uring_cqe* cqe;
+      unsigned head, seen = 0;
+      io_uring_for_each_cqe(&ring, head, cqe) {
+        const uint64_t tag = io_uring_cqe_get_data64(cqe);
+        const int res = cqe->res;
+        io_uring_cq_advance(&ring, 1);  // before OnCqe, which may queue more
+        ++seen;
+        OnCqe(tag, res);
+      }
+      (void)seen;
+    }
+  }
+};
+
+DlioEngine::DlioEngine(const FileTable& files, const EngineOptions& options, const DlioEngineOptions& dlio,
+                       const ReadPlanner& planner)
+    : files_(files), options_(options), dlio_(dlio), planner_(planner) {}
+
+Result<std::unique_ptr<DlioEngine>> DlioEngine::Create(const FileTable& files, const EngineOptions& options,
+                                                       const DlioEngineOptions& dlio, const ReadPlanner& planner) {
+  std::unique_ptr<DlioEngine> e(new DlioEngine(files, options, dlio, planner));
+  const size_t threads = std::clamp<size_t>(options.threads, 1, std::max<uint32_t>(1, dlio.lanes));
+  e->dlio_.lanes = std::max<uint32_t>(1, dlio.lanes);
+  e->setup_done_ = std::make_unique<std::latch>(static_cast<std::ptrdiff_t>(threads));
+  for (size_t i = 0; i < threads; ++i) {
+    e->workers_.push_back(std::make_unique<Worker>());
+    e->workers_.back()->engine = e.get();
+    e->workers_.back()->index = i;
+  }
+  for (size_t i = 0; i < threads; ++i) {
+    const size_t local = (e->dlio_.lanes + threads - 1 - i) / threads;  // lanes i, i + threads, ...
+    e->threads_.emplace_back([eng = e.get(), w = e->workers_[i].get(), local] {
+      ApplyIoThreadPolicy(eng->options_.thread_policy);
+      w->setup_status = w->Setup(local);
+      const bool ok = w->setup_status.ok();
+      eng->setup_done_->count_down();
+      if (!ok) return;
+      eng->gate_.wait(0);
+      if (eng->gate_.load() == 1) w->Run();
+    });
+  }
+  e->setup_done_->wait();
+  Status failure;
+  for (const auto& w : e->workers_) {
+    if (!w->setup_status.ok() && failure.ok()) failure = w->setup_status;
+  }
+  e->setup_ = std::to_string(threads) + " I/O threads, " + std::to_string(e->dlio_.lanes) + " lanes; " +
+              e->workers_.front()->setup_description;
+  e->gate_.store(failure.ok() ? 1 : 2);
+  e->gate_.notify_all();
+  if (!failure.ok()) {
+    for (auto& t : e->threads_) t.join();
+    e->threads_.clear();
+    return failure;
+  }
+  return e;
+}
+
+DlioEngine::~DlioEngine() {
+  for (auto& w : workers_) {
+    if (w->requests) w->requests->Stop(1);
+  }
+  for (auto& t : threads_) t.join();
+}
+
+void DlioEngine::Submit(std::span<const ReadRequest> requests) {
+  const size_t n = workers_.size();
+  size_t begin = 0;
+  while (begin < requests.size()) {  // runs of one thread's lanes go with one wake-up (a batch is one lane)
+    const size_t w = requests[begin].lane % n;
+    size_t end = begin + 1;
+    while (end < requests.size() && requests[end].lane % n == w) ++end;
+    workers_[w]->requests->Push(requests.subspan(begin, end - begin));
+    begin = end;
+  }
+}
+
+uint64_t DlioEngine::buffer_bytes() const { return static_cast<uint64_t>(workers_.size()) * dlio_.chunk; }
+
+EngineCounters DlioEngine::counters() const {
+  EngineCounters c;
+  for (const auto& w : workers_) {
+    c.device_bytes += w->device_bytes.load(std::memory_order_relaxed);
+    c.requeued += w->requeued.load(std::memory_order_relaxed);
+  }
+  return c;
+}
+
+}  // namespace feedrate

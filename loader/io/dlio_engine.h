@@ -1,0 +1,67 @@
+// DlioEngine: reads each sample as DLIO's reader does, with DLIO's concurrency. Every request belongs to a lane (one
+// DataLoader worker of one accelerator); a lane reads its requests one after another, each as its reader's calls:
+// openat, statx, the planned read(2)s in order, close. All of them go through io_uring, so a waiting request holds
+// no thread: a few I/O threads keep every lane's request in flight (256 accelerators x 4 workers = 1,024).
+#pragma once
+
+#include <latch>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "loader/io/io_engine.h"
+#include "loader/io/request_queue.h"
+
+namespace feedrate {
+
+// What the engine asks per sample, on an I/O thread, once the file is open and its size and block size are known:
+// the read(2) calls, in order (loader/format/access_pattern.h plans them). Must be thread-safe and allocation-free
+// with `out` reserved to MaxReads().
+class ReadPlanner {
+ public:
+  virtual void Plan(const ReadRequest& r, uint64_t file_size, uint64_t block, std::vector<AccessRead>* out) const = 0;
+  virtual uint64_t MaxReads() const = 0;
+
+ protected:
+  ~ReadPlanner() = default;
+};
+
+struct DlioEngineOptions {
+  uint32_t lanes = 1;           // read_threads x accelerators on this rank; ReadRequest::lane < lanes
+  uint64_t lane_capacity = 64;  // requests one lane may have queued (its batches in flight x batch)
+  uint64_t chunk = 1 << 20;     // a planned read larger than this goes as pieces of it, up to 8 at once
+};
+
+// REQUIRES: `files`, `planner` and the options' faults and stats outlive the engine; FileTable modes kPerSample
+// (open and close per sample) or kOnce (the table's descriptors); buffered reads only (no O_DIRECT: DLIO's readers
+// do not use it). The bytes land in a scratch buffer per I/O thread: completions carry data == nullptr, so it
+// serves runs whose samples are neither checked nor retained.
+class DlioEngine final : public IoEngine {
+ public:
+  static Result<std::unique_ptr<DlioEngine>> Create(const FileTable& files, const EngineOptions& options,
+                                                    const DlioEngineOptions& dlio, const ReadPlanner& planner);
+  ~DlioEngine() override;
+  const char* name() const override { return "dlio"; }
+  // Requests go to their lane's I/O thread; a lane's requests are read in the order submitted.
+  void Submit(std::span<const ReadRequest> requests) override;
+  uint64_t buffer_bytes() const override;
+  EngineCounters counters() const override;
+  const std::string& setup_description() const { return setup_; }
+
+ private:
+  struct Worker;
+  DlioEngine(const FileTable& files, const EngineOptions& options, const DlioEngineOptions& dlio, const ReadPlanner& planner);
+
+  const FileTable& files_;
+  EngineOptions options_;
+  DlioEngineOptions dlio_;
+  const ReadPlanner& planner_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::thread> threads_;
+  std::unique_ptr<std::latch> setup_done_;
+  std::atomic<int> gate_{0};  // 1: run, 2: a ring failed to set up, stop
+  std::string setup_;
+};
+
+}  // namespace feedrate
