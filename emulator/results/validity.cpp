@@ -64,7 +64,7 @@ Validity CheckTrainingRun(const WorkloadConfig& cfg, const RunFacts& f) {
   }
   for (const auto& key : cfg.overridden_keys) {
     if (kClosedKeys.count(key) != 0 || kHowKeys.count(key) != 0) continue;
-    if (key == "feedrate.access_pattern") continue;  // how the bytes are asked for; DLIO's own calls or the default
+    if (key == "feedrate.access_pattern" && cfg.access_pattern == "dlio") continue;  // DLIO's own calls
     if (kOpenKeys.count(key) != 0) {
       v.Demote("OPEN", "override of " + key + " (allowed in OPEN only)");
     } else if (key.starts_with("feedrate.")) {

@@ -132,18 +132,19 @@ void TrainingRun::DescribeSetup() {
   rec_.access_reason = setup_.access_reason;
   rec_.retain_batches = setup_.retain;
   if (setup_.file_table) rec_.file_open_mode = FileOpenModeName(setup_.file_table->mode());
-  rec_.sample_check = setup_.table.check == SampleCheck::kTfRecordCrc     ? "tfrecord: length and payload CRC-32C"
-                     : setup_.table.check == SampleCheck::kTfRecordFrame ? "tfrecord: length field and its CRC (feedrate.verify_crc off)"
-                     : setup_.table.check == SampleCheck::kHdf5Decode
+  const SampleCheck check = setup_.head_check != SampleCheck::kNone ? setup_.head_check : setup_.table.check;
+  rec_.sample_check = check == SampleCheck::kTfRecordCrc     ? "tfrecord: length and payload CRC-32C"
+                     : check == SampleCheck::kTfRecordFrame ? "tfrecord: length field and its CRC (feedrate.verify_crc off)"
+                     : check == SampleCheck::kHdf5Decode
                          ? "hdf5: filtered chunks read raw through the I/O engine, each whole chunk per sample, decoded on the "
                            "I/O threads (" + setup_.table.codecs().front().description + ")"
-                     : setup_.table.check == SampleCheck::kParquetPages
+                     : check == SampleCheck::kParquetPages
                          ? "parquet: each row group's span read whole by its first row; the selected column chunks' page headers walked on the I/O threads"
-                     : setup_.table.check == SampleCheck::kParquetDecode
+                     : check == SampleCheck::kParquetDecode
                          ? "parquet: each row group's span read whole by its first row; every page of the selected column chunks decompressed and its levels and values decoded on the I/O threads, as pyarrow's read_row_group"
-                     : setup_.table.check == SampleCheck::kImageDecode
+                     : check == SampleCheck::kImageDecode
                          ? "image: every sample decoded to pixels on the I/O threads (libjpeg-turbo / libpng), as DLIO's PIL reader does"
-                     : setup_.table.check == SampleCheck::kJpegSignature || setup_.table.check == SampleCheck::kPngSignature
+                     : check == SampleCheck::kJpegSignature || check == SampleCheck::kPngSignature
                          ? "image: whole files, not opened at setup; each file's signature checked once read"
                          : "none";
   rec_.dataset_bytes = setup_.dataset_bytes;

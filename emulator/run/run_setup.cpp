@@ -330,9 +330,9 @@ bool AskedFor(const WorkloadConfig& cfg, const std::string& key) {
 // feedrate.access_pattern: whether this run replays DLIO's reader calls (the DlioEngine), and if not, why.
 bool ChooseAccessPattern(const WorkloadConfig& cfg, FileOpenMode mode, Setup* s) {
   const AccessKind kind = DlioAccessKind(cfg.format);
-  const char* why = cfg.access_pattern != "dlio"                      ? "feedrate.access_pattern: coalesced (the default)"
+  const char* why = cfg.access_pattern != "dlio"                      ? "feedrate.access_pattern: coalesced"
                     : kind == AccessKind::kNone                         ? "no DLIO reader pattern is built for this format yet"
-                    : cfg.engine == EngineKind::kPosix                  ? "feedrate.engine posix (the DLIO pattern runs on io_uring)"
+                    : cfg.engine != EngineKind::kAuto                   ? "an explicit feedrate.engine (posix, uring) reads coalesced extents; auto replays DLIO's calls"
                     : cfg.odirect                                       ? "O_DIRECT (DLIO's readers read buffered)"
                     : mode == FileOpenMode::kStream                     ? "files streamed per visit (TensorFlow)"
                     : s->staging.mode != AcceleratorMemory::kHost       ? "batches staged into accelerator memory"
@@ -367,7 +367,8 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, DlioEngine::Create(*s->file_table, eo, d, *s->planner));
   if (s->table.check == SampleCheck::kJpegSignature || s->table.check == SampleCheck::kPngSignature) {
-    s->table.check = SampleCheck::kNone;  // DLIO's reader calls land in a scratch buffer: nothing to check there
+    s->head_check = s->table.check;  // the engine checks each file's first read (TableReadPlanner::CheckHead) ...
+    s->table.check = SampleCheck::kNone;  // ... the prefetcher, which gets no bytes, checks nothing
   }
   s->lanes_per_accelerator = workers;
   s->engine.description = "dlio (" + engine->setup_description() + "): " + s->access_reason;

@@ -48,6 +48,7 @@ struct Setup {
   std::string access_reason;
   uint32_t lanes_per_accelerator = 0;         // DLIO's workers per accelerator (dlio pattern), 0 otherwise
   std::unique_ptr<TableReadPlanner> planner;  // the dlio pattern's calls; outlives the engine
+  SampleCheck head_check = SampleCheck::kNone;  // a signature check the DlioEngine makes on each file's first read
   uint64_t io_threads = 1;
   bool retain = false;  // batches land in per-slot memory (asked for, or needed by the sample check)
   SlotReads slot_reads;  // samples with bytes a batch holds at most: what a retained or staged slot has room for

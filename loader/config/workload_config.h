@@ -133,9 +133,9 @@ struct WorkloadConfig {
 
   // feedrate extensions (section "feedrate:")
   // feedrate.access_pattern: "dlio" replays each sample's DLIO reader calls (open, fstat, its reads in order, close)
-  // with one lane per DataLoader worker (docs/dlio-compatibility.md); "coalesced" (the default until the suite's
-  // coalesced-read assumptions are moved over) reads each extent in reader.transfer_size reads.
-  std::string access_pattern = "coalesced";
+  // with one lane per DataLoader worker (docs/dlio-compatibility.md); "coalesced" reads each extent in
+  // reader.transfer_size reads, the storage's best case (OPEN).
+  std::string access_pattern = "dlio";
   bool keep_files_open = false;        // default: open/close per sample, like DLIO's on_demand reader
   SampleOrder order = SampleOrder::kDlio;  // DLIO v2.0 order, or a seeded per-epoch shuffle
   EngineKind engine = EngineKind::kAuto;   // io_uring, else POSIX; uring; posix

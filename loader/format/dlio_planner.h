@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "loader/format/access_pattern.h"
+#include "loader/format/image_decode.h"
 #include "loader/format/sample_table.h"
 #include "loader/io/dlio_engine.h"
 
@@ -15,7 +16,14 @@ class TableReadPlanner final : public ReadPlanner {
   // REQUIRES: `table` outlives the planner; `max_file` bounds the files' sizes (for MaxReads; a larger file costs
   // its lane one reallocation of its plan).
   TableReadPlanner(AccessKind kind, const SampleTable& table, uint64_t max_file)
-      : kind_(kind), table_(table), max_reads_(MaxDlioReads(kind, table.MaxLength(), max_file, 4096)) {}
+      : kind_(kind), table_(table), check_(table.check),
+        max_reads_(MaxDlioReads(kind, table.MaxLength(), max_file, 4096)) {}
+  // Image datasets not opened at setup: each file's signature, from the first read DLIO's reader makes.
+  Status CheckHead(const char* data, uint64_t n, const char* path) const override {
+    if (check_ == SampleCheck::kJpegSignature) return CheckImageSignature(DataFormat::kJpeg, data, n, path);
+    if (check_ == SampleCheck::kPngSignature) return CheckImageSignature(DataFormat::kPng, data, n, path);
+    return Status::Ok();
+  }
   void Plan(const ReadRequest& r, uint64_t file_size, uint64_t block, std::vector<AccessRead>* out) const override {
     FileLayout l = table_.LayoutOf(r.extent.file);
     l.size = file_size;
@@ -27,6 +35,7 @@ class TableReadPlanner final : public ReadPlanner {
  private:
   AccessKind kind_;
   const SampleTable& table_;
+  SampleCheck check_;  // the table's check when the planner was made (the signature checks run in CheckHead)
   uint64_t max_reads_;
 };
 

@@ -18,6 +18,7 @@ namespace feedrate {
 namespace {
 
 constexpr uint32_t kMaxPieces = 8;  // pieces of one large read in flight at once
+constexpr uint64_t kHead = 4096;    // a first read at offset 0 this short lands in the lane's head buffer
 
 enum Phase : uint8_t { kOpen, kStat, kRead, kClose };
 
@@ -41,6 +42,7 @@ struct Lane {
   uint64_t piece_off[8] = {};       // each piece slot's offset and length in flight (tag's low byte: the slot)
   uint64_t piece_len[8] = {};
   uint8_t piece_used = 0;           // slots in use (bit per slot)
+  std::unique_ptr<char[]> head_buf;  // kHead bytes: a sample's first read when it starts the file (CheckHead)
   bool op_short = false;           // a piece came back short: end of file
   uint64_t bytes = 0;              // what the planned reads returned (headers and re-reads included)
   int64_t start_ns = 0;
@@ -87,6 +89,7 @@ struct DlioEngine::Worker {
       l.capacity = std::max<uint64_t>(1, d.lane_capacity);
       l.queue = std::make_unique<ReadRequest[]>(l.capacity);
       l.plan.reserve(engine->planner_.MaxReads() + 8);
+      l.head_buf = std::make_unique<char[]>(kHead);
     }
     requests = std::make_unique<RequestQueue>(engine->options_.queue_capacity);
     return Status::Ok();
@@ -166,10 +169,14 @@ struct DlioEngine::Worker {
     }
   }
 
+  // The sample's first read, when it starts the file and fits the head buffer, lands there for CheckHead.
+  static bool IsHead(const Lane& l) { return l.op == 0 && l.plan[0].offset == 0 && l.plan[0].length <= kHead; }
+
   void PrepPiece(size_t li, uint32_t slot) {
     Lane& l = lanes[li];
     io_uring_sqe* sqe = Sqe();
-    io_uring_prep_read(sqe, l.fd, scratch.data(), static_cast<unsigned>(l.piece_len[slot]), l.piece_off[slot]);
+    char* dst = IsHead(l) ? l.head_buf.get() + l.piece_off[slot] : scratch.data();
+    io_uring_prep_read(sqe, l.fd, dst, static_cast<unsigned>(l.piece_len[slot]), l.piece_off[slot]);
     io_uring_sqe_set_data64(sqe, Tag(li, slot));
   }
 
@@ -270,6 +277,7 @@ struct DlioEngine::Worker {
                                    std::to_string(a.offset) + " of " + std::to_string(expect) + " bytes returned " +
                                    std::to_string(l.op_got));
     }
+    if (l.error.ok() && IsHead(l)) l.error = engine->planner_.CheckHead(l.head_buf.get(), l.op_got, PathOf(l));
     if (!l.error.ok()) return Close(li);
     ++l.op;
     BeginRead(l);

@@ -22,6 +22,14 @@ class ReadPlanner {
  public:
   virtual void Plan(const ReadRequest& r, uint64_t file_size, uint64_t block, std::vector<AccessRead>* out) const = 0;
   virtual uint64_t MaxReads() const = 0;
+  // The bytes of a sample's first read when it starts the file (at most 4 KiB): a format's signature check (a PNG
+  // named .jpeg is refused, as DLIO's reader would fail on it). Thread-safe; `path` names the file in the error.
+  virtual Status CheckHead(const char* data, uint64_t n, const char* path) const {
+    (void)data;
+    (void)n;
+    (void)path;
+    return Status::Ok();
+  }
 
  protected:
   ~ReadPlanner() = default;

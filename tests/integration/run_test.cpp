@@ -77,11 +77,13 @@ TEST(Run, MpiTwoRanksTwoAcceleratorsWritesDlioSummary) {
 
   const auto& f = s["feedrate"];
   EXPECT_EQ(f["status"], pass ? "success" : "fail");
-  // --engine auto: io_uring where the kernel allows it, else POSIX with the reason in engine_detail.
+  // --engine auto: DLIO's reader calls through io_uring (dlio) where the kernel allows it, on tmpfs the coalesced
+  // engines, else POSIX with the reason in engine_detail.
   const std::string engine = f["engine"];
   const std::string detail = f["engine_detail"];
   const bool explained = detail.find("unavailable") != std::string::npos || detail.find("tmpfs") != std::string::npos;
-  EXPECT_TRUE(engine == "uring" || (engine == "posix" && explained)) << detail;
+  EXPECT_TRUE(engine == "dlio" || engine == "uring" || (engine == "posix" && explained)) << detail;
+  EXPECT_EQ(f["access_pattern"], engine == "dlio" ? "dlio" : "coalesced") << f["access_pattern_reason"];
   EXPECT_EQ(f["ranks"], 2);
   EXPECT_EQ(f["steps_per_epoch"], 4);  // floor(32 / 2 / 4)
   EXPECT_EQ(f["file_open_mode"], "per_sample");

@@ -314,6 +314,11 @@ void DoReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 void DoInit(void*, fuse_conn_info* conn) {
   conn->max_write = g_opt.max_read_kib * 1024;  // libfuse derives max_pages from it: reads up to this size
   conn->max_readahead = g_opt.max_read_kib * 1024;
+  // Asynchronous direct reads (io_uring's, libaio's) and readahead are FUSE "background" requests, which the kernel
+  // caps at max_background (12 by default): raise it, as FUSE object stores let users do, so the requests a client
+  // keeps in flight reach this process.
+  conn->max_background = 4096;
+  conn->congestion_threshold = 3072;
 }
 
 int Usage() {

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Benchmark: DLIO's answer where every request waits. DLIO upstream and Feedrate side by side on tests/latencyfs (a FUSE
+# pass-through that delays every open and read by DELAY ms; direct_io unless CACHE=on), on one dataset DLIO itself
+# generated (so both read DLIO's files). For each format in FORMATS, delay in DELAYS and accelerator count in COUNTS:
+# DLIO (one MPI rank per accelerator, --bind-to none, reader.read_threads workers each) and `feedrate run -n N`
+# (default access pattern), one epoch each, alternated; per run the AU, the requests the file system saw (opens,
+# reads, most in flight) and the client CPU (user + system of the whole process tree, from bash's `time`).
+# Usage: bench/au_vs_dlio_latency.sh [OUT_PREFIX]   (writes OUT_PREFIX.md; needs root for FUSE)
+#   env: DLIO_ENV=/opt/dlio-peer/env.sh (../shared/peers/dlio/install.sh, or your own; it sets $DLIO and PYTHONPATH)
+#        FORMATS="npz hdf5 jpeg" DELAYS="2 20" COUNTS="1 2 4 8" CACHE=off RECORD=524288 BATCH=8 THREADS=2
+#        STEPS=8 (steps per accelerator per epoch) COMPUTE=0.323 WORK=/var/tmp/feedrate-au-latency
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dlio_env=${DLIO_ENV:-/opt/dlio-peer/env.sh}
+formats=${FORMATS:-npz hdf5 jpeg}; delays=${DELAYS:-2 20}; counts=${COUNTS:-1 2 4 8}
+cache=${CACHE:-off}; record=${RECORD:-524288}; batch=${BATCH:-8}; threads=${THREADS:-2}; steps=${STEPS:-8}
+compute=${COMPUTE:-0.323}; work=${WORK:-/var/tmp/feedrate-au-latency}
+out=${1:-results/$(date -u +%Y-%m-%d)_au_vs_dlio_latency}
+case "$out" in -*) echo "OUT_PREFIX must not start with '-': $out" >&2; exit 2 ;; esac
+feedrate=$PWD/build/release/cli/feedrate
+latencyfs=$PWD/build/release/tests/latencyfs
+[ -x "$feedrate" ] && [ -x "$latencyfs" ] || scripts/build.sh release
+[ -f "$dlio_env" ] || { echo "no DLIO at $dlio_env (set DLIO_ENV; ../shared/peers/dlio/install.sh installs it)" >&2; exit 2; }
+# shellcheck disable=SC1090
+. "$dlio_env"
+max_count=0; for n in $counts; do [ "$n" -gt "$max_count" ] && max_count=$n; done
+files=$(( steps * batch * max_count ))
+mnt="$work/mnt"
+mkdir -p "$work" "$mnt"
+cleanup() { fusermount3 -u "$mnt" 2>/dev/null || true; }
+trap cleanup EXIT
+stats() { cat "$mnt/.latencyfs_stats"; }
+field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
+
+# shape FORMAT N: the workload overrides both tools get (DLIO's ++workload.k=v; Feedrate's --param k=v).
+shape() {
+  echo "dataset.format=$1 dataset.num_files_train=$(( steps * batch * $2 )) dataset.num_samples_per_file=1" \
+       "dataset.record_length_bytes=$record dataset.record_length_bytes_stdev=0 reader.batch_size=$batch" \
+       "reader.read_threads=$threads train.epochs=1 train.computation_time=$compute workflow.checkpoint=False"
+}
+
+# run_dlio FORMAT N DATA OUT / run_feedrate FORMAT N DATA OUT: one epoch; prints "AU CPU_S".
+run_dlio() {
+  local o=$4 t args=()
+  for kv in $(shape "$1" "$2"); do args+=("++workload.$kv"); done
+  rm -rf "$o"; mkdir -p "$o"
+  t=$( { TIMEFORMAT='%U %S'; time mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$2" -x PYTHONPATH \
+        -x DFTRACER_ENABLE $DLIO workload=unet3d_h100 ++workload.workflow.generate_data=False \
+        ++workload.workflow.train=True "${args[@]}" ++workload.dataset.data_folder="$3" hydra.run.dir="$o" \
+        ++workload.output.folder="$o" > "$o/run.log" 2>&1; } 2>&1 )
+  python3 -c "import json,sys; m=json.load(open(sys.argv[1]+'/summary.json'))['metric']; print(m['train_au_mean_percentage'], end=' ')" "$o"
+  echo "$t" | awk '{print $1 + $2}'
+}
+run_feedrate() {
+  local o=$4 t args=()
+  for kv in $(shape "$1" "$2"); do args+=("--param=$kv"); done
+  t=$( { TIMEFORMAT='%U %S'; time "$feedrate" run -w unet3d_h100 --data-dir "$3" "${args[@]}" -n "$2" \
+        --results-dir "$o" > "$o.log" 2>&1 || [ $? -eq 3 ]; } 2>&1 )
+  python3 -c "import json,sys; m=json.load(open(sys.argv[1]+'/summary.json'))['metric']; print(m['train_au_mean_percentage'], end=' ')" "$o"
+  echo "$t" | awk '{print $1 + $2}'
+}
+
+{
+  echo "# AU where every request waits: DLIO and Feedrate on latencyfs"
+  echo
+  echo "- command: \`FORMATS=\"$formats\" DELAYS=\"$delays\" COUNTS=\"$counts\" CACHE=$cache RECORD=$record BATCH=$batch THREADS=$threads STEPS=$steps COMPUTE=$compute bench/au_vs_dlio_latency.sh $out\`"
+  echo "- machine: $(nproc) CPUs, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r); date $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "- DLIO: $(cd "$(python3 -c 'import dlio_benchmark,os;print(os.path.dirname(dlio_benchmark.__file__))')" && git rev-parse --short HEAD 2>/dev/null || echo "from $dlio_env"); Feedrate: $(git rev-parse --short HEAD)"
+  echo "- dataset: DLIO-generated, $files files x $record bytes, 1 sample each; batch $batch, read_threads $threads, compute $compute s a step, one epoch of $steps steps per accelerator; latencyfs page cache $cache"
+  echo "- requests: what the file system saw during the run (set-up included), per sample trained; client CPU: user + system of the whole process tree"
+  echo
+  echo "| format | delay ms | accelerators | AU DLIO | AU Feedrate | diff | opens+reads / sample DLIO | Feedrate | max in flight DLIO | Feedrate | CPU s DLIO | Feedrate |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+} > "$out.md"
+
+for fmt in $formats; do
+  data="$work/data_$fmt"
+  if [ ! -d "$data/train" ]; then  # DLIO writes the dataset both tools read
+    mkdir -p "$work/gen"
+    args=(); for kv in $(shape "$fmt" "$max_count"); do args+=("++workload.$kv"); done
+    mpirun --allow-run-as-root --oversubscribe -np 1 -x PYTHONPATH -x DFTRACER_ENABLE $DLIO workload=unet3d_h100 \
+      ++workload.workflow.generate_data=True ++workload.workflow.train=False "${args[@]}" \
+      ++workload.dataset.data_folder="$data" hydra.run.dir="$work/gen" ++workload.output.folder="$work/gen" > "$work/gen.log" 2>&1
+  fi
+  mkdir -p "$data/valid"
+  for delay in $delays; do
+    opts=(--open-delay-ms "$delay" --read-delay-ms "$delay"); [ "$cache" = on ] && opts+=(--page-cache)
+    "$latencyfs" "$data" "$mnt" "${opts[@]}" > "$work/latencyfs.log" 2>&1 &
+    for _ in $(seq 100); do [ -e "$mnt/.latencyfs_stats" ] && break; sleep 0.1; done
+    for n in $counts; do
+      samples=$(( steps * batch * n ))
+      s0=$(stats); read -r au_d cpu_d < <(run_dlio "$fmt" "$n" "$mnt" "$work/dlio_${fmt}_${delay}_$n"); s1=$(stats)
+      read -r au_f cpu_f < <(run_feedrate "$fmt" "$n" "$mnt" "$work/fr_${fmt}_${delay}_$n"); s2=$(stats)
+      req() { echo "scale=1; ($(field "$2" opens) + $(field "$2" reads) - $(field "$1" opens) - $(field "$1" reads)) / $samples" | bc; }
+      printf '| %s | %s | %s | %.2f | %.2f | %+.2f | %s | %s | %s | %s | %.1f | %.1f |\n' "$fmt" "$delay" "$n" "$au_d" "$au_f" \
+        "$(echo "$au_f - $au_d" | bc)" "$(req "$s0" "$s1")" "$(req "$s1" "$s2")" "$(field "$s1" max_in_flight)" \
+        "$(field "$s2" max_in_flight)" "$cpu_d" "$cpu_f" >> "$out.md"
+      tail -1 "$out.md"
+    done
+    fusermount3 -u "$mnt"
+  done
+done
