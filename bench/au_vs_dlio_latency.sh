@@ -75,7 +75,9 @@ run_feedrate() {
 
 for fmt in $formats; do
   data="$work/data_$fmt"
-  if [ ! -d "$data/train" ]; then  # DLIO writes the dataset both tools read
+  have=$( (find "$data/train" -maxdepth 1 -type f 2>/dev/null || true) | wc -l)
+  if [ "$have" -ne "$files" ]; then  # DLIO writes the dataset both tools read (again when its size differs)
+    rm -rf "$data"
     mkdir -p "$work/gen"
     args=(); for kv in $(shape "$fmt" "$max_count"); do args+=("++workload.$kv"); done
     mpirun --allow-run-as-root --oversubscribe -np 1 -x PYTHONPATH -x DFTRACER_ENABLE $DLIO workload=unet3d_h100 \

@@ -8,6 +8,8 @@ usage: bench/soak.py FEEDRATE DATA_DIR EPOCHS OUT_CSV [extra run args...]
 """
 import csv, os, subprocess, sys, json
 
+if len(sys.argv) < 5 or any(a.startswith('-') for a in sys.argv[1:5]):
+    sys.exit(__doc__.strip().splitlines()[-1] + "\n(the first four arguments are paths and a count, never options)")
 feedrate, data, epochs, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 extra = sys.argv[5:]
 shape = ['--param', 'dataset.num_files_train=64', '--param', 'dataset.record_length_bytes=262144',

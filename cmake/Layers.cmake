@@ -38,6 +38,7 @@ function(feedrate_layer target)
     list(APPEND files ${dir_files})
   endforeach()
   set(stamp "${CMAKE_BINARY_DIR}/layers/${target}.checked")
+  file(MAKE_DIRECTORY "${CMAKE_BINARY_DIR}/layers")  # (the Makefiles generator does not create an output's folder)
   add_custom_command(OUTPUT "${stamp}"
                      COMMAND ${CMAKE_COMMAND} "-DROOT=${CMAKE_SOURCE_DIR}" "-DDIRS=${L_DIRS}" "-DALLOWED=${allowed}"
                              -P "${CMAKE_SOURCE_DIR}/cmake/CheckLayer.cmake"

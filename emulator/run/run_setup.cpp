@@ -361,7 +361,9 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   s->planner = std::make_unique<TableReadPlanner>(DlioAccessKind(cfg.format), s->table, 64ULL << 20);
   DlioEngineOptions d;
   d.lanes = static_cast<uint32_t>(opt.accelerators) * workers;
-  d.lane_capacity = std::max<uint64_t>(1, cfg.loader_depth) * std::max<uint64_t>(1, cfg.batch_size) + 1;
+  // A lane holds at most its accelerator's batches in flight, training's and evaluation's (an epoch's end may overlap
+  // them): depth x the larger batch, twice.
+  d.lane_capacity = 2 * std::max<uint64_t>(1, cfg.loader_depth) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
   d.chunk = std::max<uint64_t>(cfg.transfer_size, 1 << 20);
   EngineOptions eo = s->engine_options;
   eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);

@@ -19,6 +19,7 @@ namespace {
 
 constexpr uint32_t kMaxPieces = 8;  // pieces of one large read in flight at once
 constexpr uint64_t kHead = 4096;    // a first read at offset 0 this short lands in the lane's head buffer
+constexpr uint64_t kEofProbe = 0x80;  // tag bit: the piece was a read at EOF, sent as the last byte (PrepPiece)
 
 enum Phase : uint8_t { kOpen, kStat, kRead, kClose };
 
@@ -72,7 +73,8 @@ struct DlioEngine::Worker {
     if (const char* e = std::getenv("FEEDRATE_TEST_URING_SETUP_ERRNO")) {  // the engines' test hook: setup fails
       return Status::Errno("io_uring_queue_init failed (injected)", std::atoi(e));
     }
-    // One call of each lane in flight, plus the pieces of large reads: a ring of twice the lanes (min 64).
+    // One call of each lane in flight, or up to kMaxPieces for a large read: SQ entries 4 x the lanes (min 64); the CQ
+    // (twice the SQ) holds every completion of 8 pieces per lane.
     const unsigned entries = static_cast<unsigned>(std::clamp<uint64_t>(2 * local_lanes * 2, 64, 32768));
     FEEDRATE_ASSIGN_OR_RETURN(setup_description, InitRingWithLadder(ring, entries));
     ring_ready = true;
@@ -172,10 +174,20 @@ struct DlioEngine::Worker {
   // The sample's first read, when it starts the file and fits the head buffer, lands there for CheckHead.
   static bool IsHead(const Lane& l) { return l.op == 0 && l.plan[0].offset == 0 && l.plan[0].length <= kHead; }
 
+  // A read that starts at or past the end of the file (numpy's read(1) at the end, PIL's last read) is the reader
+  // meeting EOF: a synchronous read(2) there still makes the round trip to a FUSE daemon, but FUSE answers an
+  // asynchronous one (io_uring's) from i_size without asking. It goes as a read of the file's last byte instead,
+  // which makes the same round trip wherever DLIO's does (and is served from the cache wherever DLIO's is).
   void PrepPiece(size_t li, uint32_t slot) {
     Lane& l = lanes[li];
     io_uring_sqe* sqe = Sqe();
     char* dst = IsHead(l) ? l.head_buf.get() + l.piece_off[slot] : scratch.data();
+    const uint64_t size = l.stx.stx_size;
+    if (l.piece_off[slot] >= size && size > 0) {
+      io_uring_prep_read(sqe, l.fd, scratch.data(), 1, size - 1);
+      io_uring_sqe_set_data64(sqe, Tag(li, slot | kEofProbe));
+      return;
+    }
     io_uring_prep_read(sqe, l.fd, dst, static_cast<unsigned>(l.piece_len[slot]), l.piece_off[slot]);
     io_uring_sqe_set_data64(sqe, Tag(li, slot));
   }
@@ -239,6 +251,11 @@ struct DlioEngine::Worker {
 
   void OnRead(size_t li, uint32_t slot, int cqe_res) {
     Lane& l = lanes[li];
+    if (slot & kEofProbe) {  // the reader's read at EOF: it returns nothing, whatever the probe read
+      slot &= ~static_cast<uint32_t>(kEofProbe);
+      if (cqe_res > 0) device_bytes.fetch_add(static_cast<uint64_t>(cqe_res), std::memory_order_relaxed);
+      if (cqe_res >= 0) cqe_res = 0;
+    }
     const AccessRead& a = l.plan[l.op];
     FaultInjector* faults = engine->options_.faults;
     const uint64_t off = l.piece_off[slot], len = l.piece_len[slot];
@@ -290,7 +307,7 @@ struct DlioEngine::Worker {
     switch (lanes[li].phase) {
       case kOpen: return OnOpen(li, res);
       case kStat: return OnStat(li, res);
-      case kRead: return OnRead(li, static_cast<uint32_t>(tag & 0xff), res);
+      case kRead: return OnRead(li, static_cast<uint32_t>(tag & 0xff), res);  // slot, and kEofProbe
       case kClose:
         if (res < 0 && lanes[li].error.ok()) lanes[li].error = Status::Errno(std::string(PathOf(lanes[li])) + ": close failed", -res);
         return Finish(li);
@@ -301,6 +318,11 @@ struct DlioEngine::Worker {
   void Admit(const ReadRequest& r) {
     const size_t li = r.lane / engine->workers_.size();
     Lane& l = lanes[li];
+    if (l.count == l.capacity) {  // more than the prefetchers keep in flight (DlioEngineOptions::lane_capacity)
+      r.target->OnComplete(r.tag, 0, Status::InvalidArgument("DlioEngine: lane " + std::to_string(r.lane) +
+                                                             " has more requests queued than its capacity"), nullptr);
+      return;
+    }
     l.queue[(l.head + l.count) % l.capacity] = r;
     ++l.count;
     if (!l.active) Start(li);

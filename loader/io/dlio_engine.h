@@ -37,7 +37,8 @@ class ReadPlanner {
 
 struct DlioEngineOptions {
   uint32_t lanes = 1;           // read_threads x accelerators on this rank; ReadRequest::lane < lanes
-  uint64_t lane_capacity = 64;  // requests one lane may have queued (its batches in flight x batch)
+  uint64_t lane_capacity = 64;  // requests one lane may have queued (its batches in flight x batch); past it a request
+                                // fails at once, naming the lane
   uint64_t chunk = 1 << 20;     // a planned read larger than this goes as pieces of it, up to 8 at once
 };
 

@@ -97,8 +97,9 @@ uint64_t PlannedReads(DataFormat format, const std::string& file, const std::str
   if (!listed.samples.empty()) e = listed.samples.front();
   std::vector<AccessRead> reads;
   PlanDlioReads(DlioAccessKind(format), l, e, 4096, &reads);
-  // A read at or past the end of the file is answered by the kernel (FUSE knows the size): no request, for DLIO too.
-  return static_cast<uint64_t>(std::count_if(reads.begin(), reads.end(), [&](const AccessRead& a) { return a.offset < l.size; }));
+  // Every one reaches the file system, the reads at EOF too (DLIO's synchronous ones make the round trip; Feedrate's
+  // are sent as a read of the last byte, which FUSE cannot answer from i_size: dlio_engine.cpp PrepPiece).
+  return reads.size();
 }
 
 // Per format: one open and the planned reads per sample, read_threads requests in flight per accelerator.
@@ -150,7 +151,7 @@ TEST(Latency, RequestsInFlightAreReadThreadsPerAcceleratorAtAnyCount) {
   const std::string params = "--param dataset.num_files_train=256 --param dataset.record_length_bytes=8192 "
                              "--param dataset.record_length_bytes_stdev=0";
   ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + c.src() + " " + params)).code, 0);
-  LatencyFs lfs(c.src(), c.mnt(), 20);
+  LatencyFs lfs(c.src(), c.mnt(), 5);
   ASSERT_TRUE(lfs.mounted()) << test::ReadFile(c.mnt() + ".log");
   for (int n : {1, 64}) {
     SCOPED_TRACE(n);
