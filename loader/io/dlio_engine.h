@@ -4,7 +4,6 @@
 // no thread: a few I/O threads keep every lane's request in flight (256 accelerators x 4 workers = 1,024).
 #pragma once
 
-#include <latch>
 #include <memory>
 #include <string>
 #include <thread>
@@ -68,8 +67,6 @@ class DlioEngine final : public IoEngine {
   const ReadPlanner& planner_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
-  std::unique_ptr<std::latch> setup_done_;
-  std::atomic<int> gate_{0};  // 1: run, 2: a ring failed to set up, stop
   std::string setup_;
 };
 

@@ -56,7 +56,6 @@ struct UringEngine::Worker {
   std::atomic<uint64_t> device_bytes{0};
   std::atomic<uint64_t> requeued{0};
   uint32_t inflight = 0;
-  Status setup_status;
   std::string setup_description;
   std::unique_ptr<FdCache> fds;  // set up with the worker (needs the engine's file table)
   // Set once io_uring_submit_and_wait has failed for good: the ring is unusable, every sample in flight and every
@@ -316,40 +315,24 @@ Result<std::unique_ptr<UringEngine>> UringEngine::Create(const FileTable& files,
   o.threads = std::max<size_t>(1, o.threads);
   o.queue_depth = std::max<size_t>(1, o.queue_depth);
   if (o.odirect) o.transfer_size = AlignUp(o.transfer_size, o.direct_align);
-  // Each ring is created by the thread that will submit to it (SINGLE_ISSUER).
-  e->setup_done_ = std::make_unique<std::latch>(static_cast<std::ptrdiff_t>(o.threads));
   for (size_t i = 0; i < o.threads; ++i) {
     e->workers_.push_back(std::make_unique<Worker>());
     e->workers_.back()->engine = e.get();
     e->workers_.back()->index = i;
   }
-  for (size_t i = 0; i < o.threads; ++i) {
-    e->threads_.emplace_back([eng = e.get(), w = e->workers_[i].get()] {
-      const EngineOptions& opt = eng->options_;
-      ApplyIoThreadPolicy(opt.thread_policy);  // before the ring: its io-wq workers copy this thread's policy
-      w->fds = std::make_unique<FdCache>(eng->files_);
-      auto setup = w->Setup(opt.queue_depth, opt.transfer_size, opt.direct_align);
-      if (setup.ok()) w->setup_description = *setup; else w->setup_status = setup.status();
-      bool ok = setup.ok();
-      eng->setup_done_->count_down();
-      if (!ok) return;
-      eng->gate_.wait(0);
-      if (eng->gate_.load() == 1) w->Run();
-    });
-  }
-  e->setup_done_->wait();
-  Status failure;
-  for (const auto& w : e->workers_) {
-    if (!w->setup_status.ok() && failure.ok()) failure = w->setup_status;
-  }
+  UringEngine* eng = e.get();
+  auto setup = [eng](size_t i) -> Status {
+    Worker* w = eng->workers_[i].get();
+    const EngineOptions& opt = eng->options_;
+    ApplyIoThreadPolicy(opt.thread_policy);  // before the ring: its io-wq workers copy this thread's policy
+    w->fds = std::make_unique<FdCache>(eng->files_);
+    auto how = w->Setup(opt.queue_depth, opt.transfer_size, opt.direct_align);
+    if (!how.ok()) return how.status();
+    w->setup_description = *how;
+    return Status::Ok();
+  };
+  FEEDRATE_RETURN_IF_ERROR(StartRingThreads(o.threads, setup, [eng](size_t i) { eng->workers_[i]->Run(); }, &e->threads_));
   e->setup_ = e->workers_.front()->setup_description;
-  e->gate_.store(failure.ok() ? 1 : 2);
-  e->gate_.notify_all();
-  if (!failure.ok()) {
-    for (auto& t : e->threads_) t.join();
-    e->threads_.clear();
-    return failure;
-  }
   return e;
 }
 

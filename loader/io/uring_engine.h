@@ -43,9 +43,6 @@ class UringEngine final : public IoEngine {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::thread> threads_;
   std::string setup_;
-  // Start-up handshake: every thread sets up its ring and counts down; then gate_ says run (1) or quit (2).
-  std::unique_ptr<std::latch> setup_done_;
-  std::atomic<int> gate_{0};
 };
 
 }  // namespace feedrate

@@ -1,6 +1,10 @@
 // Setup-flag ladder for io_uring rings.
 #include "loader/io/uring_setup.h"
 
+#include <atomic>
+#include <latch>
+#include <memory>
+
 #include <algorithm>
 
 namespace feedrate {
@@ -29,6 +33,39 @@ Result<std::string> InitRingWithLadder(io_uring& ring, unsigned entries) {
     if (ret != -EINVAL) break;  // only an unknown flag is worth another step
   }
   return Status::Errno("io_uring_queue_init failed", -ret);
+}
+
+Status StartRingThreads(size_t n, std::function<Status(size_t)> setup, std::function<void(size_t)> run,
+                        std::vector<std::thread>* threads) {
+  struct Handshake {
+    explicit Handshake(size_t n) : done(static_cast<std::ptrdiff_t>(n)), status(n) {}
+    std::latch done;
+    std::atomic<int> gate{0};  // 1: run, 2: a set-up failed, stop
+    std::vector<Status> status;
+  };
+  auto h = std::make_shared<Handshake>(n);
+  for (size_t i = 0; i < n; ++i) {
+    threads->emplace_back([h, i, setup, run] {
+      h->status[i] = setup(i);
+      const bool ok = h->status[i].ok();
+      h->done.count_down();
+      if (!ok) return;
+      h->gate.wait(0);
+      if (h->gate.load() == 1) run(i);
+    });
+  }
+  h->done.wait();
+  Status failure;
+  for (const Status& st : h->status) {
+    if (!st.ok() && failure.ok()) failure = st;
+  }
+  h->gate.store(failure.ok() ? 1 : 2);
+  h->gate.notify_all();
+  if (!failure.ok()) {
+    for (auto& t : *threads) t.join();
+    threads->clear();
+  }
+  return failure;
 }
 
 }  // namespace feedrate

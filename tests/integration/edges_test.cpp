@@ -120,7 +120,8 @@ TEST(Edges, AResultsFolderInUseIsRefused) {
 TEST(Edges, AFailedRunIntoAUsedFolderLeavesNothingOfTheOlderRun) {
   Edge e;
   e.Generate();
-  ASSERT_EQ(e.Run().code, 0);
+  const int first = e.Run().code;
+  ASSERT_TRUE(first == 0 || first == 3) << first;  // completed (3: the AU bar missed on a busy machine)
   ASSERT_TRUE(fs::exists(e.results() + "/steps.csv"));
   fs::remove_all(e.data());
   auto r = e.Run();

@@ -7,7 +7,8 @@
 // thread, so any number of requests can wait at once. `MNT/.latencyfs_stats` (not delayed, not counted) reads as
 // one JSON object: opens, reads, read_bytes, other (lookups, getattrs, ...), in_flight, max_in_flight (since the
 // previous open of the stats file: a test opens it when the phase it measures begins). Without
-// --page-cache every open is direct_io (each read(2) reaches this process; no readahead, no cache).
+// --page-cache every open is direct_io (each read(2) reaches this process; no readahead, no cache). A lookup of
+// `MNT/.latencyfs_hold_K` arms a one-shot hold: replies wait until K requests are in flight at once (30 s at most).
 #define FUSE_USE_VERSION 34
 #include <fuse3/fuse_lowlevel.h>
 
@@ -46,6 +47,16 @@ Options g_opt;
 
 std::atomic<uint64_t> g_opens{0}, g_reads{0}, g_read_bytes{0}, g_other{0}, g_in_flight{0}, g_max_in_flight{0};
 
+// A one-shot hold (a test's synchronisation point, not a delay): armed by a lookup of `.latencyfs_hold_K`, it withholds
+// every reply until K requests are in flight at once (or 30 s pass), then lets them all go on with their delays. A
+// client that keeps K requests outstanding reaches K; one that keeps fewer stays below it, whatever the timing.
+constexpr const char* kHoldPrefix = ".latencyfs_hold_";
+std::mutex g_hold_mu;
+uint64_t g_hold_until = 0;  // 0: not armed
+uint64_t g_hold_gen = 0;    // which arming a timeout belongs to
+std::vector<std::pair<double, std::function<void()>>> g_held;  // (delay, reply) withheld
+void ReleaseHeld();
+
 void Enter() {
   const uint64_t now = g_in_flight.fetch_add(1) + 1;
   uint64_t seen = g_max_in_flight.load();
@@ -83,6 +94,19 @@ class Delayer {
     for (auto& w : workers_) w.join();
   }
   void After(double ms, std::function<void()> task) {
+    {
+      std::unique_lock<std::mutex> l(g_hold_mu);
+      if (g_hold_until > 0) {
+        g_held.emplace_back(ms, std::move(task));
+        const bool reached = g_in_flight.load() >= g_hold_until;
+        l.unlock();
+        if (reached) ReleaseHeld();
+        return;
+      }
+    }
+    Schedule(ms, std::move(task));
+  }
+  void Schedule(double ms, std::function<void()> task) {
     if (ms <= 0) {
       task();
       return;
@@ -142,6 +166,37 @@ class Delayer {
 };
 Delayer* g_delayer = nullptr;
 
+void ReleaseHeld() {
+  std::vector<std::pair<double, std::function<void()>>> held;
+  {
+    std::lock_guard<std::mutex> l(g_hold_mu);
+    g_hold_until = 0;
+    held.swap(g_held);
+  }
+  for (auto& [ms, task] : held) g_delayer->Schedule(ms, std::move(task));
+}
+
+// `.latencyfs_hold_K`: arms the hold for K requests in flight; a 30 s timer releases it anyway.
+void ArmHold(const char* name) {
+  const uint64_t k = std::strtoull(name + std::strlen(kHoldPrefix), nullptr, 10);
+  if (k == 0) return;
+  uint64_t gen = 0;
+  {
+    std::lock_guard<std::mutex> l(g_hold_mu);
+    g_hold_until = k;
+    gen = ++g_hold_gen;
+  }
+  g_delayer->Schedule(30000, [gen] {
+    bool mine = false;
+    {
+      std::lock_guard<std::mutex> l(g_hold_mu);
+      mine = gen == g_hold_gen && g_hold_until > 0;
+    }
+    if (mine) ReleaseHeld();
+  });
+  if (g_in_flight.load() >= k) ReleaseHeld();
+}
+
 // Inode numbers of our own (path <-> ino), so the source's numbering never collides with the root's or the stats
 // file's.
 std::mutex g_ino_mu;
@@ -183,6 +238,12 @@ void DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   if (parent == FUSE_ROOT_ID && std::strcmp(name, kStatsName) == 0) {
     e.ino = kStatsIno;
     StatOf(kStatsIno, &e.attr);
+    fuse_reply_entry(req, &e);
+    return;
+  }
+  if (parent == FUSE_ROOT_ID && std::strncmp(name, kHoldPrefix, std::strlen(kHoldPrefix)) == 0) {
+    ArmHold(name);
+    e.ino = 0;  // a negative entry, not cached: each lookup reaches this process
     fuse_reply_entry(req, &e);
     return;
   }
