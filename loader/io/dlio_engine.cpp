@@ -66,6 +66,12 @@ struct DlioEngine::Worker {
   uint64_t active = 0;      // lanes with a sample in progress
   std::atomic<uint64_t> device_bytes{0}, requeued{0};
   std::string setup_description;
+  // Set once io_uring_submit_and_wait has failed for good: every sample in flight and every later request fails with
+  // it (the run ends with that error and its record) instead of spinning or ending the process.
+  Status ring_error;
+  // Test hook (FEEDRATE_TEST_URING_SUBMIT_ERRNO=N:ERRNO, as UringEngine's): after N submits, -ERRNO.
+  int64_t submit_fail_after = -1;
+  int submit_fail_errno = 0;
 
   ~Worker() {
     if (ring_ready) io_uring_queue_exit(&ring);
@@ -75,6 +81,10 @@ struct DlioEngine::Worker {
     const DlioEngineOptions& d = engine->dlio_;
     if (const char* e = std::getenv("FEEDRATE_TEST_URING_SETUP_ERRNO")) {  // the engines' test hook: setup fails
       return Status::Errno("io_uring_queue_init failed (injected)", std::atoi(e));
+    }
+    if (const char* e = std::getenv("FEEDRATE_TEST_URING_SUBMIT_ERRNO")) {
+      submit_fail_after = std::atoll(e);
+      if (const char* colon = std::strchr(e, ':')) submit_fail_errno = std::atoi(colon + 1);
     }
     // One call of each lane in flight, or up to kMaxPieces for a large read: SQ entries 4 x the lanes (min 64); the CQ
     // (twice the SQ) holds every completion of 8 pieces per lane.
@@ -120,9 +130,14 @@ struct DlioEngine::Worker {
     l.active = true;
     ++active;
     l.bytes = 0;
-    l.error = Status::Ok();
+    l.error = ring_error;  // Ok unless the ring failed for good: then the sample fails at once
     l.plan.clear();
     l.op = 0;
+    if (!ring_error.ok()) {
+      l.fd = -1;
+      l.own_fd = false;
+      return Finish(li);
+    }
     if (engine->options_.stats != nullptr) l.start_ns = NowNs();
     const FileTable& files = engine->files_;
     if (int fd = files.open_fd(l.req.extent.file); fd >= 0) {
@@ -320,6 +335,21 @@ struct DlioEngine::Worker {
     }
   }
 
+  // The ring is unusable: nothing in flight will complete. Every active sample fails now (its descriptor closed
+  // here), and Start fails every later one at once. The lanes' buffers stay allocated until the engine goes.
+  void FailRing(int err) {
+    ring_error = Status::Errno("io_uring_submit_and_wait failed; this I/O thread can read no more", err);
+    inflight = 0;
+    for (size_t li = 0; li < lanes.size(); ++li) {
+      Lane& l = lanes[li];
+      if (!l.active) continue;
+      if (l.own_fd && l.fd >= 0 && l.phase != kOpen) ::close(l.fd);
+      l.own_fd = false;
+      if (l.error.ok()) l.error = ring_error;
+      Finish(li);
+    }
+  }
+
   // A request to its lane: started at once when the lane is idle.
   void Admit(const ReadRequest& r) {
     const size_t li = r.lane / engine->workers_.size();
@@ -343,21 +373,20 @@ struct DlioEngine::Worker {
       }
       while (requests->TryPop(&r)) Admit(r);
       if (inflight == 0) continue;
-      const int ret = io_uring_submit_and_wait(&ring, 1);
+      const int ret = submit_fail_after >= 0 && submit_fail_after-- == 0 ? -submit_fail_errno
+                                                                         : io_uring_submit_and_wait(&ring, 1);
       if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
-        std::fprintf(stderr, "feedrate: error: io_uring_submit_and_wait failed: %s\n", std::strerror(-ret));
-        std::abort();  // the ring is unusable and requests in flight can never complete
+        FailRing(-ret);
+        continue;
       }
       io_uring_cqe* cqe;
-      unsigned head, seen = 0;
+      unsigned head;
       io_uring_for_each_cqe(&ring, head, cqe) {
         const uint64_t tag = io_uring_cqe_get_data64(cqe);
         const int res = cqe->res;
         io_uring_cq_advance(&ring, 1);  // before OnCqe, which may queue more
-        ++seen;
         OnCqe(tag, res);
       }
-      (void)seen;
     }
   }
 };

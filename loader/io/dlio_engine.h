@@ -53,6 +53,7 @@ class DlioEngine final : public IoEngine {
   const char* name() const override { return "dlio"; }
   // Requests go to their lane's I/O thread; a lane's requests are read in the order submitted.
   void Submit(std::span<const ReadRequest> requests) override;
+  using IoEngine::Submit;  // one request
   uint64_t buffer_bytes() const override;
   EngineCounters counters() const override;
   const std::string& setup_description() const { return setup_; }
