@@ -55,8 +55,8 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
                                     cfg.source.c_str());
       return 2;
     }
-    if (!w->data_dir.empty() && comm.root()) {
-      std::fprintf(stderr, "feedrate: error: checkpoint takes --dir, not --data-dir\n");
+    if (!w->data_dir.empty()) {  // every rank refuses (only rank 0 says so): none may be left in a collective
+      if (comm.root()) std::fprintf(stderr, "feedrate: error: checkpoint takes --dir, not --data-dir\n");
       return 2;
     }
     o->version = FEEDRATE_VERSION;

@@ -13,7 +13,7 @@ namespace feedrate {
 
 class Status {
  public:
-  enum class Code : unsigned char { kOk, kIoError, kCorruption, kNotFound, kInvalidArgument, kUnsupported };
+  enum class Code : unsigned char { kOk, kIoError, kCorruption, kNotFound, kInvalidArgument, kUnsupported, kStopped };
 
   Status() = default;
   static Status Ok() { return {}; }
@@ -26,6 +26,9 @@ class Status {
   static Status NotFound(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
   static Status InvalidArgument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
   static Status Unsupported(std::string msg) { return {Code::kUnsupported, std::move(msg)}; }
+  // Not a failure: the caller asked the operation to stop (an interrupt) before it finished.
+  static Status Stopped(std::string msg) { return {Code::kStopped, std::move(msg)}; }
+  bool stopped() const { return code_ == Code::kStopped; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -245,7 +245,7 @@ class CheckpointRun {
   // Checkpoint k of the write phase: idle, the in-progress mark, a barrier, this rank's files (timed), agreement.
   // Returns the exit code when the run ends here.
   std::optional<int> WriteCheckpoint(uint64_t k) {
-    if (between_ > 0) SleepUntil(NowNs() + static_cast<int64_t>(between_ * 1e9));
+    if (between_ > 0) SleepUntilUnlessInterrupted(NowNs() + static_cast<int64_t>(between_ * 1e9));
     const std::string marker = StepDir(dir_, k) + "/" + kInProgress;
     Status st;
     std::error_code ec;

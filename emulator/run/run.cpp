@@ -15,6 +15,7 @@
 #include "emulator/run/run_gather.h"
 #include "emulator/run/run_setup.h"
 #include "emulator/training/compute_clock.h"
+#include "emulator/training/interrupt.h"
 #include "emulator/training/progress.h"
 #include "emulator/training/timeseries.h"
 #include "emulator/training/trainer.h"
@@ -358,6 +359,8 @@ int TrainingRun::Execute() {
   DescribeSetup();
   std::string setup_error = comm_.AgreeFirstError(st);
   if (!setup_error.empty()) return FinishFailed("failed", setup_error, kExitError);
+  // A signal during set-up (listing, indexing, a cache drop): no step is started; every rank agrees.
+  if (comm_.AnyTrue(Interrupted())) return FinishFailed("interrupted", "interrupted by a signal during set-up", kExitInterrupted);
   if (comm_.root()) {
     for (const auto& w : rec_.warnings) std::fprintf(stderr, "feedrate: warning: %s\n", w.c_str());
   }
@@ -386,7 +389,9 @@ int TrainingRun::Execute() {
   }
   // Every rank makes this collective: a signal seen by one rank only must not leave the others in it alone.
   if (comm_.AnyTrue(result_.stopped || result_.interrupted)) {
-    return FinishFailed("interrupted", "interrupted by a signal", kExitInterrupted);
+    const int code = FinishFailed("interrupted", "interrupted by a signal", kExitInterrupted);
+    if (result_.lost_completion) comm_.FinalizeAndExit(code);  // reads left in flight at the stop (see above)
+    return code;
   }
   return FinishCompleted();
 }

@@ -33,7 +33,7 @@ bool Trainer::IsEvalEpoch(uint64_t epoch) const {
 
 void Trainer::OnBarrier() noexcept {
   // Every accelerator has arrived: the step ends when the last one's compute does (ComputeUntilBarrier).
-  if (const int64_t end = compute_end_.exchange(0, std::memory_order_relaxed); end > 0) SleepUntil(end);
+  if (const int64_t end = compute_end_.exchange(0, std::memory_order_relaxed); end > 0) SleepUntilUnlessInterrupted(end);
   // Barrier schedule per epoch: one at the start, one per step, one at the end, one after an evaluation pass.
   const uint64_t per_epoch = result_.steps_per_epoch + 2 + (IsEvalEpoch(barrier_epoch_) ? 1 : 0);
   const uint64_t pos = barrier_pos_;
@@ -73,7 +73,7 @@ Status ComputeStep(StepCompute* device, int64_t t1, double secs) {
   if (secs <= 0) return Status::Ok();
   const int64_t deadline = t1 + static_cast<int64_t>(secs * 1e9);
   if (device == nullptr) {
-    SleepUntil(deadline);
+    SleepUntilUnlessInterrupted(deadline);
     return Status::Ok();
   }
   return device->Run(deadline - NowNs());
@@ -115,7 +115,7 @@ EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetc
   for (uint64_t s = 0; s < steps; ++s) {
     BatchResult batch = prefetcher.WaitBatch(s);
     if (!batch.status.ok()) {
-      RecordError(batch.status);
+      if (!batch.status.stopped()) RecordError(batch.status);
       prefetcher.Drain();
       break;
     }
@@ -170,6 +170,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
   prefetcher.set_residency_sampling(opt_.residency_every);
   prefetcher.set_content_check(opt_.content);
   prefetcher.set_completion_timeout(opt_.io_timeout_ns);
+  prefetcher.set_stop_flag(InterruptFlag());
   if (!opt_.staging.empty()) {
     if (Status st = prefetcher.set_staging(opt_.staging[local]); !st.ok()) RecordError(st);
   }
@@ -187,6 +188,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
     eval_prefetcher->set_check_time_counter(opt_.check_ns);
     eval_prefetcher->set_content_check(opt_.content);
     eval_prefetcher->set_completion_timeout(opt_.io_timeout_ns);
+    eval_prefetcher->set_stop_flag(InterruptFlag());
     if (!opt_.eval_staging.empty()) {
       if (Status st = eval_prefetcher->set_staging(opt_.eval_staging[local]); !st.ok()) RecordError(st);
     }
@@ -223,7 +225,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
         // while the accelerator computes, so neither the queueing nor the I/O threads it wakes count as stall.
         prefetcher.Refill();
         t2 = ComputeUntilBarrier(device, t1, compute.Next());
-      } else {
+      } else if (!batch.status.stopped()) {  // a stop is an interrupt: the barrier below sees the flag
         RecordError(batch.status);
       }
       barrier.arrive_and_wait();  // the emulated all-reduce (its completion sleeps to the last compute's end)

@@ -74,7 +74,9 @@ Status Prefetcher::set_staging(BatchStaging* staging) {
   return Status::Ok();
 }
 
-Prefetcher::~Prefetcher() { Drain(); }
+Prefetcher::~Prefetcher() {
+  for (uint64_t i = 0; i < depth_ && !lost_; ++i) WaitSlot(slots_[i], -1);  // every read, stop or not
+}
 
 void Prefetcher::StartEpoch(const SampleSequence* samples, uint64_t steps) {
   samples_ = samples;
@@ -306,20 +308,34 @@ void Prefetcher::EndBatchReads(Slot& slot, uint64_t index) {
   if (slot.pending.fetch_sub(1, std::memory_order_acq_rel) == (1 | kWaiting)) FutexWakeAll(slot.pending);
 }
 
-bool Prefetcher::WaitSlot(Slot& slot) {
-  if ((slot.pending.load(std::memory_order_acquire) & ~kWaiting) == 0) return true;
-  if (lost_) return false;
+// Waits for `slot`'s reads. Gives up (kLost, lost_ set) when none completes within the completion timeout, and
+// (kStopped) when `stop_at` >= 0 and the stop flag is raised: the flag is looked at every kStopPoll of a wait
+// that long, since a signal handler cannot wake this slot's futex; a wait that short never looks (no cost on the
+// path a storage that answers takes). Past `stop_at` (an instant; 0: at once) a stopped wait sets lost_ too.
+Prefetcher::WaitEnd Prefetcher::WaitSlot(Slot& slot, int64_t stop_at) {
+  if ((slot.pending.load(std::memory_order_acquire) & ~kWaiting) == 0) return WaitEnd::kDone;
+  if (lost_) return WaitEnd::kLost;
+  const bool stoppable = stop_ != nullptr && stop_at >= 0;
   uint32_t p = slot.pending.fetch_or(kWaiting, std::memory_order_acq_rel) | kWaiting;
+  int64_t progressed = NowNs();  // the last completion seen (or the wait's start)
   while ((p & ~kWaiting) != 0) {
-    if (!FutexWait(slot.pending, p, completion_timeout_ns_ > 0 ? completion_timeout_ns_ : -1) &&
-        slot.pending.load(std::memory_order_acquire) == p) {  // not one completion in the whole timeout
-      lost_ = true;
-      return false;
+    if (stoppable && stop_->load(std::memory_order_relaxed) && NowNs() >= stop_at) {
+      if (stop_at > 0) lost_ = true;  // a drain's grace ran out: reads may still land here later
+      return WaitEnd::kStopped;
     }
-    p = slot.pending.load(std::memory_order_acquire);
+    int64_t wait = completion_timeout_ns_ > 0 ? progressed + completion_timeout_ns_ - NowNs() : -1;
+    if (stoppable) wait = wait < 0 ? kStopPoll : std::min(wait, kStopPoll);
+    if (completion_timeout_ns_ > 0 && wait <= 0) {  // not one completion in the whole timeout
+      lost_ = true;
+      return WaitEnd::kLost;
+    }
+    FutexWait(slot.pending, p, wait);
+    const uint32_t now = slot.pending.load(std::memory_order_acquire);
+    if (now != p) progressed = NowNs();
+    p = now;
   }
   slot.pending.store(0, std::memory_order_relaxed);  // drops kWaiting; no read of this batch is left to complete
-  return true;
+  return WaitEnd::kDone;
 }
 
 Status Prefetcher::Outstanding(const Slot& slot) const {
@@ -346,7 +362,15 @@ BatchResult Prefetcher::WaitBatch(uint64_t step) {
   Slot& slot = slots_[step % depth_];
   consumed_ = step + 1;
   refill_ok_ = false;
-  if (!WaitSlot(slot)) return {slot.bytes.load(std::memory_order_relaxed), Outstanding(slot)};
+  switch (WaitSlot(slot, 0)) {
+    case WaitEnd::kDone:
+      break;
+    case WaitEnd::kLost:
+      return {slot.bytes.load(std::memory_order_relaxed), Outstanding(slot)};
+    case WaitEnd::kStopped:
+      return {slot.bytes.load(std::memory_order_relaxed), Status::Stopped("stopped while batch " +
+                                                                           std::to_string(step) + " was read")};
+  }
   BatchResult r{slot.bytes.load(std::memory_order_relaxed), slot.failed.load(std::memory_order_relaxed) ? slot.error : Status::Ok()};
   if (r.status.ok() && copies_) r.status = staging_->FinishCopy(step % depth_);  // on the device before compute
   refill_ok_ = r.status.ok();
@@ -358,7 +382,9 @@ void Prefetcher::Refill() {
 }
 
 void Prefetcher::Drain() {
-  for (uint64_t i = 0; i < depth_ && !lost_; ++i) WaitSlot(slots_[i]);
+  // After a stop, reads still in flight get kStopGrace in all; past it they are left to land in this object (lost).
+  const int64_t grace_end = stop_ != nullptr && stop_->load(std::memory_order_relaxed) ? NowNs() + kStopGrace : -1;
+  for (uint64_t i = 0; i < depth_ && !lost_; ++i) WaitSlot(slots_[i], grace_end);
 }
 
 }  // namespace feedrate

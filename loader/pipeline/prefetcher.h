@@ -76,8 +76,13 @@ class Prefetcher final : public CompletionTarget {
   // WaitBatch(step)). Nothing after a failed batch.
   void Refill();
   // Waits for every batch still in flight (after an error or an early stop), within the completion timeout; returns
-  // at once once lost().
+  // at once once lost(). Once the stop flag is raised, within kStopGrace: reads still out then are left (lost()).
   void Drain();
+  // A flag (a signal handler's) that ends waits: WaitBatch then returns a Stopped status within kStopPoll, and
+  // Drain gives reads in flight kStopGrace. nullptr (the default): waits end only on completion or timeout.
+  void set_stop_flag(const std::atomic<bool>* stop) { stop_ = stop; }
+  static constexpr int64_t kStopPoll = 200'000'000;   // ns
+  static constexpr int64_t kStopGrace = 300'000'000;  // ns
   // Gives up a wait after `ns` without a completion (0: wait forever, the default). Call before StartEpoch.
   void set_completion_timeout(int64_t ns) { completion_timeout_ns_ = ns; }
   // A read never completed within the timeout: an I/O thread may still complete it into this object later, so the
@@ -151,7 +156,9 @@ class Prefetcher final : public CompletionTarget {
   void EndBatchReads(Slot& slot, uint64_t index);
   void SubmitBatch(uint64_t step);
   static constexpr uint32_t kWaiting = 1u << 31;
-  bool WaitSlot(Slot& slot);                  // false: no completion within the timeout (sets lost_)
+  enum class WaitEnd { kDone, kLost, kStopped };
+  WaitEnd WaitSlot(Slot& slot, int64_t stop_at);  // stop_at < 0: the stop flag is not looked at
+
   Status Outstanding(const Slot& slot) const;  // the error naming the first read of `slot` not completed
 
   IoEngine& engine_;
@@ -180,6 +187,7 @@ class Prefetcher final : public CompletionTarget {
   uint64_t epoch_salt_ = 0;
   uint32_t lane_first_ = 0, lane_count_ = 1;  // varies the verified window's position between epochs
   int64_t completion_timeout_ns_ = 0;
+  const std::atomic<bool>* stop_ = nullptr;
   bool lost_ = false;
   uint64_t probe_every_ = 0;
   uint64_t probe_count_ = 0;  // requests submitted (accelerator thread only)

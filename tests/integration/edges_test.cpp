@@ -166,5 +166,43 @@ TEST(Edges, AFullResultsDiskLeavesNoSuccessShapedSummary) {
   }
 }
 
+// A job its launcher ends: mpirun passes SIGTERM to the ranks and SIGKILLs them about 2 s later. The ranks, in a
+// day-long compute step, stop at once and leave an "interrupted" record before that (it was an empty folder or a
+// "running" summary). The bound is a hang detector; mpirun itself takes its ~2 s.
+TEST(Edges, ARunItsLauncherEndsLeavesItsRecord) {
+  Edge e;
+  e.Generate();
+  SignalPlan plan;
+  plan.command = MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + e.data() + " " + e.small() +
+                                    " --param train.computation_time=86400 --json-events --results-dir " + e.results());
+  plan.log = e.dir / "log";
+  plan.marker = "\"event\":\"training_start\"";
+  plan.signal = "TERM";
+  const Signalled r = SignalOnMarker(plan);
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_GE(r.seconds, 0) << r.output;
+  EXPECT_LT(r.seconds, 30) << r.output;
+  const auto s = ReadJson(e.results() + "/summary.json");
+  ASSERT_TRUE(s.is_object()) << r.output;
+  EXPECT_EQ(s["feedrate"]["status"], "interrupted") << s.dump();
+  EXPECT_FALSE(s.contains("metric"));
+}
+
+// An option a command refuses, given to several ranks: every rank leaves with exit 2 (rank 0 says why), none waits
+// in a collective for the ones that left (checkpoint's ranks other than 0 waited 30 minutes).
+TEST(Edges, EveryRankLeavesTogetherOnARefusedOption) {
+  Edge e;
+  const std::vector<std::string> refused = {
+      "checkpoint -w llama3_8b --data-dir " + e.data() + " --dir " + (e.dir / "ck") + " --scale 0.001",
+      "run -w unet3d_h100 --data-dir " + e.data() + " --param reader.batch_size=0 --results-dir " + e.results(),
+      "datagen -w unet3d_h100 --data-dir " + e.data() + " --param dataset.num_files_train=-3",
+  };
+  for (const auto& args : refused) {
+    SCOPED_TRACE(args);
+    const auto r = Sh(MpiFeedrate(3, args), 90);
+    EXPECT_EQ(r.code, 2) << r.output;  // 124: a rank was left waiting
+  }
+}
+
 }  // namespace
 }  // namespace feedrate::it

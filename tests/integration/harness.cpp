@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <fstream>
 
 namespace feedrate::it {
@@ -45,6 +47,39 @@ CmdResult RunPython(const test::TempDir& dir, const std::string& script, const s
   const std::string file = dir / "script.py";
   test::WriteFile(file, script);
   return Sh(std::string(FEEDRATE_PYTHON3) + " " + file + " " + args);
+}
+
+namespace {
+std::string InSingleQuotes(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+std::string OrNothing(const std::string& shell) { return shell.empty() ? ":" : shell; }
+}  // namespace
+
+Signalled SignalOnMarker(const SignalPlan& p) {
+  const std::string until =
+      p.until.empty() ? "wait $pid; rc=$?; t1=$(date +%s%N)"
+                      : "n=0; until " + p.until + "; do n=$((n+1)); [ $n -gt 3000 ] && break; sleep 0.02; done; "
+                        "[ $n -gt 3000 ] && t1=none || t1=$(date +%s%N); " + OrNothing(p.after) + "; wait $pid; rc=$?";
+  const std::string script =
+      "(" + p.command + ") > " + p.log + " 2>&1 & pid=$!; n=0; until grep -qF -- " + InSingleQuotes(p.marker) + " " +
+      p.log + "; do n=$((n+1)); [ $n -gt 1200 ] && break; sleep 0.05; done; " + OrNothing(p.before) +
+      "; t0=$(date +%s%N); kill -" + p.signal + " $pid; " + until +
+      "; [ $t1 = none ] && echo feedrate-test-elapsed-ns=-1 || echo feedrate-test-elapsed-ns=$((t1-t0)); exit $rc";
+  CmdResult r = Sh(script, 180);
+  Signalled s;
+  s.code = r.code;
+  const std::string key = "feedrate-test-elapsed-ns=";
+  if (const size_t at = r.output.rfind(key); at != std::string::npos) {
+    const long long ns = std::atoll(r.output.c_str() + at + key.size());
+    s.seconds = ns < 0 ? -1 : static_cast<double>(ns) / 1e9;
+  }
+  std::ifstream in(p.log);
+  s.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  s.output += r.output;
+  return s;
 }
 
 std::string SmallDatasetParams(int files, int record_bytes) {

@@ -28,6 +28,25 @@ inline bool HaveNumpy() { return HavePython("numpy"); }
 // Writes `script` to <dir>/script.py and runs it with `args`.
 CmdResult RunPython(const test::TempDir& dir, const std::string& script, const std::string& args);
 
+// Signals a command at a point it reports, and times what follows (the test synchronises on the command's own
+// output, never on a sleep).
+struct Signalled {
+  int code = -1;            // the command's exit code
+  std::string output;       // its output (from `log`)
+  double seconds = -1;      // from the signal to `until` holding (empty `until`: to the command's exit); -1: never
+};
+// Runs `command` in the background with its output in `log`; once `marker` (a fixed string) appears there, runs
+// `before`, sends `signal`, waits until the shell condition `until` holds (at most 60 s), runs `after` (e.g. what
+// lets a held storage go), and waits for the command to exit. Shell snippets may use $pid (the command's).
+struct SignalPlan {
+  std::string command, log, marker;
+  std::string before;          // e.g. arming a storage hold; empty: nothing
+  std::string signal = "TERM";
+  std::string until;           // empty: the command's exit
+  std::string after;
+};
+Signalled SignalOnMarker(const SignalPlan& plan);
+
 // A small unet3d-shaped dataset: `files` files of about `record_bytes` (stdev 25%).
 std::string SmallDatasetParams(int files, int record_bytes);
 

@@ -200,5 +200,37 @@ TEST(Latency, AuFollowsTheRequestArithmetic) {
   EXPECT_NEAR(m.au_pct, expect, 10) << "requests per sample " << requests;
 }
 
+// Storage that stops answering (latencyfs withholds every reply): SIGTERM ends the run's wait for its batch, and the
+// run leaves its "interrupted" record at once, not when the storage answers (the hold's 30 s), with the DLIO engine
+// and with a thread-per-request one. The process exits only once the kernel has its held requests back (a FUSE
+// request already in the daemon's hands cannot be abandoned by any client), so the test lets the hold go after.
+TEST(Latency, AnInterruptEndsAWaitOnStorageThatStoppedAnswering) {
+  LatencyCase c;
+  const std::string params = "--param dataset.num_files_train=16 --param dataset.record_length_bytes=65536 "
+                             "--param dataset.record_length_bytes_stdev=0";
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + c.src() + " " + params)).code, 0);
+  LatencyFs lfs(c.src(), c.mnt(), 1);
+  ASSERT_TRUE(lfs.mounted()) << test::ReadFile(c.mnt() + ".log");
+  for (const std::string engine : {"", "--engine posix"}) {
+    SCOPED_TRACE(engine);
+    const std::string results = c.dir / (engine.empty() ? "dlio" : "posix");
+    SignalPlan p;
+    p.command = Feedrate("run -w unet3d_h100 --data-dir " + c.mnt() + " " + params +
+                         " --param reader.batch_size=2 --param train.epochs=1000 --param train.computation_time=0.001"
+                         " -n 1 --json-events " + engine + " --results-dir " + results);
+    p.log = results + ".log";
+    p.marker = "\"event\":\"training_start\"";
+    // Arm the hold, then wait until a request is held: the run is about to wait, or waiting, for storage that is silent.
+    p.before = "stat " + c.mnt() + "/.latencyfs_hold_1000000 >/dev/null 2>&1; n=0; until grep -q '\"in_flight\": [1-9]' " +
+               c.mnt() + "/.latencyfs_stats; do n=$((n+1)); [ $n -gt 1000 ] && break; sleep 0.01; done";
+    p.until = "grep -q '\"status\": \"interrupted\"' " + results + "/summary.json 2>/dev/null";
+    p.after = "stat " + c.mnt() + "/.latencyfs_release >/dev/null 2>&1";
+    const Signalled r = SignalOnMarker(p);
+    EXPECT_EQ(r.code, 130) << r.output;
+    EXPECT_GE(r.seconds, 0) << r.output;
+    EXPECT_LT(r.seconds, 10) << "the interrupt waited for the storage";
+  }
+}
+
 }  // namespace
 }  // namespace feedrate::it

@@ -264,14 +264,24 @@ TEST(Run, UringSetupFailureFallsBackToPosixAndSaysSo) {
   EXPECT_NE(strict.output.find("--engine uring: io_uring is unavailable"), std::string::npos) << strict.output;
 }
 
+// SIGINT once training has started, with a day-long compute step: the step's sleep ends with the signal (the handler
+// wakes it), the run stops on its next barrier and says so. The bound is a hang detector: without the wake-up the
+// run would sleep for a day.
 TEST(Run, InterruptStopsCleanlyAndSaysSo) {
   test::TempDir dir;
   const std::string ds = SmallDatasetParams(8, 16384);
   ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + dir.path() + " " + ds)).code, 0);
-  auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + dir.path() + " " + ds +
-                         " --param reader.batch_size=1 --param train.epochs=100 --param train.computation_time=0.05"
-                         " --results-dir " + dir / "r") + " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid");
+  SignalPlan plan;
+  plan.command = Feedrate("run -w unet3d_h100 --data-dir " + dir.path() + " " + ds +
+                          " --param reader.batch_size=1 --param train.epochs=100 --param train.computation_time=86400"
+                          " --json-events --results-dir " + dir / "r");
+  plan.log = dir / "log";
+  plan.marker = "\"event\":\"training_start\"";
+  plan.signal = "INT";
+  const Signalled run = SignalOnMarker(plan);
   EXPECT_EQ(run.code, 130) << run.output;
+  EXPECT_GE(run.seconds, 0) << run.output;
+  EXPECT_LT(run.seconds, 30) << "the interrupt waited for the compute step";
   auto s = ReadJson(dir / "r/summary.json");
   EXPECT_EQ(s["feedrate"]["status"], "interrupted");
   EXPECT_FALSE(s.contains("metric"));

@@ -8,7 +8,8 @@
 // one JSON object: opens, reads, read_bytes, other (lookups, getattrs, ...), in_flight, max_in_flight (since the
 // previous open of the stats file: a test opens it when the phase it measures begins). Without
 // --page-cache every open is direct_io (each read(2) reaches this process; no readahead, no cache). A lookup of
-// `MNT/.latencyfs_hold_K` arms a one-shot hold: replies wait until K requests are in flight at once (30 s at most).
+// `MNT/.latencyfs_hold_K` arms a one-shot hold: replies wait until K requests are in flight at once (30 s at most);
+// a lookup of `MNT/.latencyfs_release` lets them go at once (a test's stalled storage, ended when the test is done).
 #define FUSE_USE_VERSION 34
 #include <fuse3/fuse_lowlevel.h>
 
@@ -51,6 +52,7 @@ std::atomic<uint64_t> g_opens{0}, g_reads{0}, g_read_bytes{0}, g_other{0}, g_in_
 // every reply until K requests are in flight at once (or 30 s pass), then lets them all go on with their delays. A
 // client that keeps K requests outstanding reaches K; one that keeps fewer stays below it, whatever the timing.
 constexpr const char* kHoldPrefix = ".latencyfs_hold_";
+constexpr const char* kReleaseName = ".latencyfs_release";  // a lookup lets what is held go at once
 std::mutex g_hold_mu;
 uint64_t g_hold_until = 0;  // 0: not armed
 uint64_t g_hold_gen = 0;    // which arming a timeout belongs to
@@ -238,6 +240,12 @@ void DoLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   if (parent == FUSE_ROOT_ID && std::strcmp(name, kStatsName) == 0) {
     e.ino = kStatsIno;
     StatOf(kStatsIno, &e.attr);
+    fuse_reply_entry(req, &e);
+    return;
+  }
+  if (parent == FUSE_ROOT_ID && std::strcmp(name, kReleaseName) == 0) {
+    ReleaseHeld();
+    e.ino = 0;
     fuse_reply_entry(req, &e);
     return;
   }
