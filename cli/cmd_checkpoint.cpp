@@ -22,7 +22,7 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--num-checkpoints-write", o->num_write, "checkpoints to write (default: the workload's, 10)");
   sub->add_option("--num-checkpoints-read", o->num_read, "checkpoints to read back (default: the workload's, 10)");
   sub->add_option("--time-between", o->time_between, "seconds idle before each checkpoint (default: the workload's, 5)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeNumber());
   sub->add_option("--scale", o->scale, "multiply every file's size by this (0 < F <= 1), for tests and demos; recorded in the summary");
   sub->add_option("--results-dir", o->results_dir, "where summary.json goes (default results/<timestamp>_<workload>)");
   sub->add_option("--engine", o->engine, "auto (io_uring, else pread/pwrite; default), uring or posix")
@@ -40,7 +40,7 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
   sub->add_flag("--quiet,-q", o->quiet, "no per-checkpoint lines");
   auto collective_timeout = std::make_shared<double>(1800);
   sub->add_option("--collective-timeout", *collective_timeout, "seconds any rank waits in a collective (default 1800; 0: forever)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeNumber());
   return [=] {
     if (launch->requested()) return RelaunchUnderMpirun(*launch, *argc, *argv);
     o->command_line = JoinCommandLine(*argc, *argv);

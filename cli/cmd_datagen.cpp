@@ -21,7 +21,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
   w->Register(sub, true, true);
   auto launch = std::make_shared<LaunchArgs>();
   launch->Register(sub);
-  sub->add_option("--threads", opt->threads, "writer threads per rank")->check(CLI::PositiveNumber);
+  sub->add_option("--threads", opt->threads, "writer threads per rank")->check(PositiveNumber());
   sub->add_flag("--skip-existing", opt->skip_existing, "keep files that already exist with the expected size");
   sub->add_flag("--fsync", opt->fsync, "fsync every file before renaming it into place (durable; device speed)");
   sub->add_option("--write-size", opt->write_size, "bytes per write() (default 256 KiB; 4 KiB to 64 MiB)")
@@ -32,8 +32,9 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--s3-part-size", *part_size, "S3: objects above this size go up as multipart uploads of parts this "
                                                 "large (default 16m; 5m to 5g)")
       ->check([](const std::string& v) {
+        if (std::string why = CheckBytes(v); !why.empty()) return why;
         const uint64_t n = ParseBytes(v);
-        return n >= (uint64_t{5} << 20) && n <= (uint64_t{5} << 30) ? "" : "must be between 5m and 5g";
+        return std::string(n >= (uint64_t{5} << 20) && n <= (uint64_t{5} << 30) ? "" : "must be between 5m and 5g");
       });
   auto content = std::make_shared<std::string>("random");
   sub->add_option("--content", *content, "random (default) or verifiable: payload bytes a pure function of (seed, file, "

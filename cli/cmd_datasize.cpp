@@ -67,10 +67,10 @@ Runner AddDatasize(CLI::App& app) {
   auto a = std::make_shared<DatasizeArgs>();
   w->Register(sub, false);
   sub->add_option("--client-memory-gib", a->client_memory_gib, "memory per client host, GiB (training workloads)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--clients", a->clients, "client hosts")->check(CLI::PositiveNumber);
+      ->check(PositiveNumber());
+  sub->add_option("--clients", a->clients, "client hosts")->check(PositiveNumber());
   sub->add_option("--accelerators", a->accelerators, "emulated accelerators in total (checkpoint workloads: ranks; "
-                                                     "default their CLOSED TP x PP x DP)")->check(CLI::PositiveNumber);
+                                                     "default their CLOSED TP x PP x DP)")->check(PositiveNumber());
   sub->add_flag("--json", a->json, "print JSON");
   auto accelerators_given = sub->get_option("--accelerators");
   return [=] {

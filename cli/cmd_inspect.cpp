@@ -279,6 +279,11 @@ Runner AddInspect(CLI::App& app) {
         return j;
       };
       auto format = DetectFileFormat(f);
+      if (!format.ok()) {  // not there, not readable, not a regular file: said once, not read as numpy below
+        std::fprintf(stderr, "feedrate: error: %s\n", format.status().ToString().c_str());
+        rc = 2;
+        continue;
+      }
       // One report: an error exits 2; JSON collects it; text prints it under the name the user gave.
       auto report = [&](auto r, auto print) {
         if (!r.ok()) {

@@ -95,7 +95,7 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--rw", a->rw, "read, randread, write, randwrite, randrw (comma-separated list)")
       ->delimiter(',')
       ->check(CLI::IsMember({"read", "randread", "write", "randwrite", "randrw"}));
-  sub->add_option("--bs", a->bs, "block sizes, e.g. 4k,64k,1m")->delimiter(',');
+  sub->add_option("--bs", a->bs, "block sizes, e.g. 4k,64k,1m")->delimiter(',')->check(CLI::Validator(CheckBytes, "SIZE"));
   sub->add_option("--qd", a->qd, "queue depths per thread")->delimiter(',')->check(CLI::Range(1u, 4096u));
   sub->add_option("--threads", a->threads, "threads per rank")->delimiter(',')->check(CLI::Range(1u, 4096u));
   sub->add_option("--rwmixread", a->rwmixread, "randrw: percent reads")->check(CLI::Range(0, 100));
@@ -109,13 +109,14 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
                                      {"cpu_async_gpu", XferMode::kCpuAsyncGpu}, {"cpu_cached_gpu", XferMode::kCpuCachedGpu},
                                      {"gpud", XferMode::kGpuDirect}, {"gpu_batch", XferMode::kGpuBatch},
                                      {"gpud_async", XferMode::kGpuDirectAsync}}));
-  sub->add_option("--gpu", a->gpu, "the GPU the --xfer modes land blocks in (default 0)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--size", a->size_text, "bytes of the file to use (default: the file's size, 1g for a new file)");
-  sub->add_option("--runtime", a->runtime, "measured seconds per cell")->check(CLI::PositiveNumber);
+  sub->add_option("--gpu", a->gpu, "the GPU the --xfer modes land blocks in (default 0)")->check(NonNegativeNumber());
+  sub->add_option("--size", a->size_text, "bytes of the file to use (default: the file's size, 1g for a new file)")
+      ->check(CLI::Validator(CheckBytes, "SIZE"));
+  sub->add_option("--runtime", a->runtime, "measured seconds per cell")->check(PositiveNumber());
   sub->add_option("--submit-batch", a->submit_batch,
                   "I/Os prepared per submission (like fio's iodepth_batch_submit; 1 submits each at once)")
       ->check(CLI::Range(1u, 4096u));
-  sub->add_option("--ramp-time", a->ramp, "seconds per cell before measuring")->check(CLI::NonNegativeNumber);
+  sub->add_option("--ramp-time", a->ramp, "seconds per cell before measuring")->check(NonNegativeNumber());
   sub->add_flag("--verify", a->verify, "writes lay down a seeded pattern, reads check it");
   sub->add_option("--seed", a->seed, "pattern seed for --verify");
   sub->add_option("--results-dir", a->results_dir, "where iobench.json/csv go (default results/<timestamp>_iobench)");
@@ -125,8 +126,11 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--endpoint", s3->endpoint, "S3: the endpoint URL (default https://s3.amazonaws.com)");
   sub->add_option("--region", s3->region, "S3: the SigV4 region (default us-east-1)");
   sub->add_flag("--virtual-host", s3->virtual_host, "S3: bucket.host/key URLs instead of host/bucket/key");
-  sub->add_option("--object-size", *object_sizes, "S3: object sizes, e.g. 1m,50m (default 16m)")->delimiter(',');
-  sub->add_option("--part-size", *part_size, "S3: bytes per ranged GET (default 8m; objects smaller are read whole)");
+  sub->add_option("--object-size", *object_sizes, "S3: object sizes, e.g. 1m,50m (default 16m)")
+      ->delimiter(',')
+      ->check(CLI::Validator(CheckBytes, "SIZE"));
+  sub->add_option("--part-size", *part_size, "S3: bytes per ranged GET (default 8m; objects smaller are read whole)")
+      ->check(CLI::Validator(CheckBytes, "SIZE"));
   sub->add_option("--concurrency", s3->concurrency, "S3: requests in flight, e.g. 1,8,32")
       ->delimiter(',')
       ->check(CLI::Range(1u, 1024u));

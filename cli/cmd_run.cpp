@@ -48,7 +48,7 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--collective-timeout", *collective_timeout,
                   "seconds any rank waits in a collective (step barrier, reductions) before the job ends naming the "
                   "rank(s) and host(s) that did not arrive (default 1800; 0: forever)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeNumber());
   sub->add_option("--cache", o->cache,
                   "client page cache: keep (default, as DLIO), drop (evict the dataset's files before the run and "
                   "before every epoch), drop-once (before the run only: epoch 1 cold, later ones show what the cache "
@@ -74,10 +74,10 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--io-timeout", o->io_timeout,
                   "seconds an accelerator waits for its batch without one of its reads completing before the run "
                   "fails naming the read (a storage that stopped answering; default 600; 0: wait forever)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeNumber());
   sub->add_option("--timeseries-interval", o->timeseries_interval,
                   "seconds between time-series samples in timeseries.csv (default 1; 0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeNumber());
   sub->add_option("--accelerator-memory", o->accelerator_memory,
                   "where a batch must be before it counts as delivered: host (default: the reads' own memory), pinned "
                   "(page-locked host memory, cuMemHostAlloc) or device (each accelerator's GPU memory: cuFile reads (--gds) or "
@@ -94,7 +94,7 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--gpus", o->gpus, "GPU ordinals the accelerators map onto, round-robin over all ranks' accelerators "
                                      "(default: every GPU the driver sees), e.g. --gpus 0,1")
       ->delimiter(',')
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegativeNumber());
   auto step_barrier = std::make_shared<std::string>("auto");
   sub->add_option("--step-barrier", *step_barrier,
                   "how each step's agreement travels between ranks: flat (one allreduce), hierarchical (within each "

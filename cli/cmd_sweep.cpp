@@ -173,8 +173,8 @@ struct ForwardedRunOptions {
     sub->add_option("--queue-depth", queue_depth, "forwarded to run");
     sub->add_flag("--odirect", odirect, "forwarded to run");
     sub->add_flag("--keep-files-open", keep_open, "forwarded to run");
-    sub->add_option("--collective-timeout", collective_timeout, "forwarded to run")->check(CLI::NonNegativeNumber);
-    sub->add_option("--io-timeout", io_timeout, "forwarded to run")->check(CLI::NonNegativeNumber);
+    sub->add_option("--collective-timeout", collective_timeout, "forwarded to run")->check(NonNegativeNumber());
+    sub->add_option("--io-timeout", io_timeout, "forwarded to run")->check(NonNegativeNumber());
     sub->add_option("--inject", inject, "forwarded to run: fault rules for the training reads (docs/faults.md)")
         ->check(CheckInjectRules);
     sub->add_option("--cache", cache, "forwarded to run: keep, drop, drop-once or direct")
@@ -185,7 +185,7 @@ struct ForwardedRunOptions {
     sub->add_option("--accelerator-memory", accelerator_memory, "forwarded to run: host, pinned or device")
         ->check(CLI::IsMember({"host", "pinned", "device"}));
     sub->add_option("--gds", gds, "forwarded to run: auto, on or off")->check(CLI::IsMember({"auto", "on", "off"}));
-    sub->add_option("--gpus", gpus, "forwarded to run: GPU ordinals, e.g. 0,1")->delimiter(',')->check(CLI::NonNegativeNumber);
+    sub->add_option("--gpus", gpus, "forwarded to run: GPU ordinals, e.g. 0,1")->delimiter(',')->check(NonNegativeNumber());
   }
 
   std::vector<std::string> Argv(const WorkloadArgs& w) const {
@@ -217,7 +217,7 @@ struct ForwardedRunOptions {
 
 void RegisterSweepOptions(CLI::App* sub, WorkloadArgs& w, SweepArgs& a, ForwardedRunOptions& f) {
   w.Register(sub, true);
-  sub->add_option("--min", a.search.min, "smallest accelerator count per host to try (default 1)")->check(CLI::PositiveNumber);
+  sub->add_option("--min", a.search.min, "smallest accelerator count per host to try (default 1)")->check(PositiveNumber());
   sub->add_option("--max", a.search.max, "largest accelerator count per host to try (default: double until a point fails)");
   sub->add_option("--repeats", a.search.repeats, "runs per point; a point passes when all pass (default 1)")
       ->check(CLI::Range(1, 100));

@@ -42,8 +42,19 @@ CLI::Validator Choices(const std::vector<std::pair<std::string, E>>& choices) {
   return CLI::CheckedTransformer(std::map<std::string, E>(choices.begin(), choices.end())).description("{" + names + "}");
 }
 
-// "4k", "1m", "2g", "512" as bytes; CLI::ValidationError otherwise.
+// "4k", "1m", "2g", "512" as bytes; CLI::ValidationError otherwise (never another exception).
 uint64_t ParseBytes(const std::string& text);
+// The same as a check: "" when `text` is a size ParseBytes takes, else why not.
+std::string CheckBytes(const std::string& text);
+// One rule for every number on the command line: the whole text is the number (no "abc", no "12x"), finite (no
+// nan, no inf), not negative, not past 1e18, and whole where the option takes a whole number. "" or why not.
+std::string CheckNumber(const std::string& text, bool whole);
+// Adds CheckNumber to every option of `app` and its subcommands bound to a number (CLI11's FLOAT, INT and UINT):
+// call once every command is added, before parsing. (CLI11 takes "nan" and "-3" where a Range or an int allow.)
+void GuardNumericOptions(CLI::App& app);
+// CheckNumber's rule as a validator, and the same above zero (CLI11's own print DBL_MAX as the bound).
+CLI::Validator NonNegativeNumber();
+CLI::Validator PositiveNumber();
 
 // CLI11 check for --inject: "" when the rules parse, else the parser's message.
 std::string CheckInjectRules(const std::string& rules);

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   add(feedrate::cli::AddWorkloads(app));
   add(feedrate::cli::AddSweep(app));
   add(feedrate::cli::AddReport(app));
+  feedrate::cli::GuardNumericOptions(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

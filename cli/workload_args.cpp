@@ -2,6 +2,10 @@
 #include "cli/commands.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 
 #include "loader/io/fault_injection.h"
@@ -77,18 +81,74 @@ std::vector<std::string> WorkloadArgs::Overrides() const {
   return all;
 }
 
+std::string CheckNumber(const std::string& text, bool whole) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) {  // exact for whole numbers up to 2^64 (seeds), where a double would round
+    (void)std::strtoull(begin, &end, 10);
+    return errno == ERANGE ? "'" + text + "' is too large" : "";
+  }
+  const double v = std::strtod(begin, &end);
+  if (text.empty() || end != begin + text.size() || std::isspace(static_cast<unsigned char>(text[0]))) {
+    return "'" + text + "' is not a number";
+  }
+  if (!std::isfinite(v) || errno == ERANGE) return "'" + text + "' is not a finite number";
+  if (v < 0) return "'" + text + "' is negative";
+  if (v > 1e18) return "'" + text + "' is too large";
+  if (whole && v != std::floor(v)) return "'" + text + "' is not a whole number";
+  return "";
+}
+
+void GuardNumericOptions(CLI::App& app) {
+  for (CLI::Option* o : app.get_options()) {
+    const std::string type = o->get_type_name();
+    const bool whole = type.starts_with("INT") || type.starts_with("UINT");
+    if (!whole && !type.starts_with("FLOAT") && !type.starts_with("NUMBER")) continue;
+    o->check(CLI::Validator([whole](std::string& v) { return CheckNumber(v, whole); }, "", "number"));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) GuardNumericOptions(*sub);
+}
+
+CLI::Validator NonNegativeNumber() {
+  return CLI::Validator([](std::string& v) { return CheckNumber(v, false); }, "NUMBER >= 0", "non-negative");
+}
+
+CLI::Validator PositiveNumber() {
+  return CLI::Validator([](std::string& v) {
+    std::string why = CheckNumber(v, false);
+    return !why.empty() || std::strtod(v.c_str(), nullptr) > 0 ? why : "'" + v + "' is not above zero";
+  }, "NUMBER > 0", "positive");
+}
+
+std::string CheckBytes(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) ++digits;
+  std::string unit = text.substr(digits);
+  for (auto& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const double mult = unit.empty() || unit == "b" ? 1 : unit == "k" || unit == "kib" || unit == "kb" ? 1024.0
+                    : unit == "m" || unit == "mib" || unit == "mb" ? 1048576.0
+                    : unit == "g" || unit == "gib" || unit == "gb" ? 1073741824.0
+                    : unit == "t" || unit == "tib" || unit == "tb" ? 1099511627776.0
+                    : -1;
+  const std::string number = text.substr(0, digits);
+  if (mult < 0 || !CheckNumber(number, false).empty()) return "cannot read '" + text + "' as a size (e.g. 4k, 1m, 2g)";
+  const double bytes = std::strtod(number.c_str(), nullptr) * mult;
+  if (bytes < 1) return "'" + text + "' is not a size of at least one byte";
+  if (bytes > 1e18) return "'" + text + "' is too large";
+  return "";
+}
+
 // (shared by iobench and datagen)
 uint64_t ParseBytes(const std::string& text) {
-  size_t used = 0;
-  double v = std::stod(text, &used);
-  std::string unit = text.substr(used);
-  for (auto& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  double mult = unit.empty() || unit == "b" ? 1 : unit == "k" || unit == "kib" || unit == "kb" ? 1024.0
-              : unit == "m" || unit == "mib" || unit == "mb" ? 1048576.0
-              : unit == "g" || unit == "gib" || unit == "gb" ? 1073741824.0
-              : -1;
-  if (mult < 0 || v <= 0) throw CLI::ValidationError("size", "cannot read '" + text + "' as a size (e.g. 4k, 1m, 2g)");
-  return static_cast<uint64_t>(v * mult);
+  if (std::string why = CheckBytes(text); !why.empty()) throw CLI::ValidationError("size", why);
+  size_t digits = text.find_first_not_of("0123456789.");
+  if (digits == std::string::npos) digits = text.size();
+  std::string unit = text.substr(digits);
+  const char u = unit.empty() ? 'b' : static_cast<char>(std::tolower(static_cast<unsigned char>(unit[0])));
+  const double mult = u == 'k' ? 1024.0 : u == 'm' ? 1048576.0 : u == 'g' ? 1073741824.0 : u == 't' ? 1099511627776.0 : 1;
+  return static_cast<uint64_t>(std::strtod(text.substr(0, digits).c_str(), nullptr) * mult);
 }
 
 std::string CheckInjectRules(const std::string& rules) {

@@ -179,6 +179,7 @@ class GenerationRun {
 
   Result<DatagenStats> Run() {
     CheckRequest();
+    FEEDRATE_RETURN_IF_ERROR(CheckNoOtherDatagen());
     PlanJobs();
     FEEDRATE_RETURN_IF_ERROR(PrepareFolders());
     FEEDRATE_RETURN_IF_ERROR(CheckFreeSpace());
@@ -187,6 +188,30 @@ class GenerationRun {
   }
 
  private:
+  // A folder that holds another datagen's files (a bigger dataset generated there before): this one would write
+  // beside them and a run would read a mixture (DLIO's order puts img_00_of_64 before img_0_of_8). Refused, naming
+  // both; nothing is written or removed. (S3 stages locally: its prefix is not looked at.)
+  Status CheckNoOtherDatagen() const {
+    if (store_ != nullptr) return Status::Ok();
+    for (const auto& [split, n] : {std::pair<const char*, uint64_t>{"train", cfg_.num_files_train}, {"valid", cfg_.num_files_eval}}) {
+      if (n == 0) continue;
+      const std::string dir = (fs::path(cfg_.data_folder) / split).string();
+      FEEDRATE_ASSIGN_OR_RETURN(auto generations, CountGenerations(dir, cfg_.format));
+      std::string others;
+      for (const auto& [m, count] : generations) {
+        if (m == 0 || m == n) continue;
+        others += (others.empty() ? "" : ", ") + std::to_string(count) + " named *_of_" + std::to_string(m) + "." + Name(cfg_.format);
+      }
+      if (!others.empty()) {
+        return Status::InvalidArgument(dir + " holds files of another datagen (" + others + "): this one writes " +
+                                       std::to_string(n) + " named *_of_" + std::to_string(n) + " beside them, and a run "
+                                       "would read a mixture (the first num_files in DLIO's order); remove them, or "
+                                       "generate into another --data-dir (nothing was written)");
+      }
+    }
+    return Status::Ok();
+  }
+
   // Throws ConfigError for what cannot be generated.
   void CheckRequest() const {
     using F = DataFormat;

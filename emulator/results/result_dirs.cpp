@@ -202,6 +202,53 @@ std::vector<EpochRow> DlioEpochRows(const std::vector<DlioRankEpoch>& ranks, dou
   return rows;
 }
 
+namespace {
+
+// The JSON at a dotted path ("metric.train_au_mean_percentage"), or nullptr.
+const json* At(const json& j, const std::string& dotted) {
+  const json* cur = &j;
+  size_t from = 0;
+  while (cur != nullptr) {
+    const size_t dot = dotted.find('.', from);
+    const std::string part = dotted.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    cur = cur->is_object() && cur->contains(part) ? &(*cur)[part] : nullptr;
+    if (dot == std::string::npos) break;
+    from = dot + 1;
+  }
+  return cur;
+}
+
+// What a report reads from a record, by kind: a summary without it ({}, a truncated or foreign file) is refused
+// naming the file and the first key missing, not shown as "0 accelerators, AU 0.00%".
+Status CheckRecordKeys(const json& j, const std::string& file, const std::string& kind) {
+  std::vector<std::string> numbers, strings;
+  if (kind == "feedrate sweep") {
+    strings = {"workload"};
+    if (At(j, "points") == nullptr || !At(j, "points")->is_array()) return Status::Corruption(file + ": no 'points' list: not a sweep record");
+  } else if (kind == "dlio run") {
+    numbers = {"num_accelerators", "metric.train_au_mean_percentage", "metric.train_throughput_mean_samples_per_second"};
+  } else {
+    strings = {"feedrate.status", "feedrate.workload"};
+    numbers = {"num_accelerators"};
+    const json* status = At(j, "feedrate.status");
+    const bool measured = status != nullptr && status->is_string() && (*status == "success" || *status == "fail");
+    if (measured && kind == "feedrate run") {
+      numbers.insert(numbers.end(), {"metric.train_au_mean_percentage", "metric.train_throughput_mean_samples_per_second"});
+    }
+  }
+  for (const auto& k : strings) {
+    const json* v = At(j, k);
+    if (v == nullptr || !v->is_string()) return Status::Corruption(file + ": key " + k + " is missing or not a string: not a complete " + kind + " record");
+  }
+  for (const auto& k : numbers) {
+    const json* v = At(j, k);
+    if (v == nullptr || !v->is_number()) return Status::Corruption(file + ": key " + k + " is missing or not a number: not a complete " + kind + " record");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<ReportInput> LoadResultDir(const std::string& dir) {
   ReportInput in;
   in.dir = dir;
@@ -209,6 +256,7 @@ Result<ReportInput> LoadResultDir(const std::string& dir) {
   if (sweep.ok()) {
     in.kind = "feedrate sweep";
     in.sweep = std::move(*sweep);
+    FEEDRATE_RETURN_IF_ERROR(CheckRecordKeys(in.sweep, dir + "/sweep.json", in.kind));
     return in;
   }
   auto summary = ReadJsonFile(dir + "/summary.json");
@@ -221,6 +269,7 @@ Result<ReportInput> LoadResultDir(const std::string& dir) {
                       in.summary["feedrate"].contains("save")
                 ? "feedrate checkpoint"
                 : "feedrate run";
+  FEEDRATE_RETURN_IF_ERROR(CheckRecordKeys(in.summary, dir + "/summary.json", in.kind));
   if (in.kind == "feedrate run") {
     in.epochs = ReadEpochCsv(dir + "/per_epoch.csv");
     in.steps = ReadStepCsv(dir + "/steps.csv");

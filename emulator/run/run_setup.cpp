@@ -5,6 +5,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <span>
@@ -31,7 +32,9 @@ Result<PathList> ListSplit(const WorkloadConfig& cfg, const Comm& comm, const st
                            uint64_t subfolders, std::span<const char> keep, Setup* s) {
   if (s->s3) return ListS3Split(cfg, comm, split, n, subfolders, keep, s->s3.get());
   if (!comm.root()) return ShareListing(comm, nullptr, keep);
-  auto files = ListDatasetFiles(cfg.data_folder, split, cfg.format, n, subfolders);
+  std::optional<DatasetListing>& early = split == "train" ? s->listed_train : s->listed_eval;
+  auto files = early ? Result<DatasetListing>(std::move(*early)) : ListDatasetFiles(cfg.data_folder, split, cfg.format, n, subfolders);
+  early.reset();
   const Result<ListingSource> src =
       files.ok() ? Result<ListingSource>(ListingSource{files->size(), [&](size_t i, std::string* out) { files->AppendPath(i, out); }, {}})
                  : Result<ListingSource>(files.status());
@@ -60,6 +63,52 @@ EngineRequest EngineRequestFor(const WorkloadConfig& cfg, const RunOptions& opt,
   r.cpus = CpuAffinity().size();
   r.memory_storage = !s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
   return r;
+}
+
+// The sample state a rank builds (sampler orders, sample table, the file mask), against the memory it may take:
+// counts far beyond any dataset (dataset.num_files_train=1000000000000 ended in std::bad_alloc) are refused with the
+// keys and the numbers. About 32 bytes a sample of the rank's share and one byte a file.
+Status CheckSampleState(const WorkloadConfig& cfg, const Comm& comm) {
+  const double files = static_cast<double>(cfg.num_files_train) + (cfg.do_eval ? static_cast<double>(cfg.num_files_eval) : 0);
+  const double samples = files * static_cast<double>(cfg.num_samples_per_file);
+  const double bytes = 32 * samples / comm.size() + files;
+  const double available = static_cast<double>(ReadHostInfo().usable_available_bytes());
+  if (bytes <= available / 2) return Status::Ok();
+  char n[64];
+  std::snprintf(n, sizeof n, "%.4g files x %llu samples each", files, static_cast<unsigned long long>(cfg.num_samples_per_file));
+  return Status::InvalidArgument(cfg.source + ": dataset.num_files_train/num_files_eval and num_samples_per_file ask for " + n +
+                                 ": their sample state would take " + Gib(bytes) + " per rank, more than half of the " +
+                                 Gib(available) + " this host has available");
+}
+
+// A listing's files against the workload: files of two datagens refused; more files than it reads, said.
+Status CheckListing(const WorkloadConfig& cfg, const DatasetListing& l, const std::string& split, Setup* s) {
+  FEEDRATE_RETURN_IF_ERROR(CheckOneGeneration(l.dir(), cfg.format, l.Generations()));
+  if (l.found() > l.size()) {
+    s->warnings.push_back(l.dir() + " holds " + std::to_string(l.found()) + " ." + std::string(Name(cfg.format)) +
+                          " files; the run reads the first " + std::to_string(l.size()) + " in DLIO's order (dataset.num_files_" +
+                          split + ")");
+  }
+  return Status::Ok();
+}
+
+// Rank 0 lists the dataset before any per-sample state is built, and every rank learns at once whether the folder
+// holds the files the workload asks for (dataset.num_files_train=100000000 of a folder of 8 built 1.2 GB of sampler
+// state before the answer), and whether each can hold the sample state. Collective; S3 lists later, with its sizes.
+Status ListDatasetFirst(const WorkloadConfig& cfg, const Comm& comm, Setup* s) {
+  Status st = CheckSampleState(cfg, comm);  // (on every rank: hosts differ in memory)
+  if (st.ok() && comm.root() && !s->s3) {
+    auto train = ListDatasetFiles(cfg.data_folder, "train", cfg.format, cfg.num_files_train, cfg.num_subfolders_train);
+    st = train.ok() ? CheckListing(cfg, *train, "train", s) : train.status();
+    if (train.ok()) s->listed_train = std::move(*train);
+    if (st.ok() && cfg.do_eval && cfg.num_files_eval > 0) {
+      auto eval = ListDatasetFiles(cfg.data_folder, "valid", cfg.format, cfg.num_files_eval, cfg.num_subfolders_eval);
+      st = eval.ok() ? CheckListing(cfg, *eval, "eval", s) : eval.status();
+      if (eval.ok()) s->listed_eval = std::move(*eval);
+    }
+  }
+  const std::string agreed = comm.AgreeFirstError(st);
+  return !st.ok() || agreed.empty() ? st : Status::InvalidArgument(agreed);  // rank 0's own words win the next agreement
 }
 
 // Refuses what cannot run before any work; `mode` is the page-cache mode the run uses.
@@ -192,6 +241,27 @@ Status ListRankFiles(const WorkloadConfig& cfg, const Comm& comm, const RankFile
   return s->files.Append(*eval);
 }
 
+// Formats whose samples hold dataset.record_length_bytes each, as DLIO's generator writes them (images are encoded,
+// Parquet columns compressed: their sizes follow other keys).
+bool SampleBytesFollowRecordLength(DataFormat f) {
+  return f == DataFormat::kNpz || f == DataFormat::kNpy || f == DataFormat::kHdf5 || f == DataFormat::kTfRecord ||
+         f == DataFormat::kIndexedBinary;
+}
+
+// The files' samples against dataset.record_length_bytes: DLIO's throughput (samples/s x the record length) is only
+// as true as the record length, so samples more than twice or under half of it, and more than 4 stdevs away, are
+// refused (record_length_bytes: 1e15 over 20 KB files printed 835 TB/s). `mean`: this rank's, in bytes.
+Status CheckRecordLength(const WorkloadConfig& cfg, double mean, std::string_view example) {
+  const double nominal = cfg.record_length, stdev = cfg.record_length_stdev;
+  const bool far = mean > 2 * nominal || mean < nominal / 2;
+  if (!far || std::abs(mean - nominal) <= 4 * stdev) return Status::Ok();
+  char msg[320];
+  std::snprintf(msg, sizeof msg, ") average %.0f bytes, dataset.record_length_bytes is %.0f (stdev %.0f): the dataset "
+                "was generated with other settings; give the record length it was generated with, or generate it again",
+                mean, nominal, stdev);
+  return Status::InvalidArgument(cfg.DataLocation() + ": the samples of the files this rank reads (" + std::string(example) + msg);
+}
+
 // The sample table of the rank's files, the per-sample check their format needs, the dataset size estimate.
 Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const RankFiles& f, Setup* s) {
   IndexOptions io;
@@ -240,7 +310,8 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
   if (unopened) local_bytes = cfg.record_length * static_cast<double>(f.which.size());  // sizes unread
   // Dataset size estimate for the page-cache check: this rank's files scaled to the whole dataset.
   s->dataset_bytes = f.which.empty() ? 0 : local_bytes / static_cast<double>(f.which.size()) * static_cast<double>(s->train_files);
-  return Status::Ok();
+  if (f.which.empty() || !SampleBytesFollowRecordLength(cfg.format)) return Status::Ok();
+  return CheckRecordLength(cfg, local_bytes / static_cast<double>(f.which.size() * cfg.num_samples_per_file), s->files.view(f.first()));
 }
 
 // run --verify: the content keys of every file (the dataset's seed from its .feedrate-content marker).
@@ -451,6 +522,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     s->s3 = std::make_unique<S3RunSetup>();
     PrepareS3(cfg, mode, opt.cache, s->s3.get());  // (its error is returned once the listing is shared)
   }
+  FEEDRATE_RETURN_IF_ERROR(ListDatasetFirst(cfg, comm, s));
   FEEDRATE_RETURN_IF_ERROR(BuildSamplers(cfg, opt, comm, s));
   RankFiles f = SelectRankFiles(cfg, opt, comm, *s);
   FEEDRATE_RETURN_IF_ERROR(ListRankFiles(cfg, comm, f, s));

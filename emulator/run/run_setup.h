@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "emulator/run/run_gpu.h"
 #include "emulator/run/run_s3.h"
 #include "loader/config/workload_config.h"
+#include "loader/dataset/dataset.h"
 #include "loader/format/sample_table.h"
 #include "loader/format/dlio_planner.h"
 #include "loader/io/engine_factory.h"
@@ -56,6 +58,9 @@ struct Setup {
   double buffer_bytes = 0;
   std::vector<std::string> warnings;
   std::unique_ptr<S3RunSetup> s3;  // S3 datasets (storage.storage_type s3): run_s3.h
+  // Rank 0's listings, made before any per-sample state (ListDatasetFirst) and shared once the sampler knows which
+  // files each rank reads; empty on the other ranks and on S3.
+  std::optional<DatasetListing> listed_train, listed_eval;
 };
 
 

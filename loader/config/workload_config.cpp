@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -82,6 +83,54 @@ void NormalizeAliases(YAML::Node root, const std::string& source) {
     }
     section[c[1]] = YAML::Clone(section[a[1]]);
     section.remove(a[1]);
+  }
+}
+
+// The most nodes a workload's YAML may hold once its aliases are expanded: DLIO's files hold about a hundred. An
+// alias names a node, so a few hundred bytes of nested aliases stand for billions of nodes, which anything that
+// walks or copies the tree (YAML::Clone, config.yaml, summary.json) would build.
+constexpr uint64_t kMaxYamlNodes = 100'000;
+
+// Walks `node` as its readers will (aliases expanded), refusing a map that names a key twice (yaml-cpp keeps both;
+// lookups find the first, results record the last) and a tree past kMaxYamlNodes. Call before anything else walks it.
+void CheckStructure(const YAML::Node& node, const std::string& source, uint64_t* nodes) {
+  if (++*nodes > kMaxYamlNodes) {
+    throw ConfigError(source + ": more than " + std::to_string(kMaxYamlNodes) + " YAML nodes once its aliases are "
+                      "expanded (near line " + std::to_string(node.Mark().line + 1) + "): a workload is a few hundred");
+  }
+  if (node.IsSequence()) {
+    for (const auto& item : node) CheckStructure(item, source, nodes);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::map<std::string, YAML::Mark> seen;  // scalar key -> where it was first given
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (it->first.IsScalar()) {
+      const YAML::Mark here = it->first.Mark();
+      if (auto [at, added] = seen.emplace(it->first.Scalar(), here); !added) {
+        const YAML::Mark first = at->second;
+        const std::string where = first.line == here.line
+                                      ? "line " + std::to_string(here.line + 1) + ", columns " + std::to_string(first.column + 1) +
+                                            " and " + std::to_string(here.column + 1)
+                                      : "lines " + std::to_string(first.line + 1) + " and " + std::to_string(here.line + 1);
+        throw ConfigError(source + ": key '" + it->first.Scalar() + "' is given twice in one mapping (" + where +
+                          "): YAML allows one");
+      }
+    }
+    CheckStructure(it->second, source, nodes);
+  }
+}
+
+// A section (dataset, reader, train, ...) given a value that is not a mapping (`dataset: 5`): said as such, before an
+// override into it or a missing key is blamed.
+void CheckSectionShapes(const YAML::Node& root, const std::string& source) {
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    if (!it->first.IsScalar()) continue;  // CheckKeys names these
+    const std::string key = it->first.Scalar();
+    if (!IsKnownSection(key) || LookupKey(key) != nullptr || it->second.IsMap() || it->second.IsNull()) continue;
+    throw ConfigError(source + ": key '" + key + "' (line " + std::to_string(it->first.Mark().line + 1) +
+                      ") is a section of settings and must be a mapping (e.g. " + key + ": {...}), not " +
+                      (it->second.IsSequence() ? "a list" : "'" + it->second.Scalar() + "'"));
   }
 }
 
@@ -434,10 +483,13 @@ WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& so
   } catch (const YAML::Exception& e) {
     throw ConfigError(source + ": not valid YAML: " + e.what());
   }
+  uint64_t nodes = 0;
+  CheckStructure(root, source, &nodes);
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) throw ConfigError(source + ": a workload file must be a YAML mapping");
   if (YAML::Node inner = Unwrapped(root); !inner.is(root)) root = YAML::Clone(inner);  // (a clone loses line marks)
   NormalizeAliases(root, source);
+  CheckSectionShapes(root, source);
 
   for (const auto& ov : overrides) {
     size_t eq = ov.find('=');
@@ -459,6 +511,7 @@ WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& so
     } catch (const YAML::Exception& e) {
       throw ConfigError(what + ": value is not valid YAML: " + e.what());
     }
+    CheckStructure(value, what, &nodes);
     if (LookupKey(key) == nullptr) {
       std::string hint = SuggestKey(key);
       throw ConfigError(what + ": unknown key '" + key + "' (DLIO does not accept it)" +

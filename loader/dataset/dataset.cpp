@@ -142,6 +142,9 @@ Result<DatasetListing> ListDatasetFiles(const std::string& data_folder, const st
   const std::string dir = (fs::path(data_folder) / split).string();
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
+    struct stat st {};
+    const int err = ::stat(dir.c_str(), &st) == 0 ? ENOTDIR : errno;
+    if (err != ENOENT) return Status::Errno(dir + ": not a data directory", err);  // a loop, a file, no permission
     return Status::NotFound(dir + ": data directory not found (generate it with `feedrate datagen`)");
   }
   PathList rel;
@@ -161,6 +164,51 @@ Result<DatasetListing> ListDatasetFiles(const std::string& data_folder, const st
   FEEDRATE_ASSIGN_OR_RETURN(auto order, DlioOrder(dir, rel.size(), [&](size_t i) { return rel.view(i); }, subdirs, split,
                                                   format, num_files, num_subfolders));
   return DatasetListing(dir, std::move(rel), std::move(order));
+}
+
+uint64_t GenerationOf(std::string_view name) {
+  name = Basename(name);
+  const size_t of = name.rfind("_of_");
+  if (of == std::string_view::npos) return 0;
+  uint64_t n = 0;
+  size_t i = of + 4;
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && n < (uint64_t{1} << 60); ++i) n = n * 10 + static_cast<uint64_t>(name[i] - '0');
+  return i > of + 4 && i < name.size() && name[i] == '.' ? n : 0;
+}
+
+std::map<uint64_t, uint64_t> DatasetListing::Generations() const {
+  std::map<uint64_t, uint64_t> g;
+  for (size_t i = 0; i < relative_.size(); ++i) ++g[GenerationOf(relative_.view(i))];
+  return g;
+}
+
+Status CheckOneGeneration(const std::string& dir, DataFormat format, const std::map<uint64_t, uint64_t>& generations) {
+  std::string kinds;
+  size_t datagens = 0;
+  for (const auto& [n, count] : generations) {
+    if (n == 0) continue;
+    ++datagens;
+    kinds += (kinds.empty() ? "" : ", ") + std::to_string(count) + " named *_of_" + std::to_string(n) + "." + Name(format);
+  }
+  if (datagens <= 1) return Status::Ok();
+  return Status::InvalidArgument(dir + ": files of " + std::to_string(datagens) + " datagens in one folder (" + kinds +
+                                 "): a run reads the first num_files in DLIO's order, a mixture of them; remove the "
+                                 "files of the datagen you do not want (or generate into an empty folder)");
+}
+
+Result<std::map<uint64_t, uint64_t>> CountGenerations(const std::string& split_dir, DataFormat format) {
+  std::map<uint64_t, uint64_t> g;
+  std::error_code ec;
+  if (!fs::is_directory(split_dir, ec)) return g;
+  auto count = [&](int dirfd, const dirent* e) {
+    if (DatasetFileNameMatches(e->d_name, format) && EntryType(dirfd, e) == DT_REG) ++g[GenerationOf(e->d_name)];
+    return Status::Ok();
+  };
+  FEEDRATE_RETURN_IF_ERROR(ForEachEntry(split_dir, [&](int dirfd, const dirent* e) {
+    if (EntryType(dirfd, e) == DT_DIR) return ForEachEntry(split_dir + "/" + e->d_name, count);
+    return count(dirfd, e);
+  }));
+  return g;
 }
 
 Result<std::vector<std::string>> DiscoverFiles(const std::string& data_folder, const std::string& split,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,16 @@ bool DatasetFileNameMatches(std::string_view name, DataFormat format);
 Result<std::vector<std::string>> SelectDatasetFiles(const std::string& where, std::vector<std::string> files,
                                                     uint64_t subfolders_found, const std::string& split,
                                                     DataFormat format, uint64_t num_files, uint64_t num_subfolders);
+// DLIO names file i of a datagen of n files "<prefix>_<i>_of_<n>.<format>": the n of `name` (a basename or a
+// relative path), 0 for a name not in that form.
+uint64_t GenerationOf(std::string_view name);
+// Files of more than one datagen in one split (n -> count, from Generations or CountGenerations): a run would read
+// a mixture of them (the first num_files in DLIO's order); an error naming `dir`, the counts and what to do. Names
+// not in DLIO's form are not a generation of their own.
+Status CheckOneGeneration(const std::string& dir, DataFormat format, const std::map<uint64_t, uint64_t>& generations);
+// The same counts over a split folder on disk, one level of subfolders included; empty when it is not there.
+Result<std::map<uint64_t, uint64_t>> CountGenerations(const std::string& split_dir, DataFormat format);
+
 // One split's files in DLIO's order, held compactly: each path relative to the split's folder ("name", or
 // "subfolder/name") in one arena (a million-file listing is ~40 MB, not ~110 MB of strings, and none to free).
 class DatasetListing {
@@ -38,6 +49,11 @@ class DatasetListing {
   // Appends file i's path (the split's folder, '/', its relative path) to *out.
   void AppendPath(size_t i, std::string* out) const;
   std::string Path(size_t i) const;
+  // Every file of the format the folder holds (size() is those kept: the first num_files in DLIO's order).
+  size_t found() const { return relative_.size(); }
+  // The datagens the folder's files come from (GenerationOf each one found): n -> files.
+  std::map<uint64_t, uint64_t> Generations() const;
+  const std::string& dir() const { return dir_; }
 
  private:
   std::string dir_;

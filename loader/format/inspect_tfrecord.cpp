@@ -1,4 +1,6 @@
 // Inspection of TFRecord files (every record's framing, CRCs and payload), and content-based format detection.
+#include <sys/stat.h>
+
 #include <cstring>
 
 #include "loader/format/crc32c.h"
@@ -38,6 +40,14 @@ Result<TfRecordReport> InspectTfRecordFile(const std::string& path) {
 }
 
 Result<FileFormat> DetectFileFormat(const std::string& path) {
+  // Only a regular file is a dataset file: opening a FIFO would wait for a writer, forever.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Status::Errno("cannot open " + path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    const char* what = S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISCHR(st.st_mode) ? "a character device" : S_ISBLK(st.st_mode) ? "a block device" : "not a file";
+    return Status::InvalidArgument(path + ": not a regular file (" + std::string(what) + ")");
+  }
   FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
   FEEDRATE_ASSIGN_OR_RETURN(auto size, FileSize(fd.get(), path));
   char head[12] = {};

@@ -323,12 +323,15 @@ Prefetcher::WaitEnd Prefetcher::WaitSlot(Slot& slot, int64_t stop_at) {
       if (stop_at > 0) lost_ = true;  // a drain's grace ran out: reads may still land here later
       return WaitEnd::kStopped;
     }
-    int64_t wait = completion_timeout_ns_ > 0 ? progressed + completion_timeout_ns_ - NowNs() : -1;
-    if (stoppable) wait = wait < 0 ? kStopPoll : std::min(wait, kStopPoll);
-    if (completion_timeout_ns_ > 0 && wait <= 0) {  // not one completion in the whole timeout
-      lost_ = true;
-      return WaitEnd::kLost;
+    int64_t wait = -1;  // no limit
+    if (completion_timeout_ns_ > 0) {
+      wait = progressed + completion_timeout_ns_ - NowNs();
+      if (wait <= 0) {  // not one completion in the whole timeout
+        lost_ = true;
+        return WaitEnd::kLost;
+      }
     }
+    if (stoppable) wait = wait < 0 ? kStopPoll : std::min(wait, kStopPoll);
     FutexWait(slot.pending, p, wait);
     const uint32_t now = slot.pending.load(std::memory_order_acquire);
     if (now != p) progressed = NowNs();
