@@ -24,13 +24,6 @@
 #include "loader/util/units.h"
 
 namespace feedrate {
-namespace {
-
-
-nlohmann::json Percentiles(const std::vector<double>& v) {
-  return {{"p50", Percentile(v, 50)}, {"p90", Percentile(v, 90)}, {"p99", Percentile(v, 99)},
-          {"max", Percentile(v, 100)}, {"mean", Mean(v)}, {"count", v.size()}};
-}
 
 std::string Fixed(double v, int digits) {
   char buf[64];
@@ -48,6 +41,14 @@ double TotalSeconds(const RunMetrics& m) {
   double s = 0;
   for (auto x : m.epoch_seconds) s += x;
   return s;
+}
+
+namespace {
+
+
+nlohmann::json Percentiles(const std::vector<double>& v) {
+  return {{"p50", Percentile(v, 50)}, {"p90", Percentile(v, 90)}, {"p99", Percentile(v, 99)},
+          {"max", Percentile(v, 100)}, {"mean", Mean(v)}, {"count", v.size()}};
 }
 
 // Per host: its ranks' facts (DLIO lists host_cpu_count etc. per node).
@@ -220,6 +221,9 @@ nlohmann::json HostFigures(const RunRecord& r, const std::map<std::string, std::
               {"au_max_pct", au.empty() ? 0.0 : *std::max_element(au.begin(), au.end())},
               {"cpu_utilisation", usable > 0 && r.wall_seconds > 0 ? std::min(1.0, cpu / (r.wall_seconds * usable)) : 0.0},
               {"start_skew_seconds", start > 0 && first_start > 0 ? start - first_start : 0.0}};
+    for (const RankInfo* ri : ranks) {  // the host leader's reading of the whole host (host_cpu.h)
+      if (!ri->host_cpu.empty()) h["host_cpu"] = ri->host_cpu;
+    }
     out.push_back(h);
   }
   return out;
@@ -476,60 +480,6 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   f["config"] = YamlToJson(r.cfg->tree);
   s["feedrate"] = f;
   return s;
-}
-
-std::string FormatResultTable(const RunRecord& r) {
-  const RunMetrics& m = r.metrics;
-  const WorkloadConfig& c = *r.cfg;
-  std::ostringstream o;
-  o << "\nFeedrate " << c.name << ": " << r.ranks * r.accelerators_per_rank << " accelerator(s) (" << r.ranks
-    << " rank(s) x " << r.accelerators_per_rank << "), " << r.steps_per_epoch << " steps/epoch, engine " << r.engine
-    << "\n";
-  o << " epoch |   AU %  | AU min..max % | samples/s | MiB/s (DLIO) | MiB/s read | seconds\n";
-  o << "-------+---------+---------------+-----------+--------------+------------+--------\n";
-  for (size_t e = 0; e < m.au_pct.size(); ++e) {
-    double read = m.epoch_seconds[e] > 0 ? static_cast<double>(m.bytes[e]) / kMiB / m.epoch_seconds[e] : 0;
-    char line[200];
-    std::snprintf(line, sizeof line, " %5zu | %7.2f | %5.1f..%5.1f  | %9.2f | %12.1f | %10.1f | %6.2f\n", e + 1,
-                  m.au_pct[e], m.au_min_pct[e], m.au_max_pct[e], m.throughput[e],
-                  m.throughput[e] * c.record_length / kMiB, read, m.epoch_seconds[e]);
-    o << line;
-  }
-  o << "\nAU " << Fixed(m.au_mean_pct, 2) << "% (stdev " << Fixed(m.au_stdev_pct, 2) << "), bar " << Fixed(c.au * 100, 0)
-    << "%: " << (m.meets_au ? "PASS" : "FAIL") << "\n";
-  o << "throughput " << Fixed(m.throughput_mean, 2) << " samples/s, " << Fixed(m.io_mean_mib, 1)
-    << " MiB/s (DLIO, nominal record size); really read " << Fixed(static_cast<double>(TotalBytes(m)) / kGiB, 2)
-    << " GiB at " << Fixed(TotalSeconds(m) > 0 ? static_cast<double>(TotalBytes(m)) / kMiB / TotalSeconds(m) : 0, 1)
-    << " MiB/s\n";
-  if (!m.eval.epochs.empty()) {
-    o << "evaluation after " << m.eval.epochs.size() << " epoch(s): AU " << Fixed(m.eval.au_mean_pct, 2) << "%, "
-      << Fixed(m.eval.throughput_mean, 2) << " samples/s\n";
-  }
-  o << "stall per step p50/p99/max " << Fixed(Percentile(r.stall_seconds, 50), 4) << "/"
-    << Fixed(Percentile(r.stall_seconds, 99), 4) << "/" << Fixed(Percentile(r.stall_seconds, 100), 4) << " s\n";
-  if (r.accelerator_memory == "device") {
-    const nlohmann::json a = AcceleratorMemoryFigures(r);
-    const uint64_t gds = a.value("gds_bytes", uint64_t{0}), h2d = a.value("h2d_bytes", uint64_t{0});
-    if (gds > 0) {
-      const bool direct = a.value("path", std::string()).rfind("gds:", 0) == 0;
-      o << "device memory: " << Fixed(static_cast<double>(gds) / kGiB, 2) << " GiB read into GPU memory by cuFile ("
-        << (direct ? "GPUDirect Storage" : "not GPUDirect: see accelerator_memory.path") << ")\n";
-    }
-    if (h2d > 0 || gds == 0) {
-      o << "device memory: " << Fixed(static_cast<double>(h2d) / kGiB, 2) << " GiB copied host to GPU at "
-        << Fixed(a.value("h2d_gib_per_s", 0.0), 1) << " GiB/s; copy " << Fixed(a.value("copy_seconds", 0.0), 3)
-        << " s, of it " << Fixed(a.value("copy_stall_seconds", 0.0), 3) << " s stalled\n";
-    }
-  } else if (r.accelerator_memory == "pinned") {
-    o << "pinned host memory: batches read into page-locked buffers\n";
-  }
-  if (r.cfg != nullptr && r.cfg->compute == ComputeKind::kGpu) {
-    const nlohmann::json k = ComputeFigures(r);
-    o << "compute on the GPU: " << k["launches"].get<uint64_t>() << " kernels, "
-      << Fixed(k["kernel_seconds"].get<double>(), 3) << " s on the GPU for " << Fixed(k["requested_seconds"].get<double>(), 3)
-      << " s asked\n";
-  }
-  return o.str();
 }
 
 namespace {

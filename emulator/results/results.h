@@ -49,6 +49,7 @@ struct RankInfo {
   double setup_peak_rss_mib = 0;  // peak resident set when training started
   uint64_t files_held = 0;        // paths the rank kept: the files it reads (training and validation)
   uint64_t file_list_bytes = 0;   // what those paths cost it (PathList::bytes)
+  nlohmann::json host_cpu = nlohmann::json::object();  // host leader: the host's CPU use in training (host_cpu.h)
 };
 
 struct RunRecord {
@@ -113,7 +114,11 @@ Status WriteRunResults(const RunRecord& r);
 // killed before it ends (a launcher's SIGKILL, a crash) is recognisable as such and never success-shaped.
 Status WriteRunningSummary(const RunRecord& r);
 // The table printed at the end of a run.
-std::string FormatResultTable(const RunRecord& r);
+std::string FormatResultTable(const RunRecord& r);  // (result_table.cpp)
+// Shared by the results files: a number with `digits` decimals, and the bytes and seconds summed over epochs.
+std::string Fixed(double v, int digits);
+uint64_t TotalBytes(const RunMetrics& m);
+double TotalSeconds(const RunMetrics& m);
 // summary.json's feedrate.accelerator_memory: mode, path, GPUs per rank and, for device memory, the copies.
 nlohmann::json AcceleratorMemoryFigures(const RunRecord& r);
 // feedrate.compute over every rank (summary.json feedrate.compute).

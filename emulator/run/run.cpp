@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "emulator/host/host_cpu.h"
 #include "emulator/host/sysinfo.h"
 #include "emulator/results/results.h"
 #include "emulator/run/run_gather.h"
@@ -84,6 +85,7 @@ class TrainingRun {
   ProgressMode progress_mode_ = ProgressMode::kQuiet;
   int64_t t0_ = 0;                     // training start: wall, process CPU, network, Unix time (skew between hosts)
   double cpu0_ = 0, start_unix_ = 0;
+  HostCpuSample host_cpu0_;  // host leader: /proc at training start
   uint64_t net_block_start_ = 0, net_rx_blocks_ = 0;  // host leader: rx at the block's start; summed over blocks
 };
 
@@ -302,7 +304,11 @@ void TrainingRun::CollectExtras(uint64_t threads) {
   extras_.counters = counters_;
   extras_.check_seconds = static_cast<double>(check_ns_.load()) / 1e9;
   extras_.train_cpu_seconds = ProcessCpuSeconds() - cpu0_;
-  if (setup_.host_leader) extras_.net_rx_bytes = net_rx_blocks_;
+  if (setup_.host_leader) {
+    extras_.net_rx_bytes = net_rx_blocks_;
+    const double wall = static_cast<double>(NowNs() - t0_) / 1e9;
+    extras_.host_cpu = HostCpuBetween(host_cpu0_, SampleHostCpu(), wall, ReadHostInfo().cpu_count, ProcessName()).ToJson();
+  }
   extras_.train_start_unix = start_unix_;
   extras_.io = setup_.io_stats.get();
   if (setup_.content) {
@@ -371,6 +377,7 @@ int TrainingRun::Execute() {
 
   t0_ = NowNs();
   cpu0_ = ProcessCpuSeconds();
+  if (setup_.host_leader) host_cpu0_ = SampleHostCpu();  // the whole host's, beside this process's
   start_unix_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   progress_mode_ = ChooseProgressMode(opt_.quiet, opt_.json_events);
   Train();

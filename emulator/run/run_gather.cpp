@@ -75,7 +75,8 @@ std::string RankInfoJson(const Comm& comm, const RankExtras& x) {
                       {"verify_bytes", x.verify_bytes}, {"net_rx_bytes", x.net_rx_bytes}, {"verify_seconds", x.verify_seconds},
                       {"setup_peak_rss_mib", x.setup_peak_rss_mib}, {"files_held", x.files_held},
                       {"file_list_bytes", x.file_list_bytes},
-                      {"cache", x.cache}, {"storage", x.storage}, {"accelerator_memory", x.accelerator_memory}};
+                      {"cache", x.cache}, {"storage", x.storage}, {"accelerator_memory", x.accelerator_memory},
+                      {"host_cpu", x.host_cpu}};
   if (x.faults != nullptr) {
     for (const auto& c : x.faults->Counts()) {
       j["faults_matched"].push_back(c.matched);
@@ -123,6 +124,7 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
     ri.cache = j["cache"];
     ri.storage = j["storage"];
     ri.accelerator_memory = j.value("accelerator_memory", nlohmann::json::object());
+    ri.host_cpu = j.value("host_cpu", nlohmann::json::object());
     if (j.contains("faults_matched")) ri.faults_matched = j["faults_matched"].get<std::vector<uint64_t>>();
     if (j.contains("faults_injected")) ri.faults_injected = j["faults_injected"].get<std::vector<uint64_t>>();
     if (j.contains("latency_hist")) {

@@ -37,6 +37,7 @@ struct RankExtras {
   nlohmann::json cache = nlohmann::json::object();    // CacheControl::ToJson
   nlohmann::json storage = nlohmann::json::object();  // StorageCounter facts and per-epoch device counters
   nlohmann::json accelerator_memory = nlohmann::json::object();  // AcceleratorStaging::ToJson (after training)
+  nlohmann::json host_cpu = nlohmann::json::object();  // host leader: HostCpuUse::ToJson over the training loop
 };
 std::string RankInfoJson(const Comm& comm, const RankExtras& extras);
 void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r);

@@ -107,7 +107,13 @@ void FillSweepRun(const nlohmann::json& s, SweepRun* run) {
   run->validity_reasons = validity.value("reasons", std::vector<std::string>());
   run->hosts = f.value("hosts", nlohmann::json::array());
   run->cache_served = CacheServedShare(f.value("epochs", nlohmann::json::array()));
-  for (const auto& h : run->hosts) run->net_rx_mib_per_s += h.value("net_rx_mib_per_s", 0.0);
+  for (const auto& h : run->hosts) {
+    run->net_rx_mib_per_s += h.value("net_rx_mib_per_s", 0.0);
+    const auto cpu = h.value("host_cpu", nlohmann::json::object());
+    if (cpu.value("busy", 0.0) <= run->host_cpu_busy) continue;
+    run->host_cpu_busy = cpu.value("busy", 0.0);
+    run->other_work = cpu.value("others_described", std::string());
+  }
   // Usable CPUs: per host (summary lists hosts in name order), the lesser of its CPUs and its ranks' affinity.
   std::map<std::string, double> allowed;
   for (const auto& a : f.value("cpu_affinity", nlohmann::json::array())) {
@@ -181,7 +187,8 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling, const Sweep
   auto evidence = [&](const SweepRun* run) -> json {
     if (run == nullptr) return nullptr;
     json e = {{"accelerators", run->accelerators}, {"au_pct", run->au_pct}, {"read_mib_per_s", run->read_mib_per_s},
-              {"client_cpu_utilisation", run->cpu_utilisation}, {"stall_p50_seconds", run->stall_p50},
+              {"client_cpu_utilisation", run->cpu_utilisation}, {"client_host_cpu_busy", run->host_cpu_busy},
+              {"other_work", run->other_work}, {"stall_p50_seconds", run->stall_p50},
               {"stall_p99_seconds", run->stall_p99}, {"net_rx_mib_per_s", run->net_rx_mib_per_s},
               {"results_dir", run->results_dir}, {"hosts", run->hosts}};
     if (ceiling > 0) e["fraction_of_storage_ceiling"] = run->read_mib_per_s / ceiling;
@@ -207,11 +214,14 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling, const Sweep
   } else if (fail == nullptr) {
     limit = r.capped ? "none reached" : "unknown";
     why = r.capped ? "every count tried met the AU bar; raise --max" : "no failing point";
-  } else if (fail->cpu_utilisation >= 0.85) {
+  } else if (fail->client_busy() >= 0.85) {
     limit = "client_cpu";
-    std::snprintf(buf, sizeof buf, "the client's CPUs were %.0f%% busy at %llu accelerators: more client cores (or "
-                  "clients) would move the answer, not faster storage", 100 * fail->cpu_utilisation,
-                  static_cast<unsigned long long>(fail->accelerators));
+    const bool shared = fail->host_cpu_busy - fail->cpu_utilisation >= 0.2;  // other work took a fifth or more
+    std::snprintf(buf, sizeof buf, "the client's CPUs were %.0f%% busy at %llu accelerators (Feedrate's own %.0f%%%s%s): "
+                  "%s", 100 * fail->client_busy(), static_cast<unsigned long long>(fail->accelerators),
+                  100 * fail->cpu_utilisation, shared ? "; other work: " : "", shared ? fail->other_work.c_str() : "",
+                  shared ? "the client was shared; run on an idle client, or the answer measures the other work"
+                         : "more client cores (or clients) would move the answer, not faster storage");
     why = buf;
   } else if (ceiling > 0 && fail->read_mib_per_s >= 0.85 * ceiling) {
     limit = "storage_bandwidth";
@@ -225,19 +235,19 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling, const Sweep
     const double hosts = std::max<double>(1, static_cast<double>(fail->hosts.size()));
     std::snprintf(buf, sizeof buf, "%s with the client CPUs %.0f%% busy, and the clients' network interfaces received "
                   "%.1f MiB/s (%.1f per host): the network path to the storage (each client's link, or the server "
-                  "behind it) is the limit", scaling.evidence.c_str(), 100 * fail->cpu_utilisation,
+                  "behind it) is the limit", scaling.evidence.c_str(), 100 * fail->client_busy(),
                   fail->net_rx_mib_per_s, fail->net_rx_mib_per_s / hosts);
     why = buf;
   } else if (scaling.stopped) {
     // More accelerators, but the delivered bandwidth did not follow while the client had CPU to spare.
     limit = "storage_throughput";
     std::snprintf(buf, sizeof buf, "%s with the client's CPUs %.0f%% busy: the storage stopped scaling",
-                  scaling.evidence.c_str(), 100 * fail->cpu_utilisation);
+                  scaling.evidence.c_str(), 100 * fail->client_busy());
     why = buf;
   } else {
     limit = ceiling > 0 ? "latency" : "storage_or_latency";
     std::snprintf(buf, sizeof buf, "client CPUs %.0f%% busy and %.0f MiB/s delivered at %llu accelerators%s; "
-                  "accelerators waited p99 %.4f s per step", 100 * fail->cpu_utilisation, fail->read_mib_per_s,
+                  "accelerators waited p99 %.4f s per step", 100 * fail->client_busy(), fail->read_mib_per_s,
                   static_cast<unsigned long long>(fail->accelerators),
                   ceiling > 0 ? " (well below the storage ceiling)" : " (no storage ceiling: --ceiling or --ceiling-mib-s)",
                   fail->stall_p99);
@@ -317,6 +327,7 @@ nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double cei
                 {"throughput_samples_per_s", x.throughput},
                 {"read_mib_per_s", x.read_mib_per_s},
                 {"client_cpu_utilisation", x.cpu_utilisation},
+                {"client_host_cpu_busy", x.host_cpu_busy},
                 {"stall_p50_seconds", x.stall_p50},
                 {"stall_p99_seconds", x.stall_p99},
                 {"results_dir", x.results_dir},

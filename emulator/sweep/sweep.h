@@ -21,6 +21,12 @@ struct SweepRun {
   double throughput = 0;      // samples/s (DLIO's mean)
   double read_mib_per_s = 0;  // bytes really read / epoch time
   double cpu_utilisation = 0; // client CPU seconds / (training wall time x CPUs the ranks may use), 0..1
+  // The busiest client's CPUs in training, whoever used them (/proc/stat), 0..1, and the other work that used them
+  // ("stress x2 1.9 CPU-s/s"; empty when none took 5% of a CPU). 0 and empty from summaries without host_cpu.
+  double host_cpu_busy = 0;
+  std::string other_work;
+  // What the verdict reads as the client's CPU use: Feedrate's own, or the host's when other work used it too.
+  double client_busy() const { return std::max(cpu_utilisation, host_cpu_busy); }
   double stall_p50 = 0, stall_p99 = 0;  // seconds an accelerator waited for a batch
   double net_rx_mib_per_s = 0;  // what the hosts' network interfaces received, all hosts (0: no network traffic)
   std::string results_dir;

@@ -109,6 +109,33 @@ TEST(Sweep, ARunErrorStopsTheSweepWithItsMessage) {
   EXPECT_EQ(RunSweep({}, interrupted).stop_code, 130);
 }
 
+// A client busy with other work: Feedrate's own CPU use was 5%, the host's 98% (two busy loops). The verdict names
+// the client and the other work, not the storage (it said storage_throughput, "the client's CPUs 5% busy").
+TEST(Sweep, ABusyClientIsNamedWithTheOtherWork) {
+  auto s = nlohmann::json::parse(R"({"metric": {"train_au_mean_percentage": 40, "train_throughput_mean_samples_per_second": 5},
+    "feedrate": {"hosts": [{"hostname": "vm", "host_cpu": {"busy": 0.98, "seconds": 10, "cpus": 2,
+      "others_cpu_seconds": 19.1, "others_described": "sh x2 1.9 CPU-s/s"}}]}})");
+  SweepRun fail;
+  FillSweepRun(s, &fail);
+  EXPECT_DOUBLE_EQ(fail.host_cpu_busy, 0.98);
+  EXPECT_EQ(fail.other_work, "sh x2 1.9 CPU-s/s");
+  fail.accelerators = 8;
+  fail.exit_code = 3;
+  fail.cpu_utilisation = 0.05;
+  fail.read_mib_per_s = 110;
+  SweepRun pass;
+  pass.accelerators = 4;
+  pass.read_mib_per_s = 100;
+  SweepResult r;
+  r.points = {SweepPoint{4, {pass}, true}, SweepPoint{8, {fail}, false}};
+  r.accelerators_supported = 4;
+  const auto v = SweepBottleneck(r, 0);
+  EXPECT_EQ(v["limit"], "client_cpu") << v.dump(2);
+  const std::string why = v["explanation"];
+  EXPECT_NE(why.find("98% busy at 8 accelerators (Feedrate's own 5%; other work: sh x2 1.9 CPU-s/s)"), std::string::npos) << why;
+  EXPECT_NE(why.find("the client was shared"), std::string::npos) << why;
+}
+
 TEST(Sweep, HostsKeepEqualCountsPerHost) {
   ThresholdRunner t{10, {}};  // total accelerators
   SweepOptions o;
