@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "loader/util/exit_codes.h"
 #include "cli/launch.h"
 #include "emulator/checkpoint/checkpoint.h"
 #include "emulator/host/comm.h"
@@ -48,16 +49,16 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
     comm.SetCollectiveTimeout(*collective_timeout);
     InstallInterruptHandlers();
     const std::optional<WorkloadConfig> loaded = LoadWorkloadOrPrint(w->workload, w->Overrides(), comm.root());
-    if (!loaded) return 2;
+    if (!loaded) return kExitError;
     const WorkloadConfig& cfg = *loaded;
     if (cfg.on_s3()) {
       if (comm.root()) std::fprintf(stderr, "feedrate: error: %s: checkpoints are written to files (--dir); not to S3 yet\n",
                                     cfg.source.c_str());
-      return 2;
+      return kExitError;
     }
     if (!w->data_dir.empty()) {  // every rank refuses (only rank 0 says so): none may be left in a collective
       if (comm.root()) std::fprintf(stderr, "feedrate: error: checkpoint takes --dir, not --data-dir\n");
-      return 2;
+      return kExitError;
     }
     o->version = FEEDRATE_VERSION;
     return RunCheckpoint(cfg, *o, comm);

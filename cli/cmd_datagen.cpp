@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "loader/util/exit_codes.h"
 #include "cli/launch.h"
 #include "datagen/generator.h"
 #include "datagen/temp_file.h"
@@ -50,7 +51,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
     if (launch->requested()) return RelaunchUnderMpirun(*launch, *argc, *argv);
     Comm comm(argc, argv);
     const std::optional<WorkloadConfig> loaded = LoadWorkloadOrPrint(w->workload, w->Overrides(), comm.root());
-    if (!loaded) return 2;
+    if (!loaded) return kExitError;
     const WorkloadConfig& cfg = *loaded;
     DatagenOptions o = *opt;
     o.s3_part_size = ParseBytes(*part_size);
@@ -71,7 +72,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
       for (auto& r : plan.rules) {
         if (r.kind == FaultKind::kEagain) {
           if (comm.root()) std::fprintf(stderr, "feedrate: error: --inject '%s': eagain is a read fault\n", r.text.c_str());
-          return 2;
+          return kExitError;
         }
         r.op = FaultOp::kWrite;
       }
@@ -92,7 +93,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
     TempFile::SetFaultInjector(nullptr);
     if (const std::string msg = comm.AgreeFirstError(st); !msg.empty()) {
       if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
-      return 2;
+      return kExitError;
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double files = comm.SumDouble(static_cast<double>(stats.files_written));
@@ -107,7 +108,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
       if (cfg.on_s3()) std::printf("S3: %.0f upload requests (PUT, multipart initiate/part) to %s\n", requests,
                                    cfg.s3_endpoint.empty() ? "AWS" : cfg.s3_endpoint.c_str());
     }
-    return 0;
+    return kExitPass;
   };
 }
 

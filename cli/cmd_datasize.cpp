@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "loader/util/exit_codes.h"
 #include "emulator/checkpoint/checkpoint_layout.h"
 #include "emulator/results/validity.h"
 #include "loader/config/workload_config.h"
@@ -26,13 +27,13 @@ int CheckpointDatasize(const WorkloadConfig& c, uint64_t ranks, bool json) {
   auto m = LlmModelFromConfig(c);
   if (!m.ok()) {
     std::fprintf(stderr, "feedrate: error: %s\n", m.status().ToString().c_str());
-    return 2;
+    return kExitError;
   }
   if (ranks == 0) ranks = m->tp * m->pp * std::max<uint64_t>(1, m->dp);
   auto world = LayoutWorld(*m, ranks);
   if (!world.ok()) {
     std::fprintf(stderr, "feedrate: error: %s\n", world.status().ToString().c_str());
-    return 2;
+    return kExitError;
   }
   uint64_t total = 0, largest = 0, smallest = UINT64_MAX;
   for (uint64_t r = 0; r < ranks; ++r) {
@@ -49,14 +50,14 @@ int CheckpointDatasize(const WorkloadConfig& c, uint64_t ranks, bool json) {
                         {"largest_rank_bytes", largest}, {"smallest_writing_rank_bytes", smallest},
                         {"num_checkpoints_write", set.num_write}, {"free_bytes_needed", total * set.num_write}};
     std::printf("%s\n", j.dump(2).c_str());
-    return 0;
+    return kExitPass;
   }
   std::printf("%s: %llu rank(s) (layout of %llu): %.2f GiB per checkpoint, %.2f GiB on the largest rank, %.2f GiB on the "
               "smallest writer\n", c.name.c_str(), static_cast<unsigned long long>(ranks), static_cast<unsigned long long>(*world),
               static_cast<double>(total) / gib, static_cast<double>(largest) / gib, static_cast<double>(smallest) / gib);
   std::printf("  free space needed for %llu checkpoint(s): %.2f GiB\n", static_cast<unsigned long long>(set.num_write),
               static_cast<double>(total * set.num_write) / gib);
-  return 0;
+  return kExitPass;
 }
 
 }  // namespace
@@ -78,7 +79,7 @@ Runner AddDatasize(CLI::App& app) {
     if (!c.do_train) return CheckpointDatasize(c, accelerators_given->count() > 0 ? a->accelerators : 0, a->json);
     if (a->client_memory_gib <= 0) {
       std::fprintf(stderr, "feedrate: error: --client-memory-gib is required for training workloads\n");
-      return 2;
+      return kExitError;
     }
     // mlpstorage v3.0's dataset-size rule (emulator/results/validity.h), shared with the runs' rule checks.
     double total_mem = a->client_memory_gib * 1073741824.0 * static_cast<double>(a->clients);
@@ -110,7 +111,7 @@ Runner AddDatasize(CLI::App& app) {
       std::printf("generate with: feedrate datagen -w %s --data-dir DIR --param dataset.num_files_train=%.0f\n",
                   w->workload.c_str(), files);
     }
-    return 0;
+    return kExitPass;
   };
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "loader/util/exit_codes.h"
 #include "loader/format/hdf5.h"
 #include "loader/format/inspect.h"
 #include "loader/io/unique_fd.h"
@@ -268,7 +269,7 @@ Runner AddInspect(CLI::App& app) {
         Status st = FetchObject(arg, e, &fetched);
         if (!st.ok()) {
           std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
-          rc = 2;
+          rc = kExitError;
           continue;
         }
       }
@@ -281,14 +282,14 @@ Runner AddInspect(CLI::App& app) {
       auto format = DetectFileFormat(f);
       if (!format.ok()) {  // not there, not readable, not a regular file: said once, not read as numpy below
         std::fprintf(stderr, "feedrate: error: %s\n", format.status().ToString().c_str());
-        rc = 2;
+        rc = kExitError;
         continue;
       }
       // One report: an error exits 2; JSON collects it; text prints it under the name the user gave.
       auto report = [&](auto r, auto print) {
         if (!r.ok()) {
           std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
-          rc = 2;
+          rc = kExitError;
         } else if (*json) {
           out.push_back(named(ToJson(*r)));
         } else {
@@ -310,7 +311,7 @@ Runner AddInspect(CLI::App& app) {
         auto r = InspectHdf5(f);
         if (!r.ok()) {
           std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
-          rc = 2;
+          rc = kExitError;
         } else if (*json) {
           out.push_back(named(*r));
         } else {
@@ -328,7 +329,7 @@ Runner AddInspect(CLI::App& app) {
         auto r = InspectImageFile(f);
         if (!r.ok()) {
           std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
-          rc = 2;
+          rc = kExitError;
         } else if (*json) {
           out.push_back({{"file", arg}, {"format", r->format}, {"size_bytes", r->size}, {"width", r->width},
                          {"height", r->height}, {"channels", r->channels}, {"pixel_bytes", r->pixel_bytes},
@@ -342,7 +343,7 @@ Runner AddInspect(CLI::App& app) {
       auto r = InspectNumpyFile(f);
       if (!r.ok()) {
         std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
-        rc = 2;
+        rc = kExitError;
         continue;
       }
       if (*json) {

@@ -1,5 +1,5 @@
 // `feedrate iobench`: a fio/gdsio-like grid (rw x block size x queue depth x threads) against one file, with
-// latency percentiles, reduced over MPI ranks; table on stdout, iobench.json and iobench.csv in the results dir.
+// latency percentiles, reduced over MPI ranks (emulator/iobench); table on stdout, iobench.json and iobench.csv.
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -9,7 +9,9 @@
 
 #include "cli/cmd_iobench_s3.h"
 #include "cli/commands.h"
+#include "loader/util/exit_codes.h"
 #include "emulator/host/comm.h"
+#include "emulator/iobench/iobench_grid.h"
 #include "emulator/results/results.h"
 #include "loader/iobench/iobench.h"
 
@@ -28,62 +30,6 @@ struct IobenchArgs {
   XferMode xfer = XferMode::kHost;
   int gpu = 0;
 };
-
-// Every rank's cell results folded into one: bytes and I/Os summed, the window the longest, the histogram merged.
-struct Cell {
-  IoBenchCell cell;
-  IoBenchResult r;
-  double last_done_seconds = 0;
-};
-
-Cell Reduce(const Comm& comm, const IoBenchCell& cell, IoBenchResult r) {
-  std::vector<double> v(LatencyHistogram::kBuckets + 6);
-  auto& counts = r.latency.counts();
-  for (size_t i = 0; i < counts.size(); ++i) v[i] = static_cast<double>(counts[i]);
-  size_t k = counts.size();
-  v[k] = static_cast<double>(r.read_bytes);
-  v[k + 1] = static_cast<double>(r.write_bytes);
-  v[k + 2] = static_cast<double>(r.ios);
-  v[k + 3] = r.cpu_seconds;
-  v[k + 4] = static_cast<double>(r.latency.total());
-  v[k + 5] = static_cast<double>(r.first_done_bytes);
-  comm.SumInPlace(&v);
-  for (size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<uint64_t>(v[i]);
-  Cell out{cell, r, comm.MaxDouble(r.seconds)};
-  out.r.latency.set_total_and_max(static_cast<uint64_t>(v[k + 4]), static_cast<uint64_t>(comm.MaxDouble(static_cast<double>(r.latency.max()))));
-  out.r.read_bytes = static_cast<uint64_t>(v[k]);
-  out.r.write_bytes = static_cast<uint64_t>(v[k + 1]);
-  out.r.ios = static_cast<uint64_t>(v[k + 2]);
-  out.r.cpu_seconds = v[k + 3];
-  out.r.first_done_bytes = static_cast<uint64_t>(v[k + 5]);
-  // First done: the earliest rank (and thread) to finish; throughput up to then, over all ranks' bytes.
-  out.r.first_done_seconds = -comm.MaxDouble(-r.first_done_seconds);
-  return out;
-}
-
-nlohmann::json ToJson(const Cell& c) {
-  const double bytes = static_cast<double>(c.r.read_bytes + c.r.write_bytes);
-  const double secs = c.last_done_seconds > 0 ? c.last_done_seconds : 1e-9;
-  const auto us = [&](double p) { return static_cast<double>(c.r.latency.Percentile(p)) / 1000.0; };
-  return {{"rw", c.cell.rw},
-          {"bs", c.cell.bs},
-          {"qd", c.cell.qd},
-          {"threads", c.cell.threads},
-          {"engine", c.r.engine},
-          {"engine_detail", c.r.detail},
-          {"mib_per_s", bytes / 1048576.0 / secs},
-          {"read_mib_per_s", static_cast<double>(c.r.read_bytes) / 1048576.0 / secs},
-          {"write_mib_per_s", static_cast<double>(c.r.write_bytes) / 1048576.0 / secs},
-          {"iops", static_cast<double>(c.r.ios) / secs},
-          {"ios", c.r.ios},
-          {"lat_us", {{"p50", us(50)}, {"p90", us(90)}, {"p99", us(99)}, {"p999", us(99.9)}, {"max", us(100)}}},
-          {"cpu_s_per_gib", bytes > 0 ? c.r.cpu_seconds / (bytes / 1073741824.0) : 0.0},
-          {"first_done_mib_per_s", c.r.first_done_seconds > 0
-                                       ? static_cast<double>(c.r.first_done_bytes) / 1048576.0 / c.r.first_done_seconds
-                                       : 0.0},
-          {"last_done_mib_per_s", bytes / 1048576.0 / secs},
-          {"seconds", secs}};
-}
 
 }  // namespace
 
@@ -144,7 +90,7 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
       for (const auto& rw : a->rw) {
         if (rw != "read" && rw != "write") {
           std::fprintf(stderr, "feedrate: error: --rw %s: S3 cells are read (GET) or write (PUT)\n", rw.c_str());
-          return 2;
+          return kExitError;
         }
         x.ops.push_back(rw == "read" ? "get" : "put");
       }
@@ -154,7 +100,7 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
         x.part_size = ParseBytes(*part_size);
       } catch (const CLI::ValidationError& e) {
         std::fprintf(stderr, "feedrate: error: %s\n", e.what());
-        return 2;
+        return kExitError;
       }
       return RunS3Iobench(x);
     }
@@ -196,7 +142,7 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
       if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
       return true;
     };
-    if (fail(st)) return 2;
+    if (fail(st)) return kExitError;
     if (comm.root()) {
       std::printf("iobench %s: %llu bytes, %d rank(s), %.1f s per cell%s%s%s\n", o.path.c_str(),
                   static_cast<unsigned long long>(o.size), comm.size(), o.runtime_s, o.direct ? ", O_DIRECT" : "",
@@ -204,46 +150,30 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
       std::printf("%-9s %7s %5s %7s %6s %10s %10s %9s %9s %9s %9s %9s\n", "rw", "bs", "qd", "threads", "engine", "MiB/s",
                   "IOPS", "p50 us", "p99 us", "p99.9 us", "max us", "CPU s/GiB");
     }
-    nlohmann::json cells = nlohmann::json::array();
-    std::ostringstream csv;
-    csv << "rw,bs,qd,threads,engine,mib_per_s,iops,lat_p50_us,lat_p90_us,lat_p99_us,lat_p999_us,lat_max_us,cpu_s_per_gib,"
-           "first_done_mib_per_s,last_done_mib_per_s\n";
-    for (const auto& rw : a->rw) {
-      for (uint64_t bs : sizes) {
-        for (uint32_t qd : a->qd) {
-          for (uint32_t th : a->threads) {
-            IoBenchCell cell{rw, bs, qd, th};
-            comm.Barrier();  // every rank starts the cell together
-            auto r = RunIoBenchCell(o, cell);
-            if (fail(r.ok() ? Status::Ok() : r.status())) return 2;
-            if (comm.root() && !r->detail.empty() && cells.empty()) std::printf("served by: %s\n", r->detail.c_str());
-            Cell c = Reduce(comm, cell, std::move(*r));
-            nlohmann::json j = ToJson(c);
-            cells.push_back(j);
-            csv << rw << ',' << bs << ',' << qd << ',' << th << ',' << j["engine"].get<std::string>() << ','
-                << j["mib_per_s"].get<double>() << ',' << j["iops"].get<double>() << ',' << j["lat_us"]["p50"].get<double>()
-                << ',' << j["lat_us"]["p90"].get<double>() << ',' << j["lat_us"]["p99"].get<double>() << ','
-                << j["lat_us"]["p999"].get<double>() << ',' << j["lat_us"]["max"].get<double>() << ','
-                << j["cpu_s_per_gib"].get<double>() << ',' << j["first_done_mib_per_s"].get<double>() << ','
-                << j["last_done_mib_per_s"].get<double>() << '\n';
-            if (comm.root()) {
-              std::printf("%-9s %7llu %5u %7u %6s %10.1f %10.0f %9.1f %9.1f %9.1f %9.1f %9.3f\n", rw.c_str(),
-                          static_cast<unsigned long long>(bs), qd, th, j["engine"].get<std::string>().c_str(),
-                          j["mib_per_s"].get<double>(), j["iops"].get<double>(), j["lat_us"]["p50"].get<double>(),
-                          j["lat_us"]["p99"].get<double>(), j["lat_us"]["p999"].get<double>(),
-                          j["lat_us"]["max"].get<double>(), j["cpu_s_per_gib"].get<double>());
-              std::fflush(stdout);
-            }
-          }
-        }
-      }
+    IobenchGrid grid{a->rw, sizes, a->qd, a->threads};
+    bool first = true;
+    auto cells = RunIobenchGrid(comm, o, grid, [&](const nlohmann::json& j) {
+      const std::string detail = j.value("engine_detail", std::string());
+      if (first && !detail.empty()) std::printf("served by: %s\n", detail.c_str());
+      first = false;
+      const auto& lat = j["lat_us"];
+      std::printf("%-9s %7llu %5u %7u %6s %10.1f %10.0f %9.1f %9.1f %9.1f %9.1f %9.3f\n", j["rw"].get<std::string>().c_str(),
+                  static_cast<unsigned long long>(j["bs"].get<uint64_t>()), j["qd"].get<uint32_t>(), j["threads"].get<uint32_t>(),
+                  j["engine"].get<std::string>().c_str(), j["mib_per_s"].get<double>(), j["iops"].get<double>(),
+                  lat["p50"].get<double>(), lat["p99"].get<double>(), lat["p999"].get<double>(), lat["max"].get<double>(),
+                  j["cpu_s_per_gib"].get<double>());
+      std::fflush(stdout);
+    });
+    if (!cells.ok()) {
+      if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", cells.status().ToString().c_str());
+      return kExitError;
     }
-    if (!comm.root()) return 0;
+    if (!comm.root()) return kExitPass;
     nlohmann::json doc = {{"path", o.path},        {"size", o.size},     {"ranks", comm.size()},
                           {"runtime_s", o.runtime_s}, {"ramp_s", o.ramp_s}, {"submit_batch", o.submit_batch}, {"direct", o.direct},
                           {"verify", o.verify},    {"xfer", XferName(o.xfer)}, {"gpu", o.gpu},
-                          {"version", FEEDRATE_VERSION}, {"cells", cells}};
-    return WriteBenchResults(dir, "iobench", doc.dump(2) + "\n", csv.str());
+                          {"version", FEEDRATE_VERSION}, {"cells", *cells}};
+    return WriteBenchResults(dir, "iobench", doc.dump(2) + "\n", IobenchCsv(*cells));
   };
 }
 

@@ -9,6 +9,7 @@
 
 #include "emulator/results/results.h"
 #include "loader/s3/s3_bench.h"
+#include "loader/util/exit_codes.h"
 
 namespace feedrate::cli {
 
@@ -16,12 +17,12 @@ int RunS3Iobench(const S3IobenchArgs& a) {
   auto loc = ParseS3Url(a.url);
   if (!loc.ok()) {
     std::fprintf(stderr, "feedrate: error: %s\n", loc.status().ToString().c_str());
-    return 2;
+    return kExitError;
   }
   auto cred = LoadS3Credentials();
   if (!cred.ok()) {
     std::fprintf(stderr, "feedrate: error: %s\n", cred.status().ToString().c_str());
-    return 2;
+    return kExitError;
   }
   S3Endpoint endpoint{a.endpoint, a.region, !a.virtual_host};
   unsigned most = 1;
@@ -29,14 +30,14 @@ int RunS3Iobench(const S3IobenchArgs& a) {
   auto client = S3Client::Create(endpoint, cred.value(), loc.value().bucket, {.max_parallel = most});
   if (!client.ok()) {
     std::fprintf(stderr, "feedrate: error: %s\n", client.status().ToString().c_str());
-    return 2;
+    return kExitError;
   }
   const std::string dir = ResultsDirOr(a.results_dir, "s3bench");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
     std::fprintf(stderr, "feedrate: error: cannot create results directory %s: %s\n", dir.c_str(), ec.message().c_str());
-    return 2;
+    return kExitError;
   }
   std::printf("iobench %s at %s (credentials: %s), %.1f s per cell\n", a.url.c_str(), endpoint.url.c_str(),
               cred.value().source.c_str(), a.runtime);
@@ -53,7 +54,7 @@ int RunS3Iobench(const S3IobenchArgs& a) {
         auto r = RunS3BenchCell(*client.value(), loc.value().prefix, cell, a.runtime);
         if (!r.ok()) {
           std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
-          return 2;
+          return kExitError;
         }
         const S3BenchResult& x = r.value();
         const double secs = x.seconds > 0 ? x.seconds : 1e-9, gib = static_cast<double>(x.bytes) / (1 << 30);
@@ -98,10 +99,10 @@ int WriteBenchResults(const std::string& dir, const std::string& name, const std
   if (w.ok()) w = WriteFileAtomic(dir + "/" + name + ".csv", csv);
   if (!w.ok()) {
     std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
-    return 2;
+    return kExitError;
   }
   std::printf("results: %s\n", dir.c_str());
-  return 0;
+  return kExitPass;
 }
 
 }  // namespace feedrate::cli

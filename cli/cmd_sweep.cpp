@@ -1,21 +1,9 @@
-// `feedrate sweep`: finds the largest accelerator count that meets the AU bar by running `feedrate run` again and
-// again (bracket, then bisect; see emulator/sweep/sweep.h), each run a child process with its own results directory.
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+// `feedrate sweep`: its options and what it prints; the search is emulator/sweep/sweep.h, each point's run a child
+// process started by emulator/sweep/sweep_launch.h.
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
-#include <thread>
 #include <vector>
 
 #include "cli/commands.h"
@@ -24,13 +12,12 @@
 #include "emulator/results/results.h"
 #include "emulator/run/run.h"
 #include "emulator/sweep/sweep.h"
+#include "emulator/sweep/sweep_launch.h"
 #include "loader/config/workload_config.h"
 #include "loader/io/fault_injection.h"
 
 namespace feedrate::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct SweepArgs {
   SweepOptions search;
@@ -44,119 +31,6 @@ struct SweepArgs {
   double ceiling_mib_per_s = 0;
   bool measure_ceiling = false;
 };
-
-volatile sig_atomic_t g_child = 0;  // the run in progress, for forwarding SIGTERM
-
-void ForwardTerm(int sig) {
-  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
-}
-
-// Runs argv with stdout and stderr into `log`; the child's exit code (128 + signal when killed). Ctrl-C reaches the
-// child through the terminal's process group (it stops at its next step and exits 130), so the sweep ignores it
-// while waiting; SIGTERM sent to the sweep alone is passed on.
-int Spawn(const std::vector<std::string>& argv, const std::string& log) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  struct sigaction ignore {}, forward {}, old_int {}, old_term {};
-  ignore.sa_handler = SIG_IGN;
-  forward.sa_handler = ForwardTerm;
-  ::sigaction(SIGINT, &ignore, &old_int);
-  ::sigaction(SIGTERM, &forward, &old_term);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int err = errno;
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGTERM, &old_term, nullptr);
-    return -err;
-  }
-  if (pid == 0) {
-    ::signal(SIGINT, SIG_DFL);  // ignored dispositions survive exec
-    ::signal(SIGTERM, SIG_DFL);
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);  // never through a planted symlink
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-    }
-    ::execvp(args[0], args.data());
-    std::fprintf(stderr, "feedrate sweep: cannot start %s: %s\n", args[0], std::strerror(errno));
-    ::_exit(127);
-  }
-  g_child = pid;
-  int status = 0;
-  int rc = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      rc = -errno;
-      break;
-    }
-  }
-  g_child = 0;
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
-  if (rc != 0) return rc;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// What a user would look for first in the run's log: its last "error" line, else its first line with words (a
-// launcher's banner such as mpirun's).
-std::string ErrorFromLog(const std::string& log) {
-  std::ifstream in(log);
-  std::string line, last_error, first_words;
-  while (std::getline(in, line)) {
-    if (line.find("error") != std::string::npos) last_error = line;
-    if (first_words.empty() && std::any_of(line.begin(), line.end(), [](unsigned char c) { return std::isalpha(c); })) {
-      first_words = line;
-    }
-  }
-  return !last_error.empty() ? last_error : !first_words.empty() ? first_words : "no output";
-}
-
-// The storage's sequential read MiB/s on the dataset's largest training file, through the same kind of reads as
-// the runs (block = reader.transfer_size, O_DIRECT when the runs use it), from a `feedrate iobench` child.
-// 0 with a message on stderr when it cannot be measured.
-double MeasureCeiling(const std::string& exe, const WorkloadConfig& cfg, bool odirect, const std::string& results_dir) {
-  std::error_code ec;
-  std::string largest;
-  uintmax_t size = 0;
-  for (fs::recursive_directory_iterator it(cfg.data_folder + "/train", ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec) && it->file_size(ec) > size) {
-      size = it->file_size(ec);
-      largest = it->path().string();
-    }
-  }
-  const uint64_t bs = std::max<uint64_t>(4096, cfg.transfer_size);
-  if (largest.empty() || size < bs) {
-    std::fprintf(stderr, "feedrate: warning: no training file of at least %llu bytes under %s/train: no storage ceiling\n",
-                 static_cast<unsigned long long>(bs), cfg.data_folder.c_str());
-    return 0;
-  }
-  const std::string dir = results_dir + "/ceiling";
-  fs::create_directories(dir, ec);
-  // Threads as the loader runs them: one per CPU for buffered copies; for O_DIRECT as many as its I/O-thread cap
-  // (4 per CPU, at most 16), since devices and network storage often scale with concurrent streams.
-  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  const uint64_t threads = std::min<uint64_t>(size / bs, odirect ? std::min(16u, 4 * cpus) : std::min(8u, cpus));
-  // Buffered reads are CPU copies (one in flight per thread is best); O_DIRECT needs depth: the deepest of two
-  // depths is kept, so the ceiling is what the storage gives, not what one queue depth gives.
-  std::vector<std::string> argv = {exe, "iobench", "--path", largest, "--rw", "read", "--bs", std::to_string(bs),
-                                   "--qd", odirect ? "16,64" : "1", "--threads", std::to_string(threads),
-                                   "--size", std::to_string(size / bs * bs), "--runtime", "3", "--results-dir", dir};
-  if (odirect) argv.push_back("--direct");
-  const int code = Spawn(argv, dir + "/iobench.log");
-  std::ifstream in(dir + "/iobench.json");
-  if (code == 0 && in) {
-    auto j = nlohmann::json::parse(in, nullptr, false);
-    double best = 0;
-    if (!j.is_discarded()) {
-      for (const auto& cell : j.value("cells", nlohmann::json::array())) best = std::max(best, cell.value("mib_per_s", 0.0));
-    }
-    if (best > 0) return best;
-  }
-  std::fprintf(stderr, "feedrate: warning: the storage ceiling could not be measured (%s): %s\n", largest.c_str(),
-               ErrorFromLog(dir + "/iobench.log").c_str());
-  return 0;
-}
 
 // The `run` options a sweep passes on to every run it starts.
 struct ForwardedRunOptions {
@@ -234,60 +108,6 @@ void RegisterSweepOptions(CLI::App* sub, WorkloadArgs& w, SweepArgs& a, Forwarde
   sub->add_option("--ceiling-mib-s", a.ceiling_mib_per_s, "the storage's read MiB/s (e.g. from feedrate iobench), to tell a storage limit from others");
   f.Register(sub);
 }
-
-// How the sweep starts the run of one point: `feedrate run` as a child, under mpirun for ranks or hosts.
-struct PointLauncher {
-  std::string exe, mpirun, mode, workload, data_dir, results_dir;
-  std::vector<std::string> host_names;  // empty: this host only
-  std::vector<std::string> forwarded;   // ForwardedRunOptions::Argv
-  uint64_t hosts = 1;
-
-  std::vector<std::string> Argv(uint64_t total, const std::string& run_dir) const {
-    std::vector<std::string> argv;
-    const uint64_t per_host = total / hosts;
-    if (mode == "ranks" || !host_names.empty()) {
-      argv = SplitWords(mpirun, ' ');
-      const uint64_t ranks_per_host = mode == "ranks" ? per_host : 1;
-      argv.insert(argv.end(), {"-np", std::to_string(ranks_per_host * hosts)});
-      if (!host_names.empty()) {
-        std::string list;
-        for (const auto& h : host_names) list += (list.empty() ? "" : ",") + h + ":" + std::to_string(ranks_per_host);
-        argv.insert(argv.end(), {"--host", list});
-      }
-    }
-    const uint64_t per_rank = mode == "ranks" ? 1 : per_host;
-    argv.insert(argv.end(), {exe, "run", "-w", workload, "--data-dir", data_dir, "-n", std::to_string(per_rank),
-                             "--results-dir", run_dir});
-    argv.insert(argv.end(), forwarded.begin(), forwarded.end());
-    return argv;
-  }
-
-  // Runs the point's `repeat`-th run and reads its summary (or names why there is none).
-  SweepRun Run(uint64_t total, int repeat) const {
-    SweepRun run;
-    run.results_dir = results_dir + "/n" + std::to_string(total) + "_r" + std::to_string(repeat);
-    std::error_code ec;
-    fs::remove_all(run.results_dir, ec);
-    fs::create_directories(run.results_dir, ec);
-    const std::string log = run.results_dir + "/run.log";
-    run.exit_code = Spawn(Argv(total, run.results_dir), log);
-    std::ifstream in(run.results_dir + "/summary.json");
-    if (in) {
-      try {
-        FillSweepRun(nlohmann::json::parse(in), &run);
-      } catch (const std::exception& e) {
-        if (run.exit_code == 0 || run.exit_code == 3) run.exit_code = kExitError;
-        run.error = run.results_dir + "/summary.json: " + e.what();
-      }
-    }
-    if (run.exit_code < 0) {
-      run.error = std::string("cannot start the run: ") + std::strerror(-run.exit_code);
-    } else if (run.exit_code != 0 && run.exit_code != 3 && run.error.empty()) {
-      run.error = ErrorFromLog(log) + " (" + log + ")";
-    }
-    return run;
-  }
-};
 
 void PrintSweepRun(const SweepRun& r) {
   std::printf("sweep: %4llu accelerators, run %d: %s  AU %6.2f%%  %9.1f MiB/s  client CPU %3.0f%%  stall p99 %.4f s\n",
@@ -400,13 +220,17 @@ Runner AddSweep(CLI::App& app) {
     if (!PrepareSweep(*w, args, &cfg, &host_names)) return kExitError;
     ForwardedRunOptions forwarded = *f;
     const SweepCache cache = ChooseSweepCache(*cfg, &forwarded);
-    PointLauncher point{SelfExe(), args.mpirun, args.mode, w->workload, w->data_dir, args.results_dir, host_names,
-                        forwarded.Argv(*w), args.search.hosts};
+    SweepPointLauncher point{SelfExe(), args.mode, w->workload, w->data_dir, args.results_dir, SplitWords(args.mpirun, ' '),
+                             host_names, forwarded.Argv(*w), args.search.hosts};
     const bool measure = args.measure_ceiling && args.ceiling_mib_per_s <= 0;
     if (measure) {
-      args.ceiling_mib_per_s = MeasureCeiling(point.exe, *cfg, cache.mode == "direct",
-                                              args.results_dir);
-      if (args.ceiling_mib_per_s > 0) std::printf("sweep: storage ceiling %.1f MiB/s (feedrate iobench)\n", args.ceiling_mib_per_s);
+      const Result<double> ceiling = MeasureStorageCeiling(point.exe, *cfg, cache.mode == "direct", args.results_dir);
+      if (ceiling.ok()) {
+        args.ceiling_mib_per_s = *ceiling;
+        std::printf("sweep: storage ceiling %.1f MiB/s (feedrate iobench)\n", args.ceiling_mib_per_s);
+      } else {
+        std::fprintf(stderr, "feedrate: warning: no storage ceiling: %s\n", ceiling.status().ToString().c_str());
+      }
     }
     args.search.on_run = PrintSweepRun;
     SweepResult result = RunSweep(args.search, [&](uint64_t total, int repeat) { return point.Run(total, repeat); });

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "loader/util/exit_codes.h"
 #include "emulator/checkpoint/checkpoint_layout.h"
 #include "loader/config/workload_config.h"
 
@@ -90,7 +91,7 @@ Runner AddWorkloads(CLI::App& app) {
     }
     if (*json) std::printf("%s\n", out.dump(2).c_str());
     if (!*json) std::printf("checkpoint sizes at the CLOSED world size (TP x PP x DP ranks), DLIO v2.0's layout: feedrate checkpoint\n");
-    return 0;
+    return kExitPass;
   };
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loader/config/workload_config.h"
+#include "loader/util/exit_codes.h"
 
 namespace feedrate::cli {
 

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "loader/util/exit_codes.h"
+
 namespace feedrate::cli {
 
 namespace {
@@ -108,14 +110,14 @@ int RelaunchUnderMpirun(const LaunchArgs& launch, int argc, char** argv) {
   if (InsideMpiJob()) {
     std::fprintf(stderr, "feedrate: error: --hosts/--hostfile start mpirun themselves; this process is already an MPI "
                          "rank (drop them, or run without mpirun)\n");
-    return 2;
+    return kExitError;
   }
   std::vector<HostSlots> hosts;
   try {
     hosts = launch.Hosts();
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "feedrate: error: %s\n", e.what());
-    return 2;
+    return kExitError;
   }
   uint64_t ranks = 0;
   std::string host_arg;
@@ -126,7 +128,7 @@ int RelaunchUnderMpirun(const LaunchArgs& launch, int argc, char** argv) {
   std::vector<std::string> cmd = SplitWords(launch.mpirun, ' ');
   if (cmd.empty()) {
     std::fprintf(stderr, "feedrate: error: --mpirun is empty\n");
-    return 2;
+    return kExitError;
   }
   cmd.insert(cmd.end(), {"-np", std::to_string(ranks), "--host", host_arg, SelfExe()});
   for (int i = 1; i < argc; ++i) {  // this command line without the launch options
@@ -148,7 +150,7 @@ int RelaunchUnderMpirun(const LaunchArgs& launch, int argc, char** argv) {
   std::fflush(stdout);
   ::execvp(args[0], args.data());
   std::fprintf(stderr, "feedrate: error: cannot start %s: %s\n", args[0], std::strerror(errno));
-  return 2;
+  return kExitError;
 }
 
 }  // namespace feedrate::cli

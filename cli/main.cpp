@@ -3,6 +3,7 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "loader/util/exit_codes.h"
 #include "loader/config/workload_config.h"
 
 #ifndef FEEDRATE_VERSION
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "feedrate: error: %s (see feedrate --help)\n", e.what());
-    return 2;
+    return feedrate::kExitError;
   }
   try {
     for (auto* sub : app.get_subcommands()) return runners.at(sub)();
@@ -44,5 +45,5 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "feedrate: error: %s\n", e.what());
   }
-  return 2;
+  return feedrate::kExitError;
 }

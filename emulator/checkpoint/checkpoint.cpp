@@ -25,6 +25,7 @@
 #include "emulator/training/metrics.h"
 #include "loader/io/fault_injection.h"
 #include "loader/io/page_cache.h"
+#include "loader/util/exit_codes.h"
 #include "loader/io/stream_io.h"
 #include "loader/util/content_pattern.h"
 #include "loader/util/units.h"
@@ -136,7 +137,7 @@ class CheckpointRun {
   }
 
   // Ends the run on every rank alike: the message, and a summary.json that says what failed and what completed.
-  int Fail(const std::string& error, const std::string& status = "failed", int code = 2) {
+  int Fail(const std::string& error, const std::string& status = "failed", int code = kExitError) {
     const json injected = FaultCounts();
     if (!comm_.root()) return code;
     if (!injected.empty()) f_["injected_faults"] = injected;
@@ -283,7 +284,7 @@ class CheckpointRun {
     }
     if (interrupted) {
       if (err.empty()) ++written_;
-      return Fail("interrupted by a signal at checkpoint " + std::to_string(k) + " of the write phase", "interrupted", 130);
+      return Fail("interrupted by a signal at checkpoint " + std::to_string(k) + " of the write phase", "interrupted", kExitInterrupted);
     }
     return Fail("checkpoint " + std::to_string(k) + " write: " + err);
   }
@@ -390,7 +391,7 @@ class CheckpointRun {
     const std::string err = comm_.AgreeFirstError(st);
     if (comm_.AnyTrue(Interrupted())) {
       if (err.empty()) ++read_;
-      return Fail("interrupted by a signal at checkpoint " + std::to_string(k) + " of the read phase", "interrupted", 130);
+      return Fail("interrupted by a signal at checkpoint " + std::to_string(k) + " of the read phase", "interrupted", kExitInterrupted);
     }
     if (!err.empty()) return Fail("checkpoint " + std::to_string(k) + " read: " + err);
     ++read_;
@@ -414,7 +415,7 @@ class CheckpointRun {
     int code = 0;
     if (!w.ok()) {
       std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
-      code = 2;
+      code = kExitError;
     } else {
       PrintResult(save, load);
     }

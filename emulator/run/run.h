@@ -8,6 +8,7 @@
 #include "emulator/host/comm.h"
 #include "loader/config/workload_config.h"
 #include "loader/util/choices.h"
+#include "loader/util/exit_codes.h"
 
 namespace feedrate {
 
@@ -38,11 +39,8 @@ struct RunOptions {
   GdsMode gds = GdsMode::kAuto;
 };
 
-// Exit codes: 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on every rank.
-inline constexpr int kExitPass = 0;
-inline constexpr int kExitError = 2;
-inline constexpr int kExitMissedAu = 3;
-inline constexpr int kExitInterrupted = 130;
+// Exit codes (loader/util/exit_codes.h): 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on
+// every rank.
 
 int RunTraining(const WorkloadConfig& cfg, const RunOptions& options, Comm& comm);
 

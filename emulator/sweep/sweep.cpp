@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "loader/util/exit_codes.h"
+
 namespace feedrate {
 
 namespace {
@@ -20,8 +22,8 @@ SweepPoint Evaluate(uint64_t per_host, const SweepOptions& o, const SweepRunner&
     if (o.on_run) o.on_run(run);
     p.runs.push_back(run);
     if (run.exit_code != 0 && run.exit_code != 3) {
-      r->stop_code = run.exit_code == 130 ? 130 : 2;
-      r->stop_reason = run.exit_code == 130 ? "interrupted" : "run at " + std::to_string(p.accelerators) + " accelerators failed: " + run.error;
+      r->stop_code = run.exit_code == kExitInterrupted ? kExitInterrupted : kExitError;
+      r->stop_reason = run.exit_code == kExitInterrupted ? "interrupted" : "run at " + std::to_string(p.accelerators) + " accelerators failed: " + run.error;
     }
     if (!run.passed()) {
       p.passed = false;
