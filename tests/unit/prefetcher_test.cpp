@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
@@ -179,16 +181,23 @@ TEST(Prefetcher, ManyAcceleratorsShareOneEngine) {
   EXPECT_EQ(total.load(), 4u * 20 * 4 * 20000);
 }
 
-// The residency probe is an instrument: it must not sit in the accelerator's timed wait. A probe that is slow on
-// its third call (the request Refill queues after WaitBatch(0)) would add its time to them if it
-// ran on the accelerator thread; on the I/O thread it only delays the read it describes.
+// The residency probe is an instrument: it must not sit in the accelerator's timed wait. The third probe (of the
+// request Refill queues after WaitBatch(0)) holds until the test opens a gate after WaitBatch(0) and Refill have
+// returned: on the I/O thread it only holds the read it describes; on the accelerator thread Refill could not return
+// before the gate's 30 s hang detector gave up, and the test would see that.
 std::atomic<int> g_probe_calls{0};
 std::atomic<std::thread::id> g_probe_thread{};
-Result<Residency> SlowThirdProbe(int fd, uint64_t offset, uint64_t length, ResidencyMethod) {
+std::mutex g_gate_mu;
+std::condition_variable g_gate_cv;
+bool g_gate_open = false, g_gate_gave_up = false;
+Result<Residency> HeldThirdProbe(int fd, uint64_t offset, uint64_t length, ResidencyMethod) {
   EXPECT_GE(fd, 0);
   EXPECT_EQ(offset, 100u);  // Files puts each sample 100 bytes in
   g_probe_thread.store(std::this_thread::get_id());
-  if (g_probe_calls.fetch_add(1) == 2) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  if (g_probe_calls.fetch_add(1) == 2) {
+    std::unique_lock<std::mutex> l(g_gate_mu);
+    g_gate_gave_up = !g_gate_cv.wait_for(l, std::chrono::seconds(30), [] { return g_gate_open; });
+  }
   return Residency{length, length / 2};
 }
 
@@ -204,19 +213,26 @@ TEST_P(ResidencyProbeEngines, RunOnTheIoThreadOutsideWaitBatch) {
   auto engine = MakeEngine(*Parse<EngineKind>(GetParam()), *table, Opts(1, 65536, 64));
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   Prefetcher p(*engine->engine, f.extents, 1, 2, false, 0, &*table);
-  p.set_residency_sampling(1, ResidencyMethod::kCachestat, &SlowThirdProbe);
+  p.set_residency_sampling(1, ResidencyMethod::kCachestat, &HeldThirdProbe);
+  {
+    std::lock_guard<std::mutex> l(g_gate_mu);
+    g_gate_open = g_gate_gave_up = false;
+  }
   std::vector<uint64_t> ids{0, 1, 2};
   p.StartEpoch(&ids, 3);
-  const auto t0 = std::chrono::steady_clock::now();
   BatchResult r = p.WaitBatch(0);
-  p.Refill();  // queues batch 2, whose probe is the slow one
-  const auto waited = std::chrono::steady_clock::now() - t0;
+  p.Refill();  // queues batch 2, whose probe holds until the gate opens
+  {
+    std::lock_guard<std::mutex> l(g_gate_mu);
+    g_gate_open = true;
+  }
+  g_gate_cv.notify_all();
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
-  EXPECT_LT(waited, std::chrono::milliseconds(200)) << "the probe ran inside WaitBatch";
   EXPECT_TRUE(p.WaitBatch(1).status.ok());
   EXPECT_TRUE(p.WaitBatch(2).status.ok());
   EXPECT_EQ(g_probe_calls.load(), 3);
   EXPECT_NE(g_probe_thread.load(), std::this_thread::get_id());
+  EXPECT_FALSE(g_gate_gave_up) << "the probe ran inside WaitBatch or Refill";
   const Residency seen = p.TakeResidency();
   EXPECT_EQ(seen.bytes, 3u * 4096);
   EXPECT_EQ(seen.resident_bytes, 3u * 2048);

@@ -41,8 +41,13 @@ TEST(TimeSeries, OneRowPerIntervalWithTheIntervalsReads) {
   }
   rec.Stop();
   const auto& rows = rec.rows();
-  ASSERT_GE(rows.size(), 3u);  // about 5 (0.45 s / 0.1 s), wider for slow sanitizer builds
-  ASSERT_LE(rows.size(), 8u);
+  // Invariants, not timings: at least the last (partial) row; never more rows than whole intervals the rows span
+  // (plus that last one), however late the recorder's thread woke on a loaded machine.
+  ASSERT_GE(rows.size(), 1u);
+  double spanned = 0;
+  for (const auto& row : rows) spanned += row.seconds;
+  EXPECT_NEAR(spanned, rows.back().time_s, 1e-6);  // the rows tile the recording from its start
+  EXPECT_LE(static_cast<double>(rows.size()), spanned / 0.1 + 1.5);
   double mib = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_GT(rows[i].time_s, i > 0 ? rows[i - 1].time_s : 0.0);
