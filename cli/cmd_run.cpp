@@ -27,7 +27,8 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   launch->Register(sub);
   sub->add_option("--accelerators,-n", o->accelerators, "emulated accelerators per rank (threads)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{4096}));
-  sub->add_option("--io-threads", o->io_threads, "I/O threads per rank (default: reader.read_threads x accelerators)");
+  sub->add_option("--io-threads", o->io_threads, "I/O threads per rank (default: reader.read_threads x accelerators, at most 4 per CPU, 1 per CPU for "
+                                                   "buffered reads on tmpfs)");
   sub->add_option("--results-dir", o->results_dir, "where results go (default results/<timestamp>_<workload>)");
   sub->add_flag("--retain-batches", o->retain_batches, "keep whole batches in memory (DLIO-like footprint)");
   sub->add_flag("--keep-files-open", *keep_open, "open each file once instead of per sample read");
