@@ -12,7 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 real=${REAL:-56}; steps=${STEPS:-120}; counts=${COUNTS:-2 4}; repeats=${REPEATS:-3}
 variants=${VARIANTS:---io-thread-policy idle;--io-thread-policy normal}
-out=${1:-results/$(date -u +%Y-%m-%d)_au_gap.txt}
+out=${1:-results/$(date -u +%Y-%m-%d)/au_gap.txt}
+mkdir -p "$(dirname "$out")"
 feedrate=$PWD/build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release
 feedrates=${FEEDRATES:-$feedrate}

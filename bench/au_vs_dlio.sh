@@ -22,7 +22,8 @@ files=${FILES:-480}; record=${RECORD:-8388608}; batch=${BATCH:-4}; compute=${COM
 rbps=$(( ${RBPS_MIB:-400} * 1048576 ))
 counts=${COUNTS:-1 2 3 4}; repeats=${REPEATS:-3}
 IFS=';' read -r -a variants <<< "${VARIANTS:-}"; [ ${#variants[@]} -gt 0 ] || variants=("")
-out=${1:-results/$(date -u +%Y-%m-%d)_au_vs_dlio}
+out=${1:-results/$(date -u +%Y-%m-%d)/au_vs_dlio}
+mkdir -p "$(dirname "$out")"
 feedrate=$PWD/build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release
 [ -f "$dlio_env" ] || { echo "no DLIO at $dlio_env (set DLIO_ENV; ../shared/peers/dlio/install.sh installs it)" >&2; exit 2; }

@@ -15,7 +15,8 @@ dlio_env=${DLIO_ENV:-/opt/dlio-peer/env.sh}
 formats=${FORMATS:-npz hdf5 jpeg}; delays=${DELAYS:-2 20}; counts=${COUNTS:-1 2 4 8}
 cache=${CACHE:-off}; record=${RECORD:-524288}; batch=${BATCH:-8}; threads=${THREADS:-2}; steps=${STEPS:-8}
 compute=${COMPUTE:-0.323}; work=${WORK:-/var/tmp/feedrate-au-latency}
-out=${1:-results/$(date -u +%Y-%m-%d)_au_vs_dlio_latency}
+out=${1:-results/$(date -u +%Y-%m-%d)/au_vs_dlio_latency}
+mkdir -p "$(dirname "$out")"
 case "$out" in -*) echo "OUT_PREFIX must not start with '-': $out" >&2; exit 2 ;; esac
 feedrate=$PWD/build/release/cli/feedrate
 latencyfs=$PWD/build/release/tests/latencyfs

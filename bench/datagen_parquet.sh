@@ -11,7 +11,8 @@ files=${FILES:-2}
 threads=${THREADS:-2}
 repeats=${REPEATS:-3}
 dir=${DIR:-/dev/shm/feedrate-dgpq}
-out=${1:-results/$(date -u +%Y-%m-%d)_datagen_parquet.md}
+out=${1:-results/$(date -u +%Y-%m-%d)/datagen_parquet.md}
+mkdir -p "$(dirname "$out")"
 feedrate=$PWD/build/release/cli/feedrate
 command -v fio > /dev/null || { echo "bench needs fio (apt-get install fio)" >&2; exit 2; }
 [ -x "$feedrate" ] || scripts/build.sh release

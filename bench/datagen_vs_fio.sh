@@ -11,7 +11,8 @@ threads=${THREADS:-2}
 repeats=${REPEATS:-3}
 bs=${BS:-256k}
 bs_bytes=$(numfmt --from=iec "${bs^^}")
-out=${1:-results/$(date -u +%Y-%m-%d)_datagen_vs_fio.json}
+out=${1:-results/$(date -u +%Y-%m-%d)/datagen_vs_fio.json}
+mkdir -p "$(dirname "$out")"
 feedrate=build/release/cli/feedrate
 command -v fio >/dev/null || { echo "fio is required: apt-get install fio" >&2; exit 2; }
 [ -x "$feedrate" ] || scripts/build.sh release

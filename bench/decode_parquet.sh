@@ -22,7 +22,8 @@ repeats=${REPEATS:-3}
 dir=${DIR:-/dev/shm/feedrate-parquet-decode}
 workloads=${WORKLOADS:-flux_b200 dlrm_b200}
 dlio_ms=${DLIO_CPU_MS:-611}
-out=${1:-results/$(date -u +%Y-%m-%d)_decode_parquet.md}
+out=${1:-results/$(date -u +%Y-%m-%d)/decode_parquet.md}
+mkdir -p "$(dirname "$out")"
 feedrate=${FEEDRATE:-build/release/cli/feedrate}
 [ -x "$feedrate" ] || scripts/build.sh release
 work=$(mktemp -d)

@@ -18,7 +18,8 @@ e1=${E1:-1}
 e2=${E2:-3}
 repeats=${REPEATS:-3}
 threads=${THREADS:-1}
-out=${1:-results/$(date -u +%Y-%m-%d)_decode_vs_dlio.md}
+out=${1:-results/$(date -u +%Y-%m-%d)/decode_vs_dlio.md}
+mkdir -p "$(dirname "$out")"
 feedrate=build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release
 [ -f "$dlio_env" ] || { echo "no DLIO at $dlio_env (set DLIO_ENV)" >&2; exit 2; }

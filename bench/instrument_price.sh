@@ -18,7 +18,8 @@ counts=${COUNTS:-1 2 5 10}
 repeats=${REPEATS:-2}
 acc=${ACC:-h100}
 solo=${SOLO_COUNT:-$(echo "$counts" | tr ' ' '\n' | sort -n | tail -1)}
-out=${1:-results/$(date -u +%Y-%m-%d)_instrument_price}
+out=${1:-results/$(date -u +%Y-%m-%d)/instrument_price}
+mkdir -p "$(dirname "$out")"
 feedrate=build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release
 command -v "${FIO:-fio}" > /dev/null || { echo "bench needs fio (apt-get install fio)" >&2; exit 2; }

@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 acc=${ACC:-a100}; n=${N:-8}; real=${REAL:-56}; steps=${STEPS:-40}; rounds=${ROUNDS:-3}; threads=${THREADS:-2 8}
-out=${1:-results/$(date -u +%Y-%m-%d)_io_threads_tmpfs}
+out=${1:-results/$(date -u +%Y-%m-%d)/io_threads_tmpfs}
+mkdir -p "$(dirname "$out")"
 feedrate=${FEEDRATE:-$PWD/build/release/cli/feedrate}
 [ -x "$feedrate" ] || scripts/build.sh release
 command -v fio > /dev/null || { echo "bench needs fio (apt-get install fio)" >&2; exit 2; }

@@ -10,7 +10,8 @@ size=${SIZE:-2g}
 runtime=${RUNTIME:-3}
 repeats=${REPEATS:-3}
 rw=${RW:-randread}
-out=${1:-results/$(date -u +%Y-%m-%d)_iobench_vs_fio.json}
+out=${1:-results/$(date -u +%Y-%m-%d)/iobench_vs_fio.json}
+mkdir -p "$(dirname "$out")"
 feedrate=build/release/cli/feedrate
 command -v fio >/dev/null || { echo "fio is required: apt-get install fio" >&2; exit 2; }
 [ -x "$feedrate" ] || scripts/build.sh release

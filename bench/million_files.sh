@@ -12,7 +12,7 @@
 #   FEEDRATE=path/to/feedrate (another build, e.g. an earlier commit, against the same dataset); REF=0: no datagen pair
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-results/$(date -u +%Y-%m-%d)_million_files}
+out=${1:-results/$(date -u +%Y-%m-%d)/million_files}
 dir=${DIR:-/var/tmp/feedrate-1m}
 files=${FILES:-1170301}
 feedrate=${FEEDRATE:-build/release/cli/feedrate}

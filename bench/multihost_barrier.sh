@@ -7,7 +7,8 @@
 # Root only. Usage: bench/multihost_barrier.sh [OUT.md]   env: HOSTS=3 PER_HOST="1 2 4"
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-results/$(date -u +%Y-%m-%d)_multihost_barrier.md}
+out=${1:-results/$(date -u +%Y-%m-%d)/multihost_barrier.md}
+mkdir -p "$(dirname "$out")"
 hosts=${HOSTS:-3}
 per_host=${PER_HOST:-1 2 4}
 feedrate=$PWD/build/release/cli/feedrate

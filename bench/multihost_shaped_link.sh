@@ -6,7 +6,8 @@
 # Root only. Usage: bench/multihost_shaped_link.sh [OUT.md]   env: RATE_MBIT=57 STEPS=120
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-results/$(date -u +%Y-%m-%d)_multihost_shaped_link.md}
+out=${1:-results/$(date -u +%Y-%m-%d)/multihost_shaped_link.md}
+mkdir -p "$(dirname "$out")"
 rate=${RATE_MBIT:-57}
 steps=${STEPS:-120}
 feedrate=$PWD/build/release/cli/feedrate

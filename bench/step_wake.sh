@@ -9,7 +9,8 @@
 # Usage: bench/step_wake.sh [OUT]   env: COUNTS="4 8 16" STEPS=105 REAL=2000 BASE= FEEDRATE=<binary>
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-results/$(date -u +%Y-%m-%d)_step_wake}
+out=${1:-results/$(date -u +%Y-%m-%d)/step_wake}
+mkdir -p "$(dirname "$out")"
 feedrate=${FEEDRATE:-$PWD/build/release/cli/feedrate}
 base=${BASE:-}
 [ -x "$feedrate" ] || scripts/build.sh release

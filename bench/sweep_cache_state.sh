@@ -8,7 +8,8 @@
 # env: DATA=/var/tmp/feedrate-cache-state FILES=192 (32 MiB each) RBPS_MIB=540 MEM_MIB=3072 COMPUTE=0.2 KEEP=1
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-results/$(date -u +%Y-%m-%d)_sweep_cache_state}
+out=${1:-results/$(date -u +%Y-%m-%d)/sweep_cache_state}
+mkdir -p "$(dirname "$out")"
 data=${DATA:-/var/tmp/feedrate-cache-state}
 files=${FILES:-192}
 rbps=$(( ${RBPS_MIB:-540} * 1048576 ))

@@ -10,7 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 acc=${ACC:-h100}; real=${REAL:-56}; steps=${STEPS:-120}; repeats=${REPEATS:-5}
-out=${1:-results/$(date -u +%Y-%m-%d)_sweep_goal_tmpfs_$acc}
+out=${1:-results/$(date -u +%Y-%m-%d)/sweep_goal_tmpfs_$acc}
+mkdir -p "$(dirname "$out")"
 feedrate=$PWD/build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release
 command -v fio > /dev/null || { echo "bench needs fio (apt-get install fio)" >&2; exit 2; }

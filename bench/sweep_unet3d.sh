@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 real=${REAL:-56}
 steps=${STEPS:-32}
-out=${1:-results/$(date -u +%Y-%m-%d)_sweep_unet3d}
+out=${1:-results/$(date -u +%Y-%m-%d)/sweep_unet3d}
 disk=${DISK:-/var/tmp/feedrate-sweep}
 feedrate=build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release

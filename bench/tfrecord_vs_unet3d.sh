@@ -12,7 +12,8 @@ dir=${DIR:-/dev/shm/feedrate-tfr}
 accs=${ACCS:-2}
 epochs=${EPOCHS:-3}
 repeats=${REPEATS:-3}
-out=${1:-results/$(date -u +%Y-%m-%d)_tfrecord_vs_unet3d.json}
+out=${1:-results/$(date -u +%Y-%m-%d)/tfrecord_vs_unet3d.json}
+mkdir -p "$(dirname "$out")"
 feedrate=build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release
 work=$(mktemp -d)

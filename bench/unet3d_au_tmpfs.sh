@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 real=${REAL:-56}
 steps=${STEPS:-32}
-out=${1:-results/$(date -u +%Y-%m-%d)_unet3d_au_tmpfs.json}
+out=${1:-results/$(date -u +%Y-%m-%d)/unet3d_au_tmpfs.json}
+mkdir -p "$(dirname "$out")"
 feedrate=build/release/cli/feedrate
 [ -x "$feedrate" ] || scripts/build.sh release
 src=/dev/shm/feedrate-unet3d

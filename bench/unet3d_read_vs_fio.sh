@@ -14,7 +14,8 @@ dir=${DIR:-/dev/shm/feedrate-unet3d}
 accs=${ACCS:-"1 2 4"}
 epochs=${EPOCHS:-3}
 odirect=${ODIRECT:-0}
-out=${1:-results/$(date -u +%Y-%m-%d)_unet3d_$([ "$odirect" = 1 ] && echo odirect || echo buffered).json}
+out=${1:-results/$(date -u +%Y-%m-%d)/unet3d_$([ "$odirect" = 1 ] && echo odirect || echo buffered).json}
+mkdir -p "$(dirname "$out")"
 feedrate=build/release/cli/feedrate
 command -v fio >/dev/null || { echo "fio is required: apt-get install fio" >&2; exit 2; }
 [ -x "$feedrate" ] || scripts/build.sh release

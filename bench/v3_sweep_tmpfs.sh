@@ -17,7 +17,7 @@
 #   FEEDRATE=<binary> (default build/release/cli/feedrate)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-results/$(date -u +%Y-%m-%d)_v3_sweep_tmpfs}
+out=${1:-results/$(date -u +%Y-%m-%d)/v3_sweep_tmpfs}
 feedrate=${FEEDRATE:-build/release/cli/feedrate}  # FEEDRATE: another build to measure
 [ -x "$feedrate" ] || scripts/build.sh release
 command -v "${FIO:-fio}" > /dev/null || { echo "bench needs fio (apt-get install fio)" >&2; exit 2; }

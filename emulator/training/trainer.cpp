@@ -88,7 +88,7 @@ int64_t Trainer::ComputeUntilBarrier(StepCompute* device, int64_t t1, double sec
   }
   // A sleep ends at a known instant: hand it to the step barrier, whose completion sleeps once to the latest
   // accelerator's end. One timer wake-up a step instead of one per accelerator, whose spread (this host's wake-up
-  // latency, not the storage) the barrier would otherwise add to every step (results/2026-12-03_step_wake.md).
+  // latency, not the storage) the barrier would otherwise add to every step (results/2026-12-03/step_wake.md).
   // A refill that took longer than the compute has already ended it: that time stays compute, as before.
   const int64_t end = std::max(t1 + static_cast<int64_t>(std::max(0.0, secs) * 1e9), NowNs());
   int64_t latest = compute_end_.load(std::memory_order_relaxed);
