@@ -2,6 +2,7 @@
 // offsets, lengths, CRCs and payload features. The format comes from the content.
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -241,6 +242,87 @@ Status FetchObject(const std::string& url, const S3Endpoint& endpoint, FetchedOb
   return Status::Ok();
 }
 
+// One file's report: its JSON (for --json, "file" the name the user gave) and its text form.
+struct Inspected {
+  nlohmann::json json;
+  std::function<void()> print;
+};
+
+void PrintHdf5(const std::string& name, const nlohmann::json& r) {
+  std::printf("%s: hdf5, %zu dataset(s)\n", name.c_str(), r["datasets"].size());
+  for (const auto& d : r["datasets"]) {
+    std::printf("  %-40s %-4s %-18s %-10s offset=%-10s sha256=%s\n", d["path"].get<std::string>().c_str(),
+                d["dtype"].get<std::string>().c_str(), d["shape"].dump().c_str(), d["layout"].get<std::string>().c_str(),
+                d["data_offset"].dump().c_str(), d["sha256_c"].get<std::string>().c_str());
+  }
+}
+
+void PrintNumpy(const std::string& name, const FileReport& r) {
+  std::printf("%s: %s, %llu bytes, %zu array(s)\n", name.c_str(), r.kind.c_str(), static_cast<unsigned long long>(r.size),
+              r.arrays.size());
+  for (const auto& ar : r.arrays) {
+    const NpArray& a = ar.array;
+    std::string off = a.data_offset_in_file ? std::to_string(*a.data_offset_in_file) : "(deflated)";
+    std::printf("  %-10s %-6s %-18s fortran=%-5s offset=%-10s nbytes=%-10llu sha256=%s\n",
+                a.name.empty() ? "-" : a.name.c_str(), a.header.descr.c_str(), Shape(a.header.shape).c_str(),
+                a.header.fortran_order ? "True" : "False", off.c_str(), static_cast<unsigned long long>(a.header.nbytes),
+                ar.sha256.c_str());
+  }
+}
+
+nlohmann::json ImageJson(const std::string& name, const ImageReport& r) {
+  return {{"file", name}, {"format", r.format}, {"size_bytes", r.size}, {"width", r.width}, {"height", r.height},
+          {"channels", r.channels}, {"pixel_bytes", r.pixel_bytes}, {"pixels_sha256", r.pixels_sha256}};
+}
+
+// `file` (a local copy of what the user named `name`) by its detected format.
+Result<Inspected> InspectAs(FileFormat format, const std::string& file, const std::string& name, bool decode) {
+  auto named = [&](nlohmann::json j) {
+    j["file"] = name;
+    return j;
+  };
+  switch (format) {
+    case FileFormat::kTfRecord: {
+      FEEDRATE_ASSIGN_OR_RETURN(auto r, InspectTfRecordFile(file));
+      r.path = name;
+      auto held = std::make_shared<TfRecordReport>(std::move(r));
+      return Inspected{named(ToJson(*held)), [held] { PrintText(*held); }};
+    }
+    case FileFormat::kParquet: {
+      FEEDRATE_ASSIGN_OR_RETURN(auto r, InspectParquetFile(file, decode));
+      auto held = std::make_shared<ParquetReport>(std::move(r));
+      return Inspected{named(ToJson(*held)), [held, name] { PrintText(*held, name); }};
+    }
+    case FileFormat::kHdf5: {
+      FEEDRATE_ASSIGN_OR_RETURN(auto r, InspectHdf5(file));
+      return Inspected{named(r), [r, name] { PrintHdf5(name, r); }};
+    }
+    case FileFormat::kJpeg:
+    case FileFormat::kPng: {
+      FEEDRATE_ASSIGN_OR_RETURN(auto r, InspectImageFile(file));
+      return Inspected{ImageJson(name, r), [r, name] {
+                         std::printf("%s: %s, %llu bytes, %u x %u, %u channel(s), pixels sha256=%s\n", name.c_str(),
+                                     r.format.c_str(), static_cast<unsigned long long>(r.size), r.width, r.height,
+                                     r.channels, r.pixels_sha256.c_str());
+                       }};
+    }
+    default: {  // npy, npz, and what is none of the above (the numpy reader says what it is not)
+      FEEDRATE_ASSIGN_OR_RETURN(auto r, InspectNumpyFile(file));
+      auto held = std::make_shared<FileReport>(std::move(r));
+      return Inspected{named(ToJson(*held)), [held, name] { PrintNumpy(name, *held); }};
+    }
+  }
+}
+
+// One argument: an S3 object is fetched into a temporary file first; the format comes from the content.
+Result<Inspected> InspectArgument(const std::string& arg, const S3Endpoint& endpoint, bool decode) {
+  FetchedObject fetched;
+  if (arg.starts_with("s3://")) FEEDRATE_RETURN_IF_ERROR(FetchObject(arg, endpoint, &fetched));
+  const std::string& file = fetched.path.empty() ? arg : fetched.path;
+  FEEDRATE_ASSIGN_OR_RETURN(auto format, DetectFileFormat(file));  // not there, unreadable, not a regular file
+  return InspectAs(format, file, arg, decode);
+}
+
 }  // namespace
 
 Runner AddInspect(CLI::App& app) {
@@ -259,106 +341,19 @@ Runner AddInspect(CLI::App& app) {
   sub->add_option("--region", endpoint->region, "S3 signing region (default us-east-1)");
   sub->add_flag("--virtual-host", *virtual_host, "virtual-host addressing for s3:// arguments");
   return [=] {
+    S3Endpoint e = *endpoint;
+    e.path_style = !*virtual_host;
     nlohmann::json out = nlohmann::json::array();
-    int rc = 0;
+    int rc = kExitPass;
     for (const auto& arg : *files) {
-      FetchedObject fetched;
-      if (arg.starts_with("s3://")) {
-        S3Endpoint e = *endpoint;
-        e.path_style = !*virtual_host;
-        Status st = FetchObject(arg, e, &fetched);
-        if (!st.ok()) {
-          std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
-          rc = kExitError;
-          continue;
-        }
-      }
-      const std::string& f = fetched.path.empty() ? arg : fetched.path;
-      // Reports name what the user gave (the s3:// URL), not the temporary copy.
-      auto named = [&](nlohmann::json j) {
-        j["file"] = arg;
-        return j;
-      };
-      auto format = DetectFileFormat(f);
-      if (!format.ok()) {  // not there, not readable, not a regular file: said once, not read as numpy below
-        std::fprintf(stderr, "feedrate: error: %s\n", format.status().ToString().c_str());
-        rc = kExitError;
-        continue;
-      }
-      // One report: an error exits 2; JSON collects it; text prints it under the name the user gave.
-      auto report = [&](auto r, auto print) {
-        if (!r.ok()) {
-          std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
-          rc = kExitError;
-        } else if (*json) {
-          out.push_back(named(ToJson(*r)));
-        } else {
-          print(*r);
-        }
-      };
-      if (format.ok() && *format == FileFormat::kTfRecord) {
-        report(InspectTfRecordFile(f), [&](TfRecordReport& r) {
-          r.path = arg;
-          PrintText(r);
-        });
-        continue;
-      }
-      if (format.ok() && *format == FileFormat::kParquet) {
-        report(InspectParquetFile(f, *decode), [&](const ParquetReport& r) { PrintText(r, arg); });
-        continue;
-      }
-      if (format.ok() && *format == FileFormat::kHdf5) {
-        auto r = InspectHdf5(f);
-        if (!r.ok()) {
-          std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
-          rc = kExitError;
-        } else if (*json) {
-          out.push_back(named(*r));
-        } else {
-          std::printf("%s: hdf5, %zu dataset(s)\n", arg.c_str(), (*r)["datasets"].size());
-          for (const auto& d : (*r)["datasets"]) {
-            std::printf("  %-40s %-4s %-18s %-10s offset=%-10s sha256=%s\n", d["path"].get<std::string>().c_str(),
-                        d["dtype"].get<std::string>().c_str(), d["shape"].dump().c_str(),
-                        d["layout"].get<std::string>().c_str(), d["data_offset"].dump().c_str(),
-                        d["sha256_c"].get<std::string>().c_str());
-          }
-        }
-        continue;
-      }
-      if (format.ok() && (*format == FileFormat::kJpeg || *format == FileFormat::kPng)) {
-        auto r = InspectImageFile(f);
-        if (!r.ok()) {
-          std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
-          rc = kExitError;
-        } else if (*json) {
-          out.push_back({{"file", arg}, {"format", r->format}, {"size_bytes", r->size}, {"width", r->width},
-                         {"height", r->height}, {"channels", r->channels}, {"pixel_bytes", r->pixel_bytes},
-                         {"pixels_sha256", r->pixels_sha256}});
-        } else {
-          std::printf("%s: %s, %llu bytes, %u x %u, %u channel(s), pixels sha256=%s\n", arg.c_str(), r->format.c_str(),
-                      static_cast<unsigned long long>(r->size), r->width, r->height, r->channels, r->pixels_sha256.c_str());
-        }
-        continue;
-      }
-      auto r = InspectNumpyFile(f);
-      if (!r.ok()) {
+      auto r = InspectArgument(arg, e, *decode);
+      if (!r.ok()) {  // one error line per file; the others are still inspected
         std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
         rc = kExitError;
-        continue;
-      }
-      if (*json) {
-        out.push_back(named(ToJson(*r)));
-        continue;
-      }
-      std::printf("%s: %s, %llu bytes, %zu array(s)\n", arg.c_str(), r->kind.c_str(), static_cast<unsigned long long>(r->size),
-                  r->arrays.size());
-      for (const auto& ar : r->arrays) {
-        const NpArray& a = ar.array;
-        std::string off = a.data_offset_in_file ? std::to_string(*a.data_offset_in_file) : "(deflated)";
-        std::printf("  %-10s %-6s %-18s fortran=%-5s offset=%-10s nbytes=%-10llu sha256=%s\n",
-                    a.name.empty() ? "-" : a.name.c_str(), a.header.descr.c_str(), Shape(a.header.shape).c_str(),
-                    a.header.fortran_order ? "True" : "False", off.c_str(),
-                    static_cast<unsigned long long>(a.header.nbytes), ar.sha256.c_str());
+      } else if (*json) {
+        out.push_back(std::move(r->json));
+      } else {
+        r->print();
       }
     }
     if (*json) std::printf("%s\n", (files->size() == 1 && out.size() == 1 ? out[0] : out).dump(2).c_str());

@@ -2,18 +2,16 @@
 // latency percentiles, reduced over MPI ranks (emulator/iobench); table on stdout, iobench.json and iobench.csv.
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli/cmd_iobench_s3.h"
 #include "cli/commands.h"
-#include "loader/util/exit_codes.h"
 #include "emulator/host/comm.h"
 #include "emulator/iobench/iobench_grid.h"
 #include "emulator/results/results.h"
 #include "loader/iobench/iobench.h"
+#include "loader/util/exit_codes.h"
 
 namespace feedrate::cli {
 namespace {
@@ -29,25 +27,26 @@ struct IobenchArgs {
   uint64_t seed = 1;
   XferMode xfer = XferMode::kHost;
   int gpu = 0;
+  // The S3 grid's (--path s3://...): sizes as given, parsed once the command runs.
+  S3IobenchArgs s3;
+  std::vector<std::string> object_sizes{"16m"};
+  std::string part_size = "8m";
 };
 
-}  // namespace
 
-Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
-  auto* sub = app.add_subcommand("iobench", "fio/gdsio-like grid of block size x queue depth x threads on one file");
-  auto a = std::make_shared<IobenchArgs>();
-  sub->add_option("--path", a->path, "file, or directory to hold feedrate-iobench.dat, or s3://bucket/prefix for the "
+void RegisterIobenchOptions(CLI::App* sub, IobenchArgs& a) {
+  sub->add_option("--path", a.path, "file, or directory to hold feedrate-iobench.dat, or s3://bucket/prefix for the "
                                      "S3 grid (GET/PUT x --object-size x --concurrency)")->required();
-  sub->add_option("--rw", a->rw, "read, randread, write, randwrite, randrw (comma-separated list)")
+  sub->add_option("--rw", a.rw, "read, randread, write, randwrite, randrw (comma-separated list)")
       ->delimiter(',')
       ->check(CLI::IsMember({"read", "randread", "write", "randwrite", "randrw"}));
-  sub->add_option("--bs", a->bs, "block sizes, e.g. 4k,64k,1m")->delimiter(',')->check(CLI::Validator(CheckBytes, "SIZE"));
-  sub->add_option("--qd", a->qd, "queue depths per thread")->delimiter(',')->check(CLI::Range(1u, 4096u));
-  sub->add_option("--threads", a->threads, "threads per rank")->delimiter(',')->check(CLI::Range(1u, 4096u));
-  sub->add_option("--rwmixread", a->rwmixread, "randrw: percent reads")->check(CLI::Range(0, 100));
-  sub->add_option("--engine", a->engine, "auto, uring or posix")->check(CLI::IsMember({"auto", "uring", "posix"}));
-  sub->add_flag("--direct", a->direct, "O_DIRECT");
-  sub->add_option("--xfer", a->xfer,
+  sub->add_option("--bs", a.bs, "block sizes, e.g. 4k,64k,1m")->delimiter(',')->check(CLI::Validator(CheckBytes, "SIZE"));
+  sub->add_option("--qd", a.qd, "queue depths per thread")->delimiter(',')->check(CLI::Range(1u, 4096u));
+  sub->add_option("--threads", a.threads, "threads per rank")->delimiter(',')->check(CLI::Range(1u, 4096u));
+  sub->add_option("--rwmixread", a.rwmixread, "randrw: percent reads")->check(CLI::Range(0, 100));
+  sub->add_option("--engine", a.engine, "auto, uring or posix")->check(CLI::IsMember({"auto", "uring", "posix"}));
+  sub->add_flag("--direct", a.direct, "O_DIRECT");
+  sub->add_option("--xfer", a.xfer,
                   "gdsio's transfer modes: cpuonly (host memory; default), cpu_gpu, cpu_async_gpu, cpu_cached_gpu, "
                   "gpud (GPUDirect Storage), gpu_batch (cuFile batch API), gpud_async (cuFileReadAsync on a CUDA stream); "
                   "the GPU modes read only (docs/gpu.md)")
@@ -55,126 +54,141 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
                                      {"cpu_async_gpu", XferMode::kCpuAsyncGpu}, {"cpu_cached_gpu", XferMode::kCpuCachedGpu},
                                      {"gpud", XferMode::kGpuDirect}, {"gpu_batch", XferMode::kGpuBatch},
                                      {"gpud_async", XferMode::kGpuDirectAsync}}));
-  sub->add_option("--gpu", a->gpu, "the GPU the --xfer modes land blocks in (default 0)")->check(NonNegativeNumber());
-  sub->add_option("--size", a->size_text, "bytes of the file to use (default: the file's size, 1g for a new file)")
+  sub->add_option("--gpu", a.gpu, "the GPU the --xfer modes land blocks in (default 0)")->check(NonNegativeNumber());
+  sub->add_option("--size", a.size_text, "bytes of the file to use (default: the file's size, 1g for a new file)")
       ->check(CLI::Validator(CheckBytes, "SIZE"));
-  sub->add_option("--runtime", a->runtime, "measured seconds per cell")->check(PositiveNumber());
-  sub->add_option("--submit-batch", a->submit_batch,
+  sub->add_option("--runtime", a.runtime, "measured seconds per cell")->check(PositiveNumber());
+  sub->add_option("--submit-batch", a.submit_batch,
                   "I/Os prepared per submission (like fio's iodepth_batch_submit; 1 submits each at once)")
       ->check(CLI::Range(1u, 4096u));
-  sub->add_option("--ramp-time", a->ramp, "seconds per cell before measuring")->check(NonNegativeNumber());
-  sub->add_flag("--verify", a->verify, "writes lay down a seeded pattern, reads check it");
-  sub->add_option("--seed", a->seed, "pattern seed for --verify");
-  sub->add_option("--results-dir", a->results_dir, "where iobench.json/csv go (default results/<timestamp>_iobench)");
-  auto s3 = std::make_shared<S3IobenchArgs>();
-  auto object_sizes = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"16m"});
-  auto part_size = std::make_shared<std::string>("8m");
-  sub->add_option("--endpoint", s3->endpoint, "S3: the endpoint URL (default https://s3.amazonaws.com)");
-  sub->add_option("--region", s3->region, "S3: the SigV4 region (default us-east-1)");
-  sub->add_flag("--virtual-host", s3->virtual_host, "S3: bucket.host/key URLs instead of host/bucket/key");
-  sub->add_option("--object-size", *object_sizes, "S3: object sizes, e.g. 1m,50m (default 16m)")
+  sub->add_option("--ramp-time", a.ramp, "seconds per cell before measuring")->check(NonNegativeNumber());
+  sub->add_flag("--verify", a.verify, "writes lay down a seeded pattern, reads check it");
+  sub->add_option("--seed", a.seed, "pattern seed for --verify");
+  sub->add_option("--results-dir", a.results_dir, "where iobench.json/csv go (default results/<timestamp>_iobench)");
+  sub->add_option("--endpoint", a.s3.endpoint, "S3: the endpoint URL (default https://s3.amazonaws.com)");
+  sub->add_option("--region", a.s3.region, "S3: the SigV4 region (default us-east-1)");
+  sub->add_flag("--virtual-host", a.s3.virtual_host, "S3: bucket.host/key URLs instead of host/bucket/key");
+  sub->add_option("--object-size", a.object_sizes, "S3: object sizes, e.g. 1m,50m (default 16m)")
       ->delimiter(',')
       ->check(CLI::Validator(CheckBytes, "SIZE"));
-  sub->add_option("--part-size", *part_size, "S3: bytes per ranged GET (default 8m; objects smaller are read whole)")
+  sub->add_option("--part-size", a.part_size, "S3: bytes per ranged GET (default 8m; objects smaller are read whole)")
       ->check(CLI::Validator(CheckBytes, "SIZE"));
-  sub->add_option("--concurrency", s3->concurrency, "S3: requests in flight, e.g. 1,8,32")
+  sub->add_option("--concurrency", a.s3.concurrency, "S3: requests in flight, e.g. 1,8,32")
       ->delimiter(',')
       ->check(CLI::Range(1u, 1024u));
-  return [=] {
-    if (a->path.rfind("s3://", 0) == 0) {  // the S3 grid: one process, curl's multi interface for concurrency
-      S3IobenchArgs x = *s3;
-      x.url = a->path;
-      x.results_dir = a->results_dir;
-      x.runtime = a->runtime;
-      x.ops.clear();
-      for (const auto& rw : a->rw) {
-        if (rw != "read" && rw != "write") {
-          std::fprintf(stderr, "feedrate: error: --rw %s: S3 cells are read (GET) or write (PUT)\n", rw.c_str());
-          return kExitError;
-        }
-        x.ops.push_back(rw == "read" ? "get" : "put");
-      }
-      try {
-        x.object_sizes.clear();
-        for (const auto& o : *object_sizes) x.object_sizes.push_back(ParseBytes(o));
-        x.part_size = ParseBytes(*part_size);
-      } catch (const CLI::ValidationError& e) {
-        std::fprintf(stderr, "feedrate: error: %s\n", e.what());
-        return kExitError;
-      }
-      return RunS3Iobench(x);
-    }
-    Comm comm(argc, argv);
-    IoBenchOptions o;
-    o.path = a->path;
-    std::error_code ec;
-    if (std::filesystem::is_directory(o.path, ec)) {
-      o.path += comm.size() > 1 ? "/feedrate-iobench." + std::to_string(comm.rank()) + ".dat" : "/feedrate-iobench.dat";
-    }
-    o.size = a->size_text.empty() ? 0 : ParseBytes(a->size_text);
-    o.runtime_s = a->runtime;
-    o.ramp_s = a->ramp;
-    o.submit_batch = a->submit_batch;
-    o.rwmixread = a->rwmixread;
-    o.engine = a->engine;
-    o.direct = a->direct;
-    o.verify = a->verify;
-    o.seed = a->seed;
-    o.xfer = a->xfer;
-    o.gpu = a->gpu;
-    std::vector<uint64_t> sizes;
-    for (const auto& b : a->bs) sizes.push_back(ParseBytes(b));
-    std::string dir = ResultsDirOr(a->results_dir, "iobench");
-    Status st;
-    if (comm.root()) {
-      std::filesystem::create_directories(dir, ec);
-      if (ec) st = Status::Errno("cannot create results directory " + dir, ec.value());
-    }
-    bool writes = false;
-    for (const auto& rw : a->rw) writes |= rw != "read" && rw != "randread";
-    if (st.ok()) {
-      auto size = PrepareIoBenchFile(o, writes);
-      if (size.ok()) o.size = *size; else st = size.status();
-    }
-    auto fail = [&](const Status& local) {
-      const std::string msg = comm.AgreeFirstError(local);
-      if (msg.empty()) return false;
-      if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
-      return true;
-    };
-    if (fail(st)) return kExitError;
-    if (comm.root()) {
-      std::printf("iobench %s: %llu bytes, %d rank(s), %.1f s per cell%s%s%s\n", o.path.c_str(),
-                  static_cast<unsigned long long>(o.size), comm.size(), o.runtime_s, o.direct ? ", O_DIRECT" : "",
-                  IsGpuXfer(o.xfer) ? ", --xfer " : "", IsGpuXfer(o.xfer) ? XferName(o.xfer) : "");
-      std::printf("%-9s %7s %5s %7s %6s %10s %10s %9s %9s %9s %9s %9s\n", "rw", "bs", "qd", "threads", "engine", "MiB/s",
-                  "IOPS", "p50 us", "p99 us", "p99.9 us", "max us", "CPU s/GiB");
-    }
-    IobenchGrid grid{a->rw, sizes, a->qd, a->threads};
-    bool first = true;
-    auto cells = RunIobenchGrid(comm, o, grid, [&](const nlohmann::json& j) {
-      const std::string detail = j.value("engine_detail", std::string());
-      if (first && !detail.empty()) std::printf("served by: %s\n", detail.c_str());
-      first = false;
-      const auto& lat = j["lat_us"];
-      std::printf("%-9s %7llu %5u %7u %6s %10.1f %10.0f %9.1f %9.1f %9.1f %9.1f %9.3f\n", j["rw"].get<std::string>().c_str(),
-                  static_cast<unsigned long long>(j["bs"].get<uint64_t>()), j["qd"].get<uint32_t>(), j["threads"].get<uint32_t>(),
-                  j["engine"].get<std::string>().c_str(), j["mib_per_s"].get<double>(), j["iops"].get<double>(),
-                  lat["p50"].get<double>(), lat["p99"].get<double>(), lat["p999"].get<double>(), lat["max"].get<double>(),
-                  j["cpu_s_per_gib"].get<double>());
-      std::fflush(stdout);
-    });
-    if (!cells.ok()) {
-      if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", cells.status().ToString().c_str());
+}
+
+// The S3 grid: one process, curl's multi interface for concurrency (cmd_iobench_s3.cpp).
+int RunS3Grid(const IobenchArgs& a) {
+  S3IobenchArgs x = a.s3;
+  x.url = a.path;
+  x.results_dir = a.results_dir;
+  x.runtime = a.runtime;
+  x.ops.clear();
+  for (const auto& rw : a.rw) {
+    if (rw != "read" && rw != "write") {
+      std::fprintf(stderr, "feedrate: error: --rw %s: S3 cells are read (GET) or write (PUT)\n", rw.c_str());
       return kExitError;
     }
-    if (!comm.root()) return kExitPass;
-    nlohmann::json doc = {{"path", o.path},        {"size", o.size},     {"ranks", comm.size()},
-                          {"runtime_s", o.runtime_s}, {"ramp_s", o.ramp_s}, {"submit_batch", o.submit_batch}, {"direct", o.direct},
-                          {"verify", o.verify},    {"xfer", XferName(o.xfer)}, {"gpu", o.gpu},
-                          {"version", FEEDRATE_VERSION}, {"cells", *cells}};
-    return WriteBenchResults(dir, "iobench", doc.dump(2) + "\n", IobenchCsv(*cells));
-  };
+    x.ops.push_back(rw == "read" ? "get" : "put");
+  }
+  x.object_sizes.clear();
+  for (const auto& o : a.object_sizes) x.object_sizes.push_back(ParseBytes(o));  // checked by CheckBytes
+  x.part_size = ParseBytes(a.part_size);
+  return RunS3Iobench(x);
+}
+
+// The file grid's options; a directory gets one file per rank inside it.
+IoBenchOptions IobenchFileOptions(const IobenchArgs& a, const Comm& comm) {
+  IoBenchOptions o;
+  o.path = a.path;
+  std::error_code ec;
+  if (std::filesystem::is_directory(o.path, ec)) {
+    o.path += comm.size() > 1 ? "/feedrate-iobench." + std::to_string(comm.rank()) + ".dat" : "/feedrate-iobench.dat";
+  }
+  o.size = a.size_text.empty() ? 0 : ParseBytes(a.size_text);
+  o.runtime_s = a.runtime;
+  o.ramp_s = a.ramp;
+  o.submit_batch = a.submit_batch;
+  o.rwmixread = a.rwmixread;
+  o.engine = a.engine;
+  o.direct = a.direct;
+  o.verify = a.verify;
+  o.seed = a.seed;
+  o.xfer = a.xfer;
+  o.gpu = a.gpu;
+  return o;
+}
+
+// The results folder (rank 0) and the file every rank measures (laid down when a cell writes or it is missing).
+Status PrepareFileGrid(const IobenchArgs& a, const Comm& comm, const std::string& dir, IoBenchOptions* o) {
+  if (comm.root()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Status::Errno("cannot create results directory " + dir, ec.value());
+  }
+  bool writes = false;
+  for (const auto& rw : a.rw) writes |= rw != "read" && rw != "randread";
+  FEEDRATE_ASSIGN_OR_RETURN(o->size, PrepareIoBenchFile(*o, writes));
+  return Status::Ok();
+}
+
+void PrintIobenchHeader(const IoBenchOptions& o, int ranks) {
+  std::printf("iobench %s: %llu bytes, %d rank(s), %.1f s per cell%s%s%s\n", o.path.c_str(),
+              static_cast<unsigned long long>(o.size), ranks, o.runtime_s, o.direct ? ", O_DIRECT" : "",
+              IsGpuXfer(o.xfer) ? ", --xfer " : "", IsGpuXfer(o.xfer) ? XferName(o.xfer) : "");
+  std::printf("%-9s %7s %5s %7s %6s %10s %10s %9s %9s %9s %9s %9s\n", "rw", "bs", "qd", "threads", "engine", "MiB/s",
+              "IOPS", "p50 us", "p99 us", "p99.9 us", "max us", "CPU s/GiB");
+}
+
+void PrintIobenchCell(const nlohmann::json& j, bool first) {
+  const std::string detail = j.value("engine_detail", std::string());
+  if (first && !detail.empty()) std::printf("served by: %s\n", detail.c_str());
+  const auto& lat = j["lat_us"];
+  std::printf("%-9s %7llu %5u %7u %6s %10.1f %10.0f %9.1f %9.1f %9.1f %9.1f %9.3f\n", j["rw"].get<std::string>().c_str(),
+              static_cast<unsigned long long>(j["bs"].get<uint64_t>()), j["qd"].get<uint32_t>(), j["threads"].get<uint32_t>(),
+              j["engine"].get<std::string>().c_str(), j["mib_per_s"].get<double>(), j["iops"].get<double>(),
+              lat["p50"].get<double>(), lat["p99"].get<double>(), lat["p999"].get<double>(), lat["max"].get<double>(),
+              j["cpu_s_per_gib"].get<double>());
+  std::fflush(stdout);
+}
+
+// The file grid on every rank (mpirun or --hosts), reduced over the ranks; rank 0 prints and writes the results.
+int RunFileGrid(const IobenchArgs& a, int* argc, char*** argv) {
+  Comm comm(argc, argv);
+  IoBenchOptions o = IobenchFileOptions(a, comm);
+  std::vector<uint64_t> sizes;
+  for (const auto& b : a.bs) sizes.push_back(ParseBytes(b));
+  const std::string dir = ResultsDirOr(a.results_dir, "iobench");
+  if (const std::string msg = comm.AgreeFirstError(PrepareFileGrid(a, comm, dir, &o)); !msg.empty()) {
+    if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
+    return kExitError;
+  }
+  if (comm.root()) PrintIobenchHeader(o, comm.size());
+  bool first = true;
+  auto cells = RunIobenchGrid(comm, o, IobenchGrid{a.rw, sizes, a.qd, a.threads}, [&](const nlohmann::json& j) {
+    PrintIobenchCell(j, first);
+    first = false;
+  });
+  if (!cells.ok()) {
+    if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", cells.status().ToString().c_str());
+    return kExitError;
+  }
+  if (!comm.root()) return kExitPass;
+  nlohmann::json doc = {{"path", o.path},        {"size", o.size},     {"ranks", comm.size()},
+                        {"runtime_s", o.runtime_s}, {"ramp_s", o.ramp_s}, {"submit_batch", o.submit_batch}, {"direct", o.direct},
+                        {"verify", o.verify},    {"xfer", XferName(o.xfer)}, {"gpu", o.gpu},
+                        {"version", FEEDRATE_VERSION}, {"cells", *cells}};
+  return WriteBenchResults(dir, "iobench", doc.dump(2) + "\n", IobenchCsv(*cells));
+}
+
+}  // namespace
+
+Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
+  auto* sub = app.add_subcommand("iobench", "fio/gdsio-like grid of block size x queue depth x threads on one file");
+  auto a = std::make_shared<IobenchArgs>();
+  RegisterIobenchOptions(sub, *a);
+  return [=] { return a->path.rfind("s3://", 0) == 0 ? RunS3Grid(*a) : RunFileGrid(*a, argc, argv); };
 }
 
 }  // namespace feedrate::cli

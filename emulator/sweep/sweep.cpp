@@ -2,6 +2,7 @@
 #include "emulator/sweep/sweep.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "loader/util/exit_codes.h"
@@ -112,7 +113,8 @@ void FillSweepRun(const nlohmann::json& s, SweepRun* run) {
   for (const auto& h : run->hosts) {
     run->net_rx_mib_per_s += h.value("net_rx_mib_per_s", 0.0);
     const auto cpu = h.value("host_cpu", nlohmann::json::object());
-    if (cpu.value("busy", 0.0) <= run->host_cpu_busy) continue;
+    // (The window's floor is host_cpu.h's kMinHostCpuWindow: sweep reads summaries, not the host layer.)
+    if (cpu.value("seconds", 0.0) < 2.0 || cpu.value("busy", 0.0) <= run->host_cpu_busy) continue;
     run->host_cpu_busy = cpu.value("busy", 0.0);
     run->other_work = cpu.value("others_described", std::string());
   }
@@ -176,6 +178,30 @@ Scaling ScalingBetween(const SweepResult& r, const SweepRun* pass, const SweepRu
   return s;
 }
 
+// What the verdict quotes of a deciding run.
+nlohmann::json Evidence(const SweepRun* run, double ceiling) {
+  if (run == nullptr) return nullptr;
+  nlohmann::json e = {{"accelerators", run->accelerators}, {"au_pct", run->au_pct}, {"read_mib_per_s", run->read_mib_per_s},
+            {"client_cpu_utilisation", run->cpu_utilisation}, {"client_host_cpu_busy", run->host_cpu_busy},
+            {"other_work", run->other_work}, {"stall_p50_seconds", run->stall_p50},
+            {"stall_p99_seconds", run->stall_p99}, {"net_rx_mib_per_s", run->net_rx_mib_per_s},
+            {"results_dir", run->results_dir}, {"hosts", run->hosts}};
+  if (ceiling > 0) e["fraction_of_storage_ceiling"] = run->read_mib_per_s / ceiling;
+  return e;
+}
+
+// The client's CPUs were the limit: Feedrate's own use, or other work on a shared client (named).
+std::string ClientCpuWhy(const SweepRun& fail) {
+  const bool shared = fail.host_cpu_busy - fail.cpu_utilisation >= 0.2;  // other work took a fifth or more
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "the client's CPUs were %.0f%% busy at %llu accelerators (Feedrate's own %.0f%%%s%s): %s",
+                100 * fail.client_busy(), static_cast<unsigned long long>(fail.accelerators), 100 * fail.cpu_utilisation,
+                shared ? "; other work: " : "", shared ? fail.other_work.c_str() : "",
+                shared ? "the client was shared; run on an idle client, or the answer measures the other work"
+                       : "more client cores (or clients) would move the answer, not faster storage");
+  return buf;
+}
+
 }  // namespace
 
 nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling, const SweepCache& cache) {
@@ -186,17 +212,7 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling, const Sweep
     if (p.passed && (pass == nullptr || p.accelerators > pass->accelerators)) pass = &p.runs.back();
     if (!p.passed && (fail == nullptr || p.accelerators < fail->accelerators)) fail = &p.runs.back();
   }
-  auto evidence = [&](const SweepRun* run) -> json {
-    if (run == nullptr) return nullptr;
-    json e = {{"accelerators", run->accelerators}, {"au_pct", run->au_pct}, {"read_mib_per_s", run->read_mib_per_s},
-              {"client_cpu_utilisation", run->cpu_utilisation}, {"client_host_cpu_busy", run->host_cpu_busy},
-              {"other_work", run->other_work}, {"stall_p50_seconds", run->stall_p50},
-              {"stall_p99_seconds", run->stall_p99}, {"net_rx_mib_per_s", run->net_rx_mib_per_s},
-              {"results_dir", run->results_dir}, {"hosts", run->hosts}};
-    if (ceiling > 0) e["fraction_of_storage_ceiling"] = run->read_mib_per_s / ceiling;
-    return e;
-  };
-  json b = {{"last_pass", evidence(pass)}, {"first_fail", evidence(fail)}};
+  json b = {{"last_pass", Evidence(pass, ceiling)}, {"first_fail", Evidence(fail, ceiling)}};
   if (ceiling > 0) b["storage_ceiling_mib_per_s"] = ceiling;
   std::string limit, why;
   char buf[512];
@@ -218,13 +234,7 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling, const Sweep
     why = r.capped ? "every count tried met the AU bar; raise --max" : "no failing point";
   } else if (fail->client_busy() >= 0.85) {
     limit = "client_cpu";
-    const bool shared = fail->host_cpu_busy - fail->cpu_utilisation >= 0.2;  // other work took a fifth or more
-    std::snprintf(buf, sizeof buf, "the client's CPUs were %.0f%% busy at %llu accelerators (Feedrate's own %.0f%%%s%s): "
-                  "%s", 100 * fail->client_busy(), static_cast<unsigned long long>(fail->accelerators),
-                  100 * fail->cpu_utilisation, shared ? "; other work: " : "", shared ? fail->other_work.c_str() : "",
-                  shared ? "the client was shared; run on an idle client, or the answer measures the other work"
-                         : "more client cores (or clients) would move the answer, not faster storage");
-    why = buf;
+    why = ClientCpuWhy(*fail);
   } else if (ceiling > 0 && fail->read_mib_per_s >= 0.85 * ceiling) {
     limit = "storage_bandwidth";
     std::snprintf(buf, sizeof buf, "%.0f MiB/s delivered at %llu accelerators, %.0f%% of the %.0f MiB/s the storage "

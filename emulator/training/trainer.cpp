@@ -155,25 +155,33 @@ TrainingResult Trainer::Run() {
   return std::move(result_);
 }
 
+// An accelerator's prefetcher (training or evaluation) with the run's settings: its lanes (DLIO's workers), check
+// time counter, content check, completion timeout, the interrupt flag, and its staging slots when there are any.
+PrefetcherPtr Trainer::MakePrefetcher(uint64_t local, uint64_t batch, uint64_t slot_reads,
+                                      const std::vector<BatchStaging*>& staging) {
+  PrefetcherPtr p(new Prefetcher(engine_, table_, batch, cfg_.loader_depth, opt_.retain_batches, opt_.direct_align,
+                                 opt_.files, opt_.coalesce_bytes, slot_reads));
+  const uint32_t lanes = opt_.lanes_per_accelerator;
+  if (lanes > 0) p->set_lanes(static_cast<uint32_t>(local) * lanes, lanes);
+  p->set_check_time_counter(opt_.check_ns);
+  p->set_content_check(opt_.content);
+  p->set_completion_timeout(opt_.io_timeout_ns);
+  p->set_stop_flag(InterruptFlag());
+  if (!staging.empty()) {
+    if (Status st = p->set_staging(staging[local]); !st.ok()) RecordError(st);
+  }
+  return p;
+}
+
 void Trainer::AcceleratorMain(uint64_t local) {
   auto& barrier = *barrier_;
   const uint64_t global = static_cast<uint64_t>(comm_.rank()) * opt_.accelerators + local;
   const uint64_t steps = result_.steps_per_epoch;
   AcceleratorLog& log = result_.logs[local];
   // Heap-held so that a prefetcher a read was lost into stays allocated (KeepIfLost); once per thread, not per sample.
-  PrefetcherPtr owned(new Prefetcher(engine_, table_, cfg_.batch_size, cfg_.loader_depth, opt_.retain_batches,
-                                     opt_.direct_align, opt_.files, opt_.coalesce_bytes, opt_.slot_reads));
+  PrefetcherPtr owned = MakePrefetcher(local, cfg_.batch_size, opt_.slot_reads, opt_.staging);
   Prefetcher& prefetcher = *owned;
-  const uint32_t lanes = opt_.lanes_per_accelerator;
-  if (lanes > 0) prefetcher.set_lanes(static_cast<uint32_t>(local) * lanes, lanes);
-  prefetcher.set_check_time_counter(opt_.check_ns);
   prefetcher.set_residency_sampling(opt_.residency_every);
-  prefetcher.set_content_check(opt_.content);
-  prefetcher.set_completion_timeout(opt_.io_timeout_ns);
-  prefetcher.set_stop_flag(InterruptFlag());
-  if (!opt_.staging.empty()) {
-    if (Status st = prefetcher.set_staging(opt_.staging[local]); !st.ok()) RecordError(st);
-  }
   AcceleratorLive* live = opt_.live != nullptr ? &opt_.live[local] : nullptr;
   SampleSequence samples;
   ComputeTimeDraw compute(cfg_.computation_time, 0x6a177e2ULL + global);
@@ -181,17 +189,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
   PrefetcherPtr eval_prefetcher;
   SampleSequence eval_ids;
   if (opt_.eval_sampler != nullptr) {
-    eval_prefetcher.reset(new Prefetcher(engine_, table_, cfg_.batch_size_eval, cfg_.loader_depth,
-                                         opt_.retain_batches, opt_.direct_align, opt_.files, opt_.coalesce_bytes,
-                                         opt_.eval_slot_reads));
-    if (lanes > 0) eval_prefetcher->set_lanes(static_cast<uint32_t>(local) * lanes, lanes);
-    eval_prefetcher->set_check_time_counter(opt_.check_ns);
-    eval_prefetcher->set_content_check(opt_.content);
-    eval_prefetcher->set_completion_timeout(opt_.io_timeout_ns);
-    eval_prefetcher->set_stop_flag(InterruptFlag());
-    if (!opt_.eval_staging.empty()) {
-      if (Status st = eval_prefetcher->set_staging(opt_.eval_staging[local]); !st.ok()) RecordError(st);
-    }
+    eval_prefetcher = MakePrefetcher(local, cfg_.batch_size_eval, opt_.eval_slot_reads, opt_.eval_staging);
   }
   // When the thread leaves: a read lost into either prefetcher means the engine must outlive the process too.
   struct ReportLost {

@@ -19,12 +19,12 @@
 #include "loader/format/sample_table.h"
 #include "loader/io/io_engine.h"
 #include "loader/io/page_cache.h"
+#include "loader/pipeline/prefetcher.h"
 #include "loader/pipeline/sampler.h"
 #include "loader/status.h"
 
 namespace feedrate {
 
-class Prefetcher;
 class BatchStaging;
 struct ContentCheck;
 
@@ -105,6 +105,7 @@ class Trainer {
 
  private:
   void AcceleratorMain(uint64_t local);
+  PrefetcherPtr MakePrefetcher(uint64_t local, uint64_t batch, uint64_t slot_reads, const std::vector<BatchStaging*>& staging);
   void RecordError(const Status& st);
   // A training step's compute from t1 (its batch's arrival) for `secs`; returns when the compute ends. A device
   // compute runs here; a sleep is left to the step barrier (OnBarrier) and its end returned at once.

@@ -315,8 +315,8 @@ void ExtractParquet(const Extractor& x, WorkloadConfig* c) {
   }
 }
 
-void Extract(const YAML::Node& root, WorkloadConfig* c) {
-  Extractor x(root, c->source);
+// The model, framework, workflow, checkpoint schedule and storage (S3 or files).
+void ExtractWorkflowAndStorage(const YAML::Node& root, const Extractor& x, WorkloadConfig* c) {
   // (A const yaml-cpp node yields an invalid node for a missing key: test before use.)
   if (root["model"] && root["model"].IsScalar()) c->model_name = root["model"].Scalar();
   x.Read("model.name", &c->model_name);
@@ -342,6 +342,9 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
     throw ConfigError(c->source + ": storage.storage_type is s3 but storage.storage_root (the bucket) is not set");
   }
 
+}
+
+void ExtractDataset(const Extractor& x, WorkloadConfig* c) {
   x.Read("dataset.data_folder", &c->data_folder);
   x.ReadEnum("dataset.format", &c->format);
   x.Read("dataset.file_prefix", &c->file_prefix);
@@ -355,6 +358,10 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadDouble("dataset.record_length_bytes_stdev", &c->record_length_stdev, 0, 1e15);
   x.ReadChoice("dataset.compression", &c->compression, {"none", "gzip", "lzf", "bz2", "zip", "xz", "snappy", "lz4", "zstd"});
 
+}
+
+// The reader and the evaluation: batches, DataLoader workers and the batches they keep in flight, shuffles.
+void ExtractReader(const Extractor& x, WorkloadConfig* c) {
   x.ReadEnum("reader.data_loader", &c->data_loader);
   x.ReadU64("reader.batch_size", &c->batch_size, 1);
   x.ReadU64("reader.batch_size_eval", &c->batch_size_eval, 1);
@@ -380,16 +387,10 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadChoice("reader.read_type", &c->read_type, {"on_demand", "memory"});
   x.Read("reader.odirect", &c->odirect);
 
-  x.ReadU64("train.epochs", &c->epochs, 1);
-  YAML::Node steps = x.Get("train.total_training_steps");
-  if (steps.IsDefined() && !steps.IsNull()) {
-    x.Read("train.total_training_steps", &c->total_training_steps);
-    if (c->total_training_steps == 0 || c->total_training_steps < -1) {
-      x.Fail("train.total_training_steps", "must be a positive step count or -1", steps);
-    }
-  }
-  x.Read("train.seed_change_epoch", &c->seed_change_epoch);
-  x.Read("train.seed", &c->seed);
+}
+
+// train.computation_time: a constant (with _stdev: normal) or a distribution map, its mean known for each type.
+void ExtractComputeTime(const Extractor& x, WorkloadConfig* c) {
   YAML::Node ct = x.Get("train.computation_time");
   ComputeTime& t = c->computation_time;
   if (ct.IsMap()) {
@@ -421,6 +422,24 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadDouble("train.computation_time_stdev", &t.stdev, 0, 86400);
   if (t.type == "constant" && t.stdev > 0) t.type = "normal";
 
+}
+
+void Extract(const YAML::Node& root, WorkloadConfig* c) {
+  Extractor x(root, c->source);
+  ExtractWorkflowAndStorage(root, x, c);
+  ExtractDataset(x, c);
+  ExtractReader(x, c);
+  x.ReadU64("train.epochs", &c->epochs, 1);
+  YAML::Node steps = x.Get("train.total_training_steps");
+  if (steps.IsDefined() && !steps.IsNull()) {
+    x.Read("train.total_training_steps", &c->total_training_steps);
+    if (c->total_training_steps == 0 || c->total_training_steps < -1) {
+      x.Fail("train.total_training_steps", "must be a positive step count or -1", steps);
+    }
+  }
+  x.Read("train.seed_change_epoch", &c->seed_change_epoch);
+  x.Read("train.seed", &c->seed);
+  ExtractComputeTime(x, c);
   x.ReadU64("output.metric.exclude_start_steps", &c->metric_exclude_start_steps, 0);
   x.ReadU64("output.metric.exclude_end_steps", &c->metric_exclude_end_steps, 0);
   x.ReadDouble("metric.au", &c->au, 0, 1);
