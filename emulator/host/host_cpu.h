@@ -47,6 +47,10 @@ struct HostCpuUse {
   // "stress x2 1.9 CPU-s/s, kernel threads 0.1 CPU-s/s": for explanations.
   std::string Describe() const;
 };
+// The shortest window whose readings a verdict uses: /proc counts CPU time in ticks of 10 ms, so over a fraction of
+// a second one kernel thread's tick reads as a tenth of a CPU.
+inline constexpr double kMinHostCpuWindow = 2.0;  // seconds
+
 // This process's command name (/proc/self/comm): how its peers on the host are told from other work.
 std::string ProcessName();
 HostCpuUse HostCpuBetween(const HostCpuSample& start, const HostCpuSample& end, double seconds, unsigned cpus,

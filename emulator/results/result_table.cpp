@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "emulator/host/host_cpu.h"
 #include "emulator/results/results.h"
 #include "loader/util/units.h"
 
@@ -17,7 +18,7 @@ std::string BusyClientLines(const RunRecord& r) {
   for (const auto& ri : r.rank_info) {
     const nlohmann::json& h = ri.host_cpu;
     const double secs = h.value("seconds", 0.0), cpus = h.value("cpus", 0.0);
-    if (secs <= 0 || cpus <= 0) continue;
+    if (secs < kMinHostCpuWindow || cpus <= 0) continue;  // ticks of 10 ms: a shorter window says little
     // Per-process times (scheduler accounting) can exceed /proc/stat's ticks by a few percent: capped at the latter.
     const double others = std::min(h.value("busy", 0.0), h.value("others_cpu_seconds", 0.0) / (secs * cpus));
     if (others < 0.2) continue;

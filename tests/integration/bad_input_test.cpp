@@ -88,7 +88,7 @@ TEST_F(Refusals, ADatasetThatDisagreesWithTheWorkloadIsNamed) {
   fs::remove(data() + "/train/img_1_of_9.npz");
   const auto subset = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data() + " " + Shape() +
                                   " --param dataset.num_files_train=4 --results-dir " + (dir / "subset")));
-  EXPECT_EQ(subset.code, 0) << subset.output;
+  EXPECT_TRUE(subset.code == 0 || subset.code == 3) << subset.output;  // it runs; its AU is not the point
   EXPECT_NE(subset.output.find("holds 8 .npz files; the run reads the first 4"), std::string::npos) << subset.output;
 }
 
