@@ -317,7 +317,8 @@ Prefetcher::WaitEnd Prefetcher::WaitSlot(Slot& slot, int64_t stop_at) {
   if (lost_) return WaitEnd::kLost;
   const bool stoppable = stop_ != nullptr && stop_at >= 0;
   uint32_t p = slot.pending.fetch_or(kWaiting, std::memory_order_acq_rel) | kWaiting;
-  int64_t progressed = NowNs();  // the last completion seen (or the wait's start)
+  // The last completion seen (or the wait's start): read only when a completion timeout needs it.
+  int64_t progressed = completion_timeout_ns_ > 0 ? NowNs() : 0;
   while ((p & ~kWaiting) != 0) {
     if (stoppable && stop_->load(std::memory_order_relaxed) && NowNs() >= stop_at) {
       if (stop_at > 0) lost_ = true;  // a drain's grace ran out: reads may still land here later
@@ -334,7 +335,7 @@ Prefetcher::WaitEnd Prefetcher::WaitSlot(Slot& slot, int64_t stop_at) {
     if (stoppable) wait = wait < 0 ? kStopPoll : std::min(wait, kStopPoll);
     FutexWait(slot.pending, p, wait);
     const uint32_t now = slot.pending.load(std::memory_order_acquire);
-    if (now != p) progressed = NowNs();
+    if (now != p && completion_timeout_ns_ > 0) progressed = NowNs();
     p = now;
   }
   slot.pending.store(0, std::memory_order_relaxed);  // drops kWaiting; no read of this batch is left to complete

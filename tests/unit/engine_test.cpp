@@ -315,65 +315,19 @@ TEST(Engines, RingSetupFailureFallsBackOrFails) {
   EXPECT_NE(strict.status().message().find("--engine uring"), std::string::npos);
 }
 
-// A ring whose io_uring_submit_and_wait fails for good (here injected: EIO on the first submit) fails the samples in
-// flight and every later request, naming the cause; before the fix the worker spun with them stranded.
-TEST(Engines, RingThatFailsForGoodFailsEveryRequestInsteadOfSpinning) {
+// Opens `make`'s engine with io_uring's first submit failing for good (EIO, injected), submits 12 reads of a 1 MiB
+// file over `lanes` lanes (more than a ring's depth: later ones arrive after the failure) and expects every one to
+// complete failed, naming the cause. A hang shows as ctest's timeout, not as a verdict of the test.
+template <typename Make>
+void ExpectEveryRequestFailsOnABrokenRing(Make make, uint32_t lanes) {
   test::TempDir dir;
   test::WriteFile(dir / "f", std::string(1 << 20, 'r'));
   auto table = FileTable::Create({dir / "f"}, false);
-  EngineOptions o;
-  o.threads = 1;
-  o.queue_depth = 4;
-  o.transfer_size = 65536;
+  ASSERT_TRUE(table.ok());
   ::setenv("FEEDRATE_TEST_URING_SUBMIT_ERRNO", "0:5", 1);
-  auto e = MakeEngine(EngineKind::kUring, *table, o);
+  auto engine = make(*table);
   ::unsetenv("FEEDRATE_TEST_URING_SUBMIT_ERRNO");
-  ASSERT_TRUE(e.ok()) << e.status().ToString();
-  constexpr size_t kRequests = 12;  // more than the ring's depth: later ones arrive after the failure
-  test::Collector c(kRequests);
-  for (size_t i = 0; i < kRequests; ++i) {
-    ReadRequest r;
-    r.extent = {0, i * 65536, 65536};
-    r.target = &c;
-    r.tag = i;
-    e->engine->Submit(r);
-  }
-  std::atomic<bool> finished{false};
-  std::thread waiter([&] {
-    c.Wait();
-    finished = true;
-    finished.notify_all();
-  });
-  for (int i = 0; i < 200 && !finished.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_TRUE(finished.load()) << c.done_.load() << " of " << kRequests << " requests completed after 10 s";
-  waiter.join();
-  for (size_t i = 0; i < kRequests; ++i) {
-    EXPECT_FALSE(c.status_[i].ok()) << i;
-    EXPECT_NE(c.status_[i].message().find("io_uring_submit_and_wait failed"), std::string::npos) << c.status_[i].message();
-    EXPECT_EQ(c.bytes_[i], 0u);
-  }
-}
-
-// The DLIO engine on a ring that fails for good (injected: EIO on the first submit): every request, in flight or
-// queued after, completes with the cause named (it used to end the process with abort()). A hang shows as ctest's
-// timeout, not as a verdict of this test.
-TEST(DlioEngine, ARingThatFailsForGoodFailsEveryRequest) {
-  struct WholeExtent final : ReadPlanner {
-    void Plan(const ReadRequest& r, uint64_t, uint64_t, std::vector<AccessRead>* out) const override {
-      out->assign(1, AccessRead{r.extent.offset, r.extent.length});
-    }
-    uint64_t MaxReads() const override { return 1; }
-  } planner;
-  test::TempDir dir;
-  test::WriteFile(dir / "f", std::string(1 << 20, 'r'));
-  auto table = FileTable::Create({dir / "f"}, false);
-  DlioEngineOptions d;
-  d.lanes = 2;
-  d.lane_capacity = 16;
-  ::setenv("FEEDRATE_TEST_URING_SUBMIT_ERRNO", "0:5", 1);
-  auto e = DlioEngine::Create(*table, EngineOptions{}, d, planner);
-  ::unsetenv("FEEDRATE_TEST_URING_SUBMIT_ERRNO");
-  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   constexpr size_t kRequests = 12;
   test::Collector c(kRequests);
   for (size_t i = 0; i < kRequests; ++i) {
@@ -381,14 +335,48 @@ TEST(DlioEngine, ARingThatFailsForGoodFailsEveryRequest) {
     r.extent = {0, i * 65536, 65536};
     r.target = &c;
     r.tag = i;
-    r.lane = static_cast<uint32_t>(i % 2);
-    (*e)->Submit(r);
+    r.lane = static_cast<uint32_t>(i % lanes);
+    (*engine)->Submit(r);
   }
   c.Wait();
   for (size_t i = 0; i < kRequests; ++i) {
+    EXPECT_FALSE(c.status_[i].ok()) << i;
     EXPECT_NE(c.status_[i].message().find("io_uring_submit_and_wait failed"), std::string::npos) << c.status_[i].message();
     EXPECT_EQ(c.bytes_[i], 0u);
   }
+}
+
+// The io_uring engine: before the fix its worker spun with the requests stranded.
+TEST(Engines, RingThatFailsForGoodFailsEveryRequestInsteadOfSpinning) {
+  ExpectEveryRequestFailsOnABrokenRing(
+      [](const FileTable& table) -> Result<std::unique_ptr<IoEngine>> {
+        EngineOptions o;
+        o.threads = 1;
+        o.queue_depth = 4;
+        o.transfer_size = 65536;
+        FEEDRATE_ASSIGN_OR_RETURN(auto e, MakeEngine(EngineKind::kUring, table, o));
+        return std::move(e.engine);
+      },
+      1);
+}
+
+// The DLIO engine: it used to end the process with abort().
+TEST(DlioEngine, ARingThatFailsForGoodFailsEveryRequest) {
+  struct WholeExtent final : ReadPlanner {
+    void Plan(const ReadRequest& r, uint64_t, uint64_t, std::vector<AccessRead>* out) const override {
+      out->assign(1, AccessRead{r.extent.offset, r.extent.length});
+    }
+    uint64_t MaxReads() const override { return 1; }
+  } planner;
+  ExpectEveryRequestFailsOnABrokenRing(
+      [&planner](const FileTable& table) -> Result<std::unique_ptr<IoEngine>> {
+        DlioEngineOptions d;
+        d.lanes = 2;
+        d.lane_capacity = 16;
+        FEEDRATE_ASSIGN_OR_RETURN(auto e, DlioEngine::Create(table, EngineOptions{}, d, planner));
+        return std::unique_ptr<IoEngine>(std::move(e));
+      },
+      2);
 }
 
 // One truth for the engine's numbers: what ResolveEngineOptions returns is what the engines, the memory check,
