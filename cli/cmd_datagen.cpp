@@ -110,21 +110,26 @@ int ExecuteDatagen(const DatagenCommandArgs& a, int* argc, char*** argv) {
     return kExitError;
   }
   TempFile::SetFaultInjector(faults->get());
+  const int code = GenerateOnRanks(*cfg, o, comm);
+  TempFile::SetFaultInjector(nullptr);
+  return code;
+}
+
+}  // namespace
+
+int GenerateOnRanks(const WorkloadConfig& cfg, DatagenOptions o, Comm& comm) {
   o.rank = comm.rank();
   o.ranks = comm.size();
   const auto t0 = std::chrono::steady_clock::now();
   DatagenStats stats;
-  const Status st = Generate(*cfg, o, &stats);
-  TempFile::SetFaultInjector(nullptr);
+  const Status st = Generate(cfg, o, &stats);
   if (const std::string msg = comm.AgreeFirstError(st); !msg.empty()) {
     if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
     return kExitError;
   }
-  ReportDatagen(comm, *cfg, stats, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), o.threads);
+  ReportDatagen(comm, cfg, stats, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), o.threads);
   return kExitPass;
 }
-
-}  // namespace
 
 Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
   auto* sub = app.add_subcommand("datagen", "generate a DLIO-compatible dataset (MPI-parallel)");

@@ -13,6 +13,11 @@
 #include "loader/config/workload_config.h"
 #include "loader/util/exit_codes.h"
 
+namespace feedrate {
+class Comm;
+struct DatagenOptions;
+}  // namespace feedrate
+
 namespace feedrate::cli {
 
 // Options every workload-driven subcommand shares: -w, --data-dir and overrides.
@@ -73,5 +78,9 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv);
 Runner AddWorkloads(CLI::App& app);
 Runner AddSweep(CLI::App& app);
 Runner AddReport(CLI::App& app);
+Runner AddDlio(CLI::App& app, int* argc, char*** argv);
+
+// Every rank writes its share of the dataset; rank 0 prints the line. Collective; exit code (0 or 2).
+int GenerateOnRanks(const WorkloadConfig& cfg, DatagenOptions o, Comm& comm);
 
 }  // namespace feedrate::cli

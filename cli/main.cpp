@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   add(feedrate::cli::AddWorkloads(app));
   add(feedrate::cli::AddSweep(app));
   add(feedrate::cli::AddReport(app));
+  add(feedrate::cli::AddDlio(app, &argc, &argv));
   feedrate::cli::GuardNumericOptions(app);
   try {
     app.parse(argc, argv);

@@ -1,6 +1,8 @@
 // Result files and the console table.
 #include "emulator/results/results.h"
 
+#include "emulator/results/dlio_output.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -457,7 +459,7 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   f["hosts"] = HostFigures(r, hosts);
   f["step_barrier"] = StepBarrierFigures(r);
   f["end_gather"] = {{"bytes", r.gather_bytes}, {"seconds", r.gather_seconds},
-                     {"note", "bytes rank 0 received at the end (every step's stall and barrier time, every rank's facts; "
+                     {"note", "bytes rank 0 received at the end (every step's stall, compute and barrier time, every rank's facts; "
                               "time series not counted) and the seconds that took (time series included)"}};
   f["host_facts"] = HostManifest(r);
   AddStorageFigures(r, completed, &f);
@@ -479,6 +481,7 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   f["warnings"] = r.warnings;
   f["config"] = YamlToJson(r.cfg->tree);
   s["feedrate"] = f;
+  if (r.dlio != nullptr && completed) AddDlioSummaryFields(r, &s);
   return s;
 }
 
@@ -511,6 +514,7 @@ namespace {
 // Every record file but summary.json.
 Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary) {
   const std::string dir = r.results_dir + "/";
+  if (r.dlio != nullptr && (r.status == "success" || r.status == "fail")) FEEDRATE_RETURN_IF_ERROR(WriteDlioRunFiles(r));
   if (!r.timeseries_csv.empty()) FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "timeseries.csv", r.timeseries_csv));
   FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "config.yaml", "# Resolved workload (" + r.cfg->source +
                                                                    ") after aliases and overrides\n" +

@@ -50,13 +50,18 @@ struct RankInfo {
   uint64_t files_held = 0;        // paths the rank kept: the files it reads (training and validation)
   uint64_t file_list_bytes = 0;   // what those paths cost it (PathList::bytes)
   nlohmann::json host_cpu = nlohmann::json::object();  // host leader: the host's CPU use in training (host_cpu.h)
+  nlohmann::json dlio_host;  // a run started as DLIO: DlioHostFacts() of the rank's host (null otherwise)
 };
+
+struct DlioInvocation;
 
 struct RunRecord {
   const WorkloadConfig* cfg = nullptr;
   std::string results_dir;
   std::string version;
   std::string start_iso, end_iso;
+  double start_unix = 0, end_unix = 0;  // the same instants, seconds since the epoch (DLIO's local-time stamps)
+  const DlioInvocation* dlio = nullptr;  // started as DLIO (`feedrate dlio`): DLIO's files too (dlio_output.h)
   int ranks = 1;
   uint64_t accelerators_per_rank = 1;
   std::string engine = "posix";
@@ -78,6 +83,7 @@ struct RunRecord {
   std::vector<std::vector<AcceleratorEpoch>> per_accelerator;  // [rank * accelerators_per_rank + a][epoch]
   std::vector<double> stall_seconds;    // every step of every accelerator
   std::vector<double> barrier_seconds;  // every step of every accelerator
+  std::vector<double> compute_seconds;  // every step of every accelerator (the same order)
   double wall_seconds = 0;              // training loop, all epochs
   double setup_seconds = -1;            // rank 0: process start to the first step (listing, indexing, engine)
   double setup_peak_rss_mib = 0;        // rank 0: peak resident set when training started

@@ -12,6 +12,7 @@
 
 #include "emulator/host/host_cpu.h"
 #include "emulator/host/sysinfo.h"
+#include "emulator/results/dlio_output.h"
 #include "emulator/results/results.h"
 #include "emulator/run/run_gather.h"
 #include "emulator/run/run_setup.h"
@@ -96,6 +97,8 @@ void TrainingRun::StartRecord() {
   rec_.ranks = comm_.size();
   rec_.accelerators_per_rank = opt_.accelerators;
   rec_.start_iso = NowIso8601();
+  rec_.start_unix = UnixNow();
+  rec_.dlio = opt_.dlio;
   rec_.inject = opt_.inject;
   rec_.cache_mode = cfg_.odirect ? "direct" : cfg_.on_s3() ? "s3" : opt_.cache;
   rec_.command_line = opt_.command_line;
@@ -123,6 +126,7 @@ Status TrainingRun::CreateResultsDir() {
     failed.status = "failed";
     failed.error = message;
     failed.end_iso = NowIso8601();
+    failed.end_unix = UnixNow();
     (void)WriteRunResults(failed);
   });
   return Status::Ok();
@@ -191,6 +195,7 @@ int TrainingRun::FinishFailed(const std::string& status, const std::string& erro
   rec_.status = status;
   rec_.error = error;
   rec_.end_iso = NowIso8601();
+  rec_.end_unix = UnixNow();
   auto infos = GatherFacts();
   if (!comm_.root()) return code;
   ParseRankInfos(infos, &rec_);
@@ -310,6 +315,7 @@ void TrainingRun::CollectExtras(uint64_t threads) {
     extras_.host_cpu = HostCpuBetween(host_cpu0_, SampleHostCpu(), wall, ReadHostInfo().cpu_count, ProcessName()).ToJson();
   }
   extras_.train_start_unix = start_unix_;
+  if (opt_.dlio != nullptr && setup_.host_leader) extras_.dlio_host = DlioHostFacts();
   extras_.io = setup_.io_stats.get();
   if (setup_.content) {
     extras_.verify_bytes = setup_.content->bytes_checked.load();
@@ -322,9 +328,10 @@ void TrainingRun::CollectExtras(uint64_t threads) {
 // Gathers every rank's metrics and facts at rank 0, which writes the results and prints the table. Collective.
 int TrainingRun::FinishCompleted() {
   const int64_t gather_t0 = NowNs();
-  auto packed = comm_.GatherDoubles(PackRank(cfg_, result_));
+  auto packed = comm_.GatherDoubles(PackRank(cfg_, result_, t0_));
   auto infos = GatherFacts();
   rec_.end_iso = NowIso8601();
+  rec_.end_unix = UnixNow();
   // What the end-of-run gather cost rank 0 (an input to the many-host scale model, docs/multihost.md).
   rec_.gather_seconds = static_cast<double>(NowNs() - gather_t0) / 1e9;
   for (const auto& v : packed) rec_.gather_bytes += v.size() * sizeof(double);
@@ -378,7 +385,7 @@ int TrainingRun::Execute() {
   t0_ = NowNs();
   cpu0_ = ProcessCpuSeconds();
   if (setup_.host_leader) host_cpu0_ = SampleHostCpu();  // the whole host's, beside this process's
-  start_unix_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  start_unix_ = UnixNow();
   progress_mode_ = ChooseProgressMode(opt_.quiet, opt_.json_events);
   Train();
   // Joins the I/O threads before results are gathered; not when a read was lost: its thread may never return.

@@ -12,6 +12,8 @@
 
 namespace feedrate {
 
+struct DlioInvocation;
+
 struct RunOptions {
   uint64_t accelerators = 1;     // per rank
   uint64_t io_threads = 0;       // per rank; 0 = reader.read_threads x accelerators
@@ -37,6 +39,9 @@ struct RunOptions {
   // --gds, with device memory: cuFile reads straight into it (on), the bounce path (off), or cuFile where it can
   // serve the run, else the bounce path with the reason recorded (auto).
   GdsMode gds = GdsMode::kAuto;
+  // Started as DLIO (`feedrate dlio`): the results folder also gets DLIO's files (emulator/results/dlio_output.h).
+  // Outlives the run; nullptr otherwise.
+  const DlioInvocation* dlio = nullptr;
 };
 
 // Exit codes (loader/util/exit_codes.h): 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on

@@ -9,7 +9,7 @@
 namespace feedrate {
 
 // Packs this rank's per-accelerator epoch metrics and per-step timings for the gather to rank 0.
-std::vector<double> PackRank(const WorkloadConfig& cfg, const TrainingResult& t) {
+std::vector<double> PackRank(const WorkloadConfig& cfg, const TrainingResult& t, int64_t train_start_ns) {
   std::vector<double> v{static_cast<double>(t.logs.size()), static_cast<double>(t.epochs_completed),
                         static_cast<double>(t.steps_per_epoch)};
   for (const auto& log : t.logs) {
@@ -24,13 +24,15 @@ std::vector<double> PackRank(const WorkloadConfig& cfg, const TrainingResult& t)
                          static_cast<double>(bytes), static_cast<double>(log.block_ns[e]) / 1e9,
                          ev.ran ? 1.0 : 0.0, static_cast<double>(ev.samples), static_cast<double>(ev.bytes), ev.seconds,
                          ev.compute_seconds, static_cast<double>(log.residency[e].bytes),
-                         static_cast<double>(log.residency[e].resident_bytes)});
+                         static_cast<double>(log.residency[e].resident_bytes),
+                         static_cast<double>(log.block_start_ns[e] - train_start_ns) / 1e9});
     }
   }
   for (const auto& log : t.logs) {
     for (uint64_t i = 0; i < t.epochs_completed * t.steps_per_epoch; ++i) {
       v.push_back(static_cast<double>(log.steps[i].load_ns) / 1e9);
       v.push_back(static_cast<double>(log.steps[i].barrier_ns) / 1e9);
+      v.push_back(static_cast<double>(log.steps[i].compute_ns) / 1e9);
     }
   }
   return v;
@@ -43,7 +45,7 @@ void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
     size_t p = 3;
     for (size_t a = 0; a < n_acc; ++a) {
       std::vector<AcceleratorEpoch> eps;
-      for (size_t e = 0; e < epochs; ++e, p += 13) {
+      for (size_t e = 0; e < epochs; ++e, p += 14) {
         AcceleratorEpoch x;
         x.block = {v[p], v[p + 1], v[p + 2], static_cast<uint64_t>(v[p + 3])};
         x.bytes = static_cast<uint64_t>(v[p + 4]);
@@ -51,13 +53,15 @@ void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
         x.eval = {v[p + 6] != 0, static_cast<uint64_t>(v[p + 7]), static_cast<uint64_t>(v[p + 8]), v[p + 9], v[p + 10]};
         x.probed_bytes = static_cast<uint64_t>(v[p + 11]);
         x.resident_bytes = static_cast<uint64_t>(v[p + 12]);
+        x.start_offset_s = v[p + 13];
         eps.push_back(x);
       }
       per_acc->push_back(std::move(eps));
     }
-    for (size_t i = 0; i < n_acc * epochs * steps; ++i, p += 2) {
+    for (size_t i = 0; i < n_acc * epochs * steps; ++i, p += 3) {
       r->stall_seconds.push_back(v[p]);
       r->barrier_seconds.push_back(v[p + 1]);
+      r->compute_seconds.push_back(v[p + 2]);
     }
   }
 }
@@ -76,7 +80,7 @@ std::string RankInfoJson(const Comm& comm, const RankExtras& x) {
                       {"setup_peak_rss_mib", x.setup_peak_rss_mib}, {"files_held", x.files_held},
                       {"file_list_bytes", x.file_list_bytes},
                       {"cache", x.cache}, {"storage", x.storage}, {"accelerator_memory", x.accelerator_memory},
-                      {"host_cpu", x.host_cpu}};
+                      {"host_cpu", x.host_cpu}, {"dlio_host", x.dlio_host}};
   if (x.faults != nullptr) {
     for (const auto& c : x.faults->Counts()) {
       j["faults_matched"].push_back(c.matched);
@@ -125,6 +129,7 @@ void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
     ri.storage = j["storage"];
     ri.accelerator_memory = j.value("accelerator_memory", nlohmann::json::object());
     ri.host_cpu = j.value("host_cpu", nlohmann::json::object());
+    ri.dlio_host = j.value("dlio_host", nlohmann::json());
     if (j.contains("faults_matched")) ri.faults_matched = j["faults_matched"].get<std::vector<uint64_t>>();
     if (j.contains("faults_injected")) ri.faults_injected = j["faults_injected"].get<std::vector<uint64_t>>();
     if (j.contains("latency_hist")) {

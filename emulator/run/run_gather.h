@@ -17,7 +17,8 @@
 
 namespace feedrate {
 
-std::vector<double> PackRank(const WorkloadConfig& cfg, const TrainingResult& t);
+// `train_start_ns`: the rank's NowNs() at the training loop's start (each block's start is sent relative to it).
+std::vector<double> PackRank(const WorkloadConfig& cfg, const TrainingResult& t, int64_t train_start_ns);
 void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
                  std::vector<std::vector<AcceleratorEpoch>>* per_acc);
 
@@ -38,6 +39,7 @@ struct RankExtras {
   nlohmann::json storage = nlohmann::json::object();  // StorageCounter facts and per-epoch device counters
   nlohmann::json accelerator_memory = nlohmann::json::object();  // AcceleratorStaging::ToJson (after training)
   nlohmann::json host_cpu = nlohmann::json::object();  // host leader: HostCpuUse::ToJson over the training loop
+  nlohmann::json dlio_host;  // a run started as DLIO: DlioHostFacts() (null otherwise: the gather stays small)
 };
 std::string RankInfoJson(const Comm& comm, const RankExtras& extras);
 void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r);

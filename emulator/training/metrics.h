@@ -45,6 +45,7 @@ struct AcceleratorEpoch {
   double seconds = 0;  // block wall time
   EvalEpoch eval;
   uint64_t probed_bytes = 0, resident_bytes = 0;  // sampled page-cache residency of the reads
+  double start_offset_s = 0;  // the block's start, seconds after its rank entered the training loop
 };
 
 // Evaluation figures per evaluated epoch, aggregated like training's: AU is compute over wall time of the pass

@@ -141,6 +141,7 @@ TrainingResult Trainer::Run() {
   for (auto& log : result_.logs) {
     log.steps.assign(cfg_.epochs * result_.steps_per_epoch, StepRecord{});
     log.block_ns.assign(cfg_.epochs, 0);
+    log.block_start_ns.assign(cfg_.epochs, 0);
     log.eval.assign(cfg_.epochs, EvalEpoch{});
     log.residency.assign(cfg_.epochs, Residency{});
   }
@@ -240,6 +241,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
       }
     }
     log.block_ns[epoch - 1] = NowNs() - block_start;
+    log.block_start_ns[epoch - 1] = block_start;
     log.residency[epoch - 1] = prefetcher.TakeResidency();
     log.probe_failures = prefetcher.probe_failures();
     barrier.arrive_and_wait();  // epoch end

@@ -39,6 +39,7 @@ class StepCompute {
 struct AcceleratorLog {
   std::vector<StepRecord> steps;  // epochs x steps_per_epoch, preallocated
   std::vector<int64_t> block_ns;  // per epoch
+  std::vector<int64_t> block_start_ns;  // per epoch: NowNs() at the block's start
   std::vector<EvalEpoch> eval;    // per epoch (ran only after evaluated epochs)
   std::vector<Residency> residency;  // per epoch: what the sampled page-cache probes saw before the reads
   uint64_t probe_failures = 0;       // page-cache probes that failed (e.g. no mmap on the file system)
