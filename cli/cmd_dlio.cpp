@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "datagen/generator.h"
+#include "emulator/checkpoint/checkpoint.h"
 #include "emulator/host/comm.h"
 #include "emulator/results/dlio_output.h"
 #include "emulator/run/run.h"
@@ -21,8 +22,9 @@ constexpr const char* kUsage =
     "usage: feedrate dlio workload=NAME [++workload.KEY=VALUE ...] [++hydra.run.dir=DIR] [++hydra.output_subdir=SUB] "
     "[--config-dir=DIR]\n"
     "DLIO's command line: NAME is DIR/workload/NAME.yaml when --config-dir holds it, else a built-in workload; the "
-    "workflow (generate_data, train) is the workload's; every output goes to hydra.run.dir. Under mpirun each rank "
-    "emulates one accelerator, as DLIO's processes do.\n";
+    "workflow (generate_data, train, or checkpoint without train) is the workload's; every output goes to "
+    "hydra.run.dir. Under mpirun each rank emulates one accelerator (or one checkpointing rank), as DLIO's "
+    "processes do.\n";
 
 // "++key=value", "+key=value" or "key=value" as key and value; false when the word has no '='.
 bool SplitOverride(const std::string& word, std::string* key, std::string* value) {
@@ -145,6 +147,17 @@ bool GeneratesData(const WorkloadConfig& cfg) {
   }
 }
 
+// workflow.checkpoint without training (the llama3 workloads): `feedrate checkpoint`'s write and read phases, the
+// workload's counts and folder, DLIO's files too. Collective.
+int Checkpoint(const WorkloadConfig& cfg, const DlioInvocation& inv, const std::string& command_line, Comm& comm) {
+  CheckpointOptions o;
+  o.results_dir = inv.run_dir;
+  o.version = FEEDRATE_VERSION;
+  o.command_line = command_line;
+  o.dlio = &inv;
+  return RunCheckpoint(cfg, o, comm);
+}
+
 int ExecuteDlio(ParsedDlio p, int* argc, char*** argv) {
   if (p.help) {
     std::printf("%s", kUsage);
@@ -156,18 +169,20 @@ int ExecuteDlio(ParsedDlio p, int* argc, char*** argv) {
   InstallInterruptHandlers();
   const std::optional<WorkloadConfig> cfg = LoadWorkloadOrPrint(workload, p.overrides, comm.root());
   if (!cfg) return kExitError;
-  if (!cfg->do_train && !GeneratesData(*cfg)) {
+  const bool generate = GeneratesData(*cfg), checkpoint = cfg->do_checkpoint && !cfg->do_train;
+  if (!cfg->do_train && !generate && !checkpoint) {
     if (comm.root()) {
-      std::fprintf(stderr, "feedrate: error: %s: workflow.train and workflow.generate_data are off; `feedrate dlio` runs "
-                           "those two (the checkpoint workflow runs as `feedrate checkpoint`)\n", cfg->source.c_str());
+      std::fprintf(stderr, "feedrate: error: %s: workflow.generate_data, workflow.train and workflow.checkpoint are all "
+                           "off: nothing to run\n", cfg->source.c_str());
     }
     return kExitError;
   }
   if (!PrepareRunDir(*cfg, &p.inv, comm)) return kExitError;
-  if (GeneratesData(*cfg)) {
+  if (generate) {
     const int code = GenerateData(*cfg, &p.inv, comm);
-    if (code != kExitPass || !cfg->do_train) return code;
+    if (code != kExitPass || (!cfg->do_train && !checkpoint)) return code;
   }
+  if (checkpoint) return Checkpoint(*cfg, p.inv, command_line, comm);
   RunOptions o;
   o.results_dir = p.inv.run_dir;
   o.version = FEEDRATE_VERSION;

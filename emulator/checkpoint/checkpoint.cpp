@@ -19,6 +19,7 @@
 
 #include "emulator/checkpoint/checkpoint_layout.h"
 #include "emulator/host/sysinfo.h"
+#include "emulator/results/dlio_output.h"
 #include "emulator/results/results.h"
 #include "emulator/training/compute_clock.h"
 #include "emulator/training/interrupt.h"
@@ -259,6 +260,7 @@ class CheckpointRun {
     }
     comm_.Barrier();
     const int64_t t0 = NowNs();
+    write_at_.push_back(UnixNow());
     const double cpu0 = ProcessCpuSeconds();
     if (st.ok()) st = WriteFiles(k);
     write_s_.push_back(static_cast<double>(NowNs() - t0) / 1e9);
@@ -379,6 +381,7 @@ class CheckpointRun {
   std::optional<int> ReadCheckpoint(uint64_t k) {
     comm_.Barrier();
     const int64_t t0 = NowNs();
+    read_at_.push_back(UnixNow());
     const double cpu0 = ProcessCpuSeconds();
     Status st;
     for (const auto& file : plan_.files) {
@@ -407,11 +410,14 @@ class CheckpointRun {
                               static_cast<double>(io_->fsyncs()), static_cast<double>(io_->buffer_bytes()),
                               static_cast<double>(ru.ru_maxrss) * 1024.0, write_cpu_, read_cpu_};
     auto all_facts = comm_.GatherDoubles(facts);
+    const std::vector<DlioCheckpointRank> ranks = GatherRankTimes();
     const json injected = FaultCounts();
     if (!comm_.root()) return std::stoi(comm_.Broadcast("", 0));
     const json save = Reduce(all_write, size_gib_), load = Reduce(all_read, size_gib_);
     json summary = Summary(save, load, all_facts, injected);
-    Status w = WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2) + "\n");
+    AddDlioHostKeys(ranks, &summary);
+    Status w = WriteDlioFiles(ranks, &summary);
+    if (w.ok()) w = WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2) + "\n");
     int code = 0;
     if (!w.ok()) {
       std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
@@ -420,6 +426,32 @@ class CheckpointRun {
       PrintResult(save, load);
     }
     return std::stoi(comm_.Broadcast(std::to_string(code), 0));
+  }
+
+  // Every rank's checkpoint start times and seconds, and its host (a collective; rank 0 gets them all).
+  std::vector<DlioCheckpointRank> GatherRankTimes() {
+    auto at_w = comm_.GatherDoubles(write_at_), at_r = comm_.GatherDoubles(read_at_), sw = comm_.GatherDoubles(write_s_),
+         sr = comm_.GatherDoubles(read_s_);
+    auto hosts = comm_.GatherStrings(CheckpointHost(opt_.dlio != nullptr).dump());
+    std::vector<DlioCheckpointRank> ranks(hosts.size());
+    for (size_t r = 0; r < hosts.size(); ++r) {
+      ranks[r] = {at_w[r], sw[r], at_r[r], sr[r], json::parse(hosts[r])};
+    }
+    return ranks;
+  }
+
+  // Started as DLIO: its per-rank files and dlio.log, and summary.json's times and host facts as DLIO writes them.
+  Status WriteDlioFiles(const std::vector<DlioCheckpointRank>& ranks, json* summary) const {
+    if (opt_.dlio == nullptr) return Status::Ok();
+    const double end = UnixNow();
+    (*summary)["start"] = DlioTime(start_unix_);
+    (*summary)["end"] = DlioTime(end);
+    (*summary)["epochs"] = 0;
+    for (const char* k : {"host_cpuinfo", "host_meminfo"}) {
+      if (!ranks.empty() && ranks.front().host.contains(k)) (*summary)[k] = ranks.front().host[k];
+    }
+    DlioCheckpointRecord rec{opt_.dlio, results_dir_, opt_.version, start_unix_, end, size_gib_, ranks, (*summary)["metric"]};
+    return WriteDlioCheckpointFiles(rec);
   }
 
   json Summary(const json& save, const json& load, const std::vector<std::vector<double>>& all_facts,
@@ -529,6 +561,8 @@ class CheckpointRun {
   uint64_t num_write_ = 0, num_read_ = 0;
   double between_ = 0, total_bytes_ = 0, size_gib_ = 0;
   std::vector<double> write_s_, read_s_;  // this rank's seconds per checkpoint
+  std::vector<double> write_at_, read_at_;  // and when each began (seconds since the epoch)
+  const double start_unix_ = UnixNow();
   double write_cpu_ = 0, read_cpu_ = 0;   // this process's CPU seconds (io_uring workers included) in the timed phases
 };
 

@@ -11,6 +11,8 @@
 
 namespace feedrate {
 
+struct DlioInvocation;
+
 struct CheckpointOptions {
   std::string dir;                 // checkpoint folder ("" = the workload's checkpoint.checkpoint_folder)
   int64_t num_write = -1;          // checkpoints to write (-1: checkpoint.num_checkpoints_write)
@@ -28,6 +30,7 @@ struct CheckpointOptions {
   std::string inject;              // --inject write faults (docs/faults.md)
   std::string version, command_line;
   bool quiet = false;
+  const DlioInvocation* dlio = nullptr;  // started as DLIO (`feedrate dlio`): DLIO's files too (dlio_output.h)
 };
 
 // Exit codes: 0 done, 2 error, 130 interrupted (SIGINT/SIGTERM: the file being written is dropped, summary.json says

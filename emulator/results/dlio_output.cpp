@@ -12,7 +12,9 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <tuple>
 
+#include "emulator/host/sysinfo.h"
 #include "emulator/results/results.h"
 #include "loader/util/units.h"
 
@@ -307,6 +309,118 @@ void AddDlioSummaryFields(const RunRecord& r, nlohmann::json* summary) {
   if (first != nullptr && first->dlio_host.is_object()) {
     for (const auto& k : {"host_cpuinfo", "host_meminfo"}) (*summary)[k] = first->dlio_host.value(k, nlohmann::json::object());
   }
+}
+
+nlohmann::json CheckpointHost(bool dlio) {
+  const HostInfo h = ReadHostInfo();
+  nlohmann::json j = {{"hostname", h.hostname}, {"host_memory_GB", static_cast<double>(h.mem_total_bytes) / kGiB},
+                      {"host_cpu_count", h.cpu_count}, {"host_processor_name", h.processor_name}};
+  if (dlio) j.update(DlioHostFacts());
+  return j;
+}
+
+void AddDlioHostKeys(const std::vector<DlioCheckpointRank>& ranks, nlohmann::json* summary) {
+  nlohmann::json cpus = nlohmann::json::array(), mem = nlohmann::json::array(), proc = nlohmann::json::array();
+  std::vector<std::string> seen;
+  for (const auto& r : ranks) {
+    const std::string name = r.host.value("hostname", std::string());
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+    seen.push_back(name);
+    cpus.push_back(r.host.value("host_cpu_count", 0u));
+    mem.push_back(r.host.value("host_memory_GB", 0.0));
+    proc.push_back(r.host.value("host_processor_name", std::string()));
+  }
+  (*summary)["num_hosts"] = seen.size();
+  (*summary)["host_cpu_count"] = cpus;
+  (*summary)["host_memory_GB"] = mem;
+  (*summary)["host_processor_name"] = proc;
+  (*summary)["hostname"] = seen.empty() ? "" : seen.front();
+}
+
+namespace {
+
+// One DLIO rank's checkpoint phases in its per_epoch_stats: save_ckptK then load_ckptK, each with its throughput
+// (the whole checkpoint's GiB over this rank's seconds, as DLIO's rank computes it).
+nlohmann::json CheckpointStats(const DlioCheckpointRank& rank, double size_gb, double start, double end) {
+  nlohmann::json epoch = {{"start", DlioTime(start)}};
+  auto add = [&](const char* what, const std::vector<double>& at, const std::vector<double>& secs) {
+    for (size_t k = 0; k < at.size() && k < secs.size(); ++k) {
+      epoch[std::string(what) + std::to_string(k + 1)] = {{"start", DlioTime(at[k])}, {"end", DlioTime(at[k] + secs[k])},
+                                                          {"duration", secs[k]},
+                                                          {"throughput", secs[k] > 0 ? size_gb / secs[k] : 0.0}};
+    }
+  };
+  add("save_ckpt", rank.save_start_unix, rank.save_seconds);
+  add("load_ckpt", rank.load_start_unix, rank.load_seconds);
+  epoch["end"] = DlioTime(end);
+  return {{"1", epoch}};
+}
+
+nlohmann::json CheckpointOutput(const DlioCheckpointRank& rank, double start, double end) {
+  nlohmann::json o = nlohmann::json::object();
+  for (const char* k : {"host_memory_GB", "host_cpu_count", "host_processor_name", "host_cpuinfo", "host_meminfo", "hostname"}) {
+    if (rank.host.contains(k)) o[k] = rank.host[k];
+  }
+  o["potential_caching"] = 1;  // DLIO's flag compares a training dataset with memory; a checkpoint run has none
+  const nlohmann::json none = nlohmann::json::object();
+  o["1"] = {{"start", DlioTime(start)}, {"load", none}, {"proc", none}, {"throughput", none}, {"au", none},
+            {"compute", none}, {"end", DlioTime(end)}};
+  return o;
+}
+
+std::vector<std::string> CheckpointLogLines(const DlioCheckpointRecord& r) {
+  std::vector<std::string> lines = r.inv != nullptr ? r.inv->earlier_log : std::vector<std::string>{};
+  lines.push_back(Output(r.start_unix, "Running DLIO [Checkpointing] with " + std::to_string(r.ranks.size()) + " process(es)"));
+  lines.push_back(Output(r.start_unix, "Feedrate " + r.version + " in DLIO's place: " + std::to_string(r.ranks.size()) +
+                                           " rank(s) writing and reading the checkpoint layout of `feedrate checkpoint`"));
+  lines.push_back(Output(r.start_unix, "Total checkpoint size: " + Fixed4(r.size_gb) + " GB "));
+  if (r.ranks.empty()) return lines;
+  const DlioCheckpointRank& r0 = r.ranks.front();  // DLIO's rank 0 logs its own times
+  for (const auto& [what, at, secs] : {std::tuple{"saving", &r0.save_start_unix, &r0.save_seconds},
+                                       std::tuple{"loading", &r0.load_start_unix, &r0.load_seconds}}) {
+    const std::string phase = std::string(what) == "saving" ? "write" : "read";
+    lines.push_back(Output(at->empty() ? r.start_unix : at->front(), "Checkpointing " + phase + " started"));
+    for (size_t k = 0; k < at->size() && k < secs->size(); ++k) {
+      const std::string n = std::to_string(k + 1);
+      lines.push_back(Output((*at)[k], "Starting " + std::string(what) + " checkpoint " + n + " after total step " + n + " for epoch 1"));
+      lines.push_back(Output((*at)[k] + (*secs)[k], "Finished " + std::string(what) + " checkpoint " + n + " for epoch 1 in " +
+                                                        Fixed4((*secs)[k]) + " s; Throughput: " +
+                                                        Fixed4((*secs)[k] > 0 ? r.size_gb / (*secs)[k] : 0) + " GB/s"));
+    }
+    if (!at->empty()) lines.push_back(Output(at->back() + secs->back(), "Checkpointing " + phase + " finished"));
+  }
+  const std::string bar = "[METRIC] ==========================================================";
+  lines.insert(lines.end(), {Output(r.end_unix, "Saved outputs in " + r.run_dir), "[OUTPUT] Averaged metric over all steps/epochs", bar,
+                             "[METRIC] Number of Simulated Accelerators: " + std::to_string(r.ranks.size()) + " "});
+  for (const auto& [name, key] : {std::pair{"Checkpoint save duration (seconds)", "save_checkpoint_duration"},
+                                  std::pair{"Checkpoint save I/O Throughput (GB/second)", "save_checkpoint_io"},
+                                  std::pair{"Checkpoint load duration (seconds)", "load_checkpoint_duration"},
+                                  std::pair{"Checkpoint load I/O Throughput (GB/second)", "load_checkpoint_io"}}) {
+    const std::string unit = std::string(key).ends_with("_io") ? "_GB_per_second" : "_seconds";
+    const std::string mean = std::string(key) + "_mean" + unit, stdev = std::string(key) + "_stdev" + unit;
+    if (!r.metric.contains(mean)) continue;
+    lines.push_back("[METRIC] " + std::string(name) + ": " + Fixed4(r.metric[mean].get<double>()) + " (" +
+                    Fixed4(r.metric.value(stdev, 0.0)) + ")");
+  }
+  lines.insert(lines.end(), {bar, "", Output(r.end_unix, "outputs saved in RANKID_output.json")});
+  return lines;
+}
+
+}  // namespace
+
+Status WriteDlioCheckpointFiles(const DlioCheckpointRecord& r) {
+  for (size_t k = 0; k < r.ranks.size(); ++k) {
+    const std::string base = r.run_dir + "/" + std::to_string(k);
+    const DlioCheckpointRank& rank = r.ranks[k];
+    const double first = !rank.save_start_unix.empty() ? rank.save_start_unix.front()
+                         : !rank.load_start_unix.empty() ? rank.load_start_unix.front() : r.start_unix;
+    const double last = !rank.load_start_unix.empty() ? rank.load_start_unix.back() + rank.load_seconds.back()
+                        : !rank.save_start_unix.empty() ? rank.save_start_unix.back() + rank.save_seconds.back() : r.end_unix;
+    FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(base + "_output.json", CheckpointOutput(rank, first, last).dump(4) + "\n"));
+    FEEDRATE_RETURN_IF_ERROR(
+        WriteFileAtomic(base + "_per_epoch_stats.json", CheckpointStats(rank, r.size_gb, first, last).dump(4) + "\n"));
+  }
+  return WriteDlioLog(r.run_dir, CheckpointLogLines(r));
 }
 
 }  // namespace feedrate

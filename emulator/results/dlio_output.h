@@ -54,4 +54,27 @@ Status WriteDlioRunFiles(const RunRecord& r);
 // own readers refuse it, so they are left out: mlpstorage reads them only for checkpointing.)
 void AddDlioSummaryFields(const RunRecord& r, nlohmann::json* summary);
 
+// A checkpoint run (`feedrate checkpoint`, or the checkpoint workflow of `feedrate dlio`), one rank's part.
+struct DlioCheckpointRank {
+  std::vector<double> save_start_unix, save_seconds, load_start_unix, load_seconds;  // per checkpoint
+  nlohmann::json host;  // CheckpointHost(): hostname, memory, CPUs, processor (+ DLIO's /proc facts when started as DLIO)
+};
+// This host as a checkpoint rank reports it; `dlio`: with DlioHostFacts().
+nlohmann::json CheckpointHost(bool dlio);
+// DLIO's host keys of summary.json from every rank's CheckpointHost() (one entry per host, in first-rank order):
+// num_hosts, host_cpu_count[], host_memory_GB[], host_processor_name[], hostname (mlpstorage's reportgen and the
+// v3.0 checker read them).
+void AddDlioHostKeys(const std::vector<DlioCheckpointRank>& ranks, nlohmann::json* summary);
+
+struct DlioCheckpointRecord {
+  const DlioInvocation* inv = nullptr;
+  std::string run_dir, version;
+  double start_unix = 0, end_unix = 0, size_gb = 0;  // size: the whole checkpoint, GiB as DLIO counts it
+  std::vector<DlioCheckpointRank> ranks;
+  nlohmann::json metric;  // summary.json's metric
+};
+// {rank}_output.json, {rank}_per_epoch_stats.json (save_ckptK / load_ckptK with start, end, duration, throughput)
+// and dlio.log, as DLIO's checkpointing workflow writes them.
+Status WriteDlioCheckpointFiles(const DlioCheckpointRecord& r);
+
 }  // namespace feedrate

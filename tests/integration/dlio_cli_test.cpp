@@ -160,6 +160,59 @@ TEST(DlioCli, DatagenWritesTheDatasetAndDliosLog) {
   EXPECT_TRUE(std::regex_search(log, line)) << log;
 }
 
+// What a checkpoint run reads no dataset for: DLIO fills these with its training defaults (8 files, potential
+// caching of them), which say nothing of a checkpoint.
+const std::set<std::string> kCheckpointLeftOut = {"data_size_per_host_GB", "num_files_eval", "num_files_train",
+                                                  "num_samples_per_file", "potential_caching"};
+
+// The checkpoint workflow (mlpstorage's `checkpointing run`: workflow.checkpoint without train), two ranks, a small
+// llama3 8b shape: `feedrate checkpoint`'s write and read phases, DLIO's files and keys.
+TEST(DlioCli, CheckpointWorkflowWritesDliosFiles) {
+  test::TempDir dir("/var/tmp");
+  const std::string ck = dir / "ck", run = dir / "run";
+  auto r = Sh(MpiFeedrate(2, "dlio workload=llama3_8b ++workload.model.num_layers=2 ++workload.model.transformer.hidden_size=256 "
+                             "++workload.model.transformer.ffn_hidden_size=512 ++workload.model.transformer.vocab_size=1024 "
+                             "++workload.checkpoint.time_between_checkpoints=0 ++workload.checkpoint.num_checkpoints_write=2 "
+                             "++workload.checkpoint.num_checkpoints_read=2 ++workload.checkpoint.checkpoint_folder=" + ck +
+                             " ++hydra.run.dir=" + run + " ++hydra.output_subdir=dlio_config"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const json m = Manifest()["checkpoint"];
+  EXPECT_TRUE(fs::exists(ck + "/global_epoch1_step2"));
+  EXPECT_EQ(json(FilesIn(run + "/dlio_config")), m["folders"]["dlio_config"]);
+  const json s = ReadJson(run + "/summary.json");
+  for (const auto& k : m["summary_keys"]) {
+    if (kCheckpointLeftOut.count(k.get<std::string>()) == 0) {
+      EXPECT_TRUE(s.contains(k.get<std::string>())) << k;
+    }
+  }
+  ExpectKeys(s["metric"], m["summary_metric_keys"], "checkpoint summary.json metric");
+  EXPECT_TRUE(IsDlioTime(s["start"]) && IsDlioTime(s["end"])) << s;
+  EXPECT_EQ(s["num_accelerators"], 2);
+  EXPECT_EQ(s["num_hosts"], 1);
+  for (int rank = 0; rank < 2; ++rank) {
+    const json o = ReadJson(run + "/" + std::to_string(rank) + "_output.json");
+    for (const auto& k : m["output_keys"]) {
+      if (k != "<epoch>") {
+        EXPECT_TRUE(o.contains(k.get<std::string>())) << k;
+      }
+    }
+    ExpectKeys(o["1"], m["output_epoch_keys"], "checkpoint output.json epoch");
+    const json st = ReadJson(run + "/" + std::to_string(rank) + "_per_epoch_stats.json")["1"];
+    for (const char* k : {"save_ckpt1", "save_ckpt2", "load_ckpt1", "load_ckpt2"}) {
+      ASSERT_TRUE(st.contains(k)) << st;
+      ExpectKeys(st[k], m["per_epoch_stats_checkpoint_keys"], k);
+      EXPECT_GT(st[k]["duration"].get<double>(), 0) << st;
+      // DLIO's per-rank throughput: the whole checkpoint over this rank's seconds.
+      EXPECT_NEAR(st[k]["throughput"].get<double>() * st[k]["duration"].get<double>(),
+                  s["metric"]["checkpoint_size_GB"].get<double>(), 1e-9);
+    }
+    EXPECT_FALSE(st.contains("save_ckpt3"));
+  }
+  const std::string log = test::ReadFile(run + "/dlio.log");
+  for (const auto& line : m["dlio_log_metric_lines"]) EXPECT_NE(log.find(line.get<std::string>() + ": "), std::string::npos) << line;
+  EXPECT_NE(log.find("Running DLIO [Checkpointing] with 2 process(es)"), std::string::npos) << log;
+}
+
 // What DLIO's command line says that Feedrate cannot do is refused, naming the word, exit 2, nothing written.
 TEST(DlioCli, RefusesWhatItCannotTake) {
   test::TempDir dir;
@@ -173,7 +226,7 @@ TEST(DlioCli, RefusesWhatItCannotTake) {
            {"dlio workload=unet3d_h100 --frobnicate", "unknown option '--frobnicate'"},
            {"dlio workload=unet3d_h100 dataset.num_files_train=4", "'dataset.num_files_train=4'"},
            {"dlio workload=unet3d_h100 stray", "'stray' is not KEY=VALUE"},
-           {"dlio workload=idle --config-dir=" + cd + " ++hydra.run.dir=" + run, "workflow.train and workflow.generate_data are off"},
+           {"dlio workload=idle --config-dir=" + cd + " ++hydra.run.dir=" + run, "workflow.generate_data, workflow.train and workflow.checkpoint are all off"},
            {"dlio workload=no_such_workload ++hydra.run.dir=" + run, "no_such_workload"}}) {
     auto r = Sh(Feedrate(c.args));
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
