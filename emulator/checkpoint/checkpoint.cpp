@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -18,9 +19,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "emulator/checkpoint/checkpoint_layout.h"
+#include "emulator/checkpoint/checkpoint_metrics.h"
 #include "emulator/host/sysinfo.h"
 #include "emulator/results/dlio_output.h"
 #include "emulator/results/results.h"
+#include "emulator/results/validity.h"
 #include "emulator/training/compute_clock.h"
 #include "emulator/training/interrupt.h"
 #include "emulator/training/metrics.h"
@@ -71,36 +74,6 @@ RankPlan PlanRank(const LlmModel& m, uint64_t world, uint64_t rank, double scale
   return p;
 }
 
-// Per checkpoint over ranks: the slowest rank's duration decides (v2.0 rules); also every rank's spread and
-// rank 0's own figures, which is what DLIO v2.0 reports without checkpoint.rank_sync.
-json Reduce(const std::vector<std::vector<double>>& per_rank, double size_gib) {
-  json phase = json::object();
-  if (per_rank.empty() || per_rank.front().empty()) return phase;
-  const size_t n = per_rank.front().size();
-  std::vector<double> dur, tput, r0_dur, r0_tput;
-  json checkpoints = json::array();
-  for (size_t k = 0; k < n; ++k) {
-    double mx = 0, mn = 1e300, sum = 0;
-    for (const auto& r : per_rank) {
-      mx = std::max(mx, r[k]);
-      mn = std::min(mn, r[k]);
-      sum += r[k];
-    }
-    dur.push_back(mx);
-    tput.push_back(mx > 0 ? size_gib / mx : 0);
-    r0_dur.push_back(per_rank.front()[k]);
-    r0_tput.push_back(per_rank.front()[k] > 0 ? size_gib / per_rank.front()[k] : 0);
-    checkpoints.push_back({{"checkpoint", k + 1}, {"duration_seconds", mx}, {"GiB_per_second", tput.back()},
-                           {"rank_duration_min_seconds", mn}, {"rank_duration_mean_seconds", sum / static_cast<double>(per_rank.size())},
-                           {"rank_duration_max_seconds", mx}});
-  }
-  phase = {{"duration_mean_seconds", Mean(dur)}, {"duration_stdev_seconds", PopulationStdev(dur)}, {"GiB_per_second_mean", Mean(tput)},
-           {"GiB_per_second_stdev", PopulationStdev(tput)}, {"checkpoints", checkpoints},
-           {"rank0_dlio_compatible", {{"duration_mean_seconds", Mean(r0_dur)}, {"duration_stdev_seconds", PopulationStdev(r0_dur)},
-                                      {"GiB_per_second_mean", Mean(r0_tput)}, {"GiB_per_second_stdev", PopulationStdev(r0_tput)},
-                                      {"note", "rank 0's own times, what DLIO v2.0 reports without checkpoint.rank_sync"}}}};
-  return phase;
-}
 
 // One `feedrate checkpoint` on one rank: set-up, the write phase, the read phase and the summary, each a named step.
 // Every rank calls the same collectives in the same order (each step ends in an agreement on the first error).
@@ -413,9 +386,12 @@ class CheckpointRun {
     const std::vector<DlioCheckpointRank> ranks = GatherRankTimes();
     const json injected = FaultCounts();
     if (!comm_.root()) return std::stoi(comm_.Broadcast("", 0));
-    const json save = Reduce(all_write, size_gib_), load = Reduce(all_read, size_gib_);
+    const json save = ReduceCheckpointPhase(all_write, size_gib_), load = ReduceCheckpointPhase(all_read, size_gib_);
     json summary = Summary(save, load, all_facts, injected);
     AddDlioHostKeys(ranks, &summary);
+    const Validity validity = CheckCheckpointRun(cfg_, RuleFacts(ranks, all_facts));
+    summary["feedrate"]["validity"] = validity.ToJson();
+    summary["feedrate"]["model"]["mlpstorage_name"] = MlpstorageCheckpointModel(cfg_);
     Status w = WriteDlioFiles(ranks, &summary);
     if (w.ok()) w = WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2) + "\n");
     int code = 0;
@@ -424,8 +400,28 @@ class CheckpointRun {
       code = kExitError;
     } else {
       PrintResult(save, load);
+      std::printf("rules (MLPerf Storage %s): %s%s\n", validity.edition.c_str(), validity.category.c_str(),
+                  validity.reasons.empty() ? "" : " (why: summary.json feedrate.validity)");
+      std::fflush(stdout);
     }
     return std::stoi(comm_.Broadcast(std::to_string(code), 0));
+  }
+
+  // What the v3.0 checkpoint rules look at: ranks, mode, counts, settings, and each host's bytes written against its
+  // memory (the cache-flush rule).
+  CheckpointFacts RuleFacts(const std::vector<DlioCheckpointRank>& ranks, const std::vector<std::vector<double>>& facts) const {
+    CheckpointFacts f;
+    f.ranks = ranks_;
+    f.mode = model_.mode;
+    f.num_write = written_;
+    f.num_read = read_;
+    f.fsync = set_.fsync;
+    f.odirect = opt_.odirect;
+    f.scale = opt_.scale;
+    f.time_between_changed = opt_.time_between >= 0 && opt_.time_between != set_.time_between;
+    f.injected_faults = opt_.inject;
+    AddHostBytes(ranks, facts, written_, &f);
+    return f;
   }
 
   // Every rank's checkpoint start times and seconds, and its host (a collective; rank 0 gets them all).

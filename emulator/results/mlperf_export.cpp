@@ -162,8 +162,11 @@ json MlperfRunRow(const ReportInput& run) {
   if (ours) {
     const json fr = s["feedrate"];
     const json cfg = fr.value("config", json::object());
-    row["model"] = fr.contains("model") && fr["model"].is_object() ? fr["model"].value("name", json())
-                                                                   : cfg.value("model", json::object()).value("name", s.value("model", json()));
+    // A checkpoint run's model as mlpstorage names it (llama3-8b), else the model's own name.
+    const json fm = fr.contains("model") && fr["model"].is_object() ? fr["model"] : json();
+    row["model"] = !fm.is_null() && !fm.value("mlpstorage_name", std::string()).empty() ? fm["mlpstorage_name"]
+                   : !fm.is_null() ? fm.value("name", json())
+                                   : cfg.value("model", json::object()).value("name", s.value("model", json()));
     row["parameters"] = cfg;
     row["system_info"] = SystemInfo(s, "feedrate_summary");
     const std::string acc = AcceleratorOf(fr.value("workload", std::string()));

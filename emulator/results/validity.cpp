@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <initializer_list>
 #include <set>
 
 namespace feedrate {
@@ -51,10 +53,47 @@ void Validity::Demote(const std::string& to, const std::string& reason) {
   reasons.push_back(to + ": " + reason);
 }
 
-nlohmann::json Validity::ToJson() const { return {{"category", category}, {"reasons", reasons}}; }
+nlohmann::json Validity::ToJson() const {
+  return {{"rules_edition", "MLPerf Storage " + edition}, {"category", category}, {"reasons", reasons}};
+}
+
+namespace {
+
+std::string ModelOf(const WorkloadConfig& cfg) {
+  for (const char* m : {"unet3d", "retinanet", "resnet50", "cosmoflow", "flux", "dlrm", "bert"}) {
+    if (cfg.name.starts_with(m) || cfg.model_name.find(m) != std::string::npos) return m;
+  }
+  return cfg.model_name;
+}
+
+std::string AcceleratorOf(const WorkloadConfig& cfg) {
+  const auto us = cfg.name.rfind('_');
+  return us == std::string::npos ? "" : cfg.name.substr(us + 1);
+}
+
+bool In(const std::string& x, std::initializer_list<const char*> set) {
+  return std::any_of(set.begin(), set.end(), [&](const char* s) { return x == s; });
+}
+
+}  // namespace
+
+std::string TrainingRulesEdition(const WorkloadConfig& cfg) {
+  const std::string model = ModelOf(cfg), acc = AcceleratorOf(cfg);
+  if (In(model, {"unet3d", "retinanet"}) && In(acc, {"b200", "mi355"})) return "v3.0";
+  if (In(model, {"unet3d", "resnet50", "cosmoflow"}) && In(acc, {"a100", "h100"})) return "v2.0";
+  return "";
+}
 
 Validity CheckTrainingRun(const WorkloadConfig& cfg, const RunFacts& f) {
   Validity v;
+  if (cfg.builtin) {
+    v.edition = TrainingRulesEdition(cfg);
+    if (v.edition.empty()) {
+      v.edition = "v3.0";
+      v.Demote("INVALID", cfg.name + " is in no edition's training set (v3.0: unet3d and retinanet on b200 and mi355; "
+                          "v2.0: unet3d, resnet50 and cosmoflow on a100 and h100)");
+    }
+  }
   if (!f.injected_faults.empty()) {
     v.Demote("INVALID", "faults were injected (--inject " + f.injected_faults + "): the run measures them, not the storage alone");
   }
@@ -92,6 +131,89 @@ Validity CheckTrainingRun(const WorkloadConfig& cfg, const RunFacts& f) {
       std::adjacent_find(f.accelerators_per_host.begin(), f.accelerators_per_host.end(), std::not_equal_to<>()) !=
           f.accelerators_per_host.end()) {
     v.Demote("INVALID", "hosts run different accelerator counts (the rules require the same count on every host)");
+  }
+  return v;
+}
+
+std::string MlpstorageCheckpointModel(const WorkloadConfig& cfg) {
+  for (const char* size : {"8b", "70b", "405b", "1t"}) {
+    if (cfg.name == std::string("llama3_") + size || cfg.model_name == std::string("llama_") + size ||
+        cfg.model_name == std::string("llama3_") + size) {
+      return std::string("llama3-") + size;
+    }
+  }
+  return "";
+}
+
+namespace {
+
+// mlpstorage v3.0 LLM_ALLOWED_VALUES: the CLOSED job's processes per model (the subset runs 8).
+uint64_t FullCheckpointRanks(const std::string& model) {
+  return model == "llama3-8b" ? 8 : model == "llama3-70b" ? 64 : model == "llama3-405b" ? 512 : model == "llama3-1t" ? 1024 : 0;
+}
+
+// 4.6.1 / 4.3.5 / 4.6.4: the process count and subset mode.
+void CheckCheckpointRanks(const std::string& model, const CheckpointFacts& f, Validity* v) {
+  const uint64_t full = FullCheckpointRanks(model);
+  const std::string n = std::to_string(f.ranks);
+  if (f.mode == "subset") {
+    if (model == "llama3-8b") v->Demote("INVALID", "checkpoint.mode=subset with llama3-8b, whose full job is 8 ranks (4.3.5)");
+    if (f.ranks != 8) v->Demote("INVALID", "checkpoint.mode=subset with " + n + " ranks: a subset run has exactly 8 (4.3.5)");
+    return;
+  }
+  if (f.ranks == full) return;
+  if (f.ranks == 8) {
+    v->Demote("OPEN", "8 ranks of " + model + " without checkpoint.mode=subset write a smaller job's layout: CLOSED runs 8 "
+                      "ranks as a subset of the " + std::to_string(full) + "-rank job (4.6.1, 4.3.5)");
+  } else {
+    v->Demote("OPEN", n + " ranks: CLOSED runs " + model + " with 8 (subset) or " + std::to_string(full) + " (4.6.1)");
+  }
+}
+
+// Table 3, 4.6.3: only the folder may change in CLOSED; the counts are 10 and 10 or one phase of a split run.
+void CheckCheckpointParameters(const WorkloadConfig& cfg, const CheckpointFacts& f, Validity* v) {
+  const bool counts = (f.num_write == 10 && f.num_read == 10) || (f.num_write == 10 && f.num_read == 0) ||
+                      (f.num_write == 0 && f.num_read == 10);
+  if (!counts) {
+    v->Demote("OPEN", std::to_string(f.num_write) + " writes and " + std::to_string(f.num_read) + " reads: CLOSED writes 10 "
+                      "and reads 10 (or one of the two phases of a split run)");
+  }
+  for (const auto& key : cfg.overridden_keys) {
+    if (In(key, {"checkpoint.checkpoint_folder", "checkpoint.num_checkpoints_write", "checkpoint.num_checkpoints_read",
+                 "checkpoint.mode", "model.parallelism.data", "feedrate.engine", "feedrate.queue_depth"})) {
+      continue;
+    }
+    v->Demote("OPEN", "override of " + key + " (CLOSED allows checkpoint.checkpoint_folder only, 4.6.3)");
+  }
+  if (f.time_between_changed) v->Demote("OPEN", "--time-between changes checkpoint.time_between_checkpoints (4.6.3)");
+  if (!f.fsync) v->Demote("INVALID", "checkpoint.fsync is off: every checkpoint write must end in an fsync (4.3.2)");
+}
+
+}  // namespace
+
+Validity CheckCheckpointRun(const WorkloadConfig& cfg, const CheckpointFacts& f) {
+  Validity v;
+  const std::string model = MlpstorageCheckpointModel(cfg);
+  if (model.empty()) {
+    v.Demote("INVALID", "model " + cfg.model_name + " is not one of v3.0's checkpoint models (llama3-8b, -70b, -405b, -1t)");
+  } else {
+    CheckCheckpointRanks(model, f, &v);
+  }
+  if (!cfg.builtin) v.Demote("OPEN", "the workload file " + cfg.source + " is not one of the built-in (MLPerf) workloads");
+  CheckCheckpointParameters(cfg, f, &v);
+  if (f.scale != 1) v.Demote("INVALID", "--scale shrinks every file: not the model's checkpoint");
+  if (f.odirect) v.Demote("OPEN", "--odirect: mlpstorage's checkpoints are written and read through the page cache");
+  if (!f.injected_faults.empty()) v.Demote("INVALID", "faults were injected (--inject " + f.injected_faults + ")");
+  const double gib = 1073741824.0;
+  if (f.num_write > 0 && f.num_read > 0 && f.min_host_memory_bytes > 0 &&
+      f.max_host_bytes_written < 3 * f.min_host_memory_bytes) {
+    char why[320];
+    std::snprintf(why, sizeof why,
+                  "a client wrote %.1f GiB of checkpoints, under 3x its %.1f GiB of memory: CLOSED writes and reads in "
+                  "two invocations with the cache flushed between (4.7.1); this run read back in the same invocation "
+                  "after evicting its files from the page cache",
+                  f.max_host_bytes_written / gib, f.min_host_memory_bytes / gib);
+    v.Demote("OPEN", why);
   }
   return v;
 }

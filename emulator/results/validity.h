@@ -28,6 +28,7 @@ struct DatasetMinimum {
 DatasetMinimum TrainingDatasetMinimum(const WorkloadConfig& cfg, double total_client_memory_bytes, uint64_t accelerators);
 
 struct Validity {
+  std::string edition = "v3.0";     // the MLPerf Storage rules judged by (TrainingRulesEdition; checkpoints: v3.0)
   std::string category = "CLOSED";  // CLOSED, OPEN or INVALID
   std::vector<std::string> reasons;  // why it is not CLOSED (empty for CLOSED)
   // Lowers the category to `to` (never raises it) and records why.
@@ -42,7 +43,34 @@ struct RunFacts {
   std::string injected_faults;                   // --inject rules ("" = none)
 };
 
-// The checks mlpstorage v3.0 runs on a training run, plus Feedrate's own departures from DLIO's behaviour.
+// The edition a training workload is judged by: "v3.0" for v3.0's training set (unet3d and retinanet on b200 and
+// mi355: mlpstorage v3.0 MODELS_CLOSED x ACCELERATORS_CLOSED, the same for OPEN), "v2.0" for v2.0's (unet3d,
+// resnet50 and cosmoflow on a100 and h100), "" for neither (flux, dlrm, bert, v100, ...: no edition accepts it).
+// From a built-in workload's model and the accelerator its name ends with.
+std::string TrainingRulesEdition(const WorkloadConfig& cfg);
+
+// The checks mlpstorage runs on a training run (by TrainingRulesEdition's edition; a workload neither edition
+// accepts is INVALID, saying which would), plus Feedrate's own departures from DLIO's behaviour.
 Validity CheckTrainingRun(const WorkloadConfig& cfg, const RunFacts& facts);
+
+// A checkpoint run as the v3.0 rules see it (Rules.md 4.3-4.7; mlpstorage v3.0 LLM_ALLOWED_VALUES).
+struct CheckpointFacts {
+  uint64_t ranks = 0;
+  std::string mode = "default";       // checkpoint.mode
+  uint64_t num_write = 0, num_read = 0;
+  bool fsync = true, odirect = false;
+  double scale = 1;                   // --scale
+  bool time_between_changed = false;  // --time-between other than the workload's
+  std::string injected_faults;        // --inject rules ("" = none)
+  double max_host_bytes_written = 0;  // over hosts: the checkpoint bytes its ranks wrote in this run
+  double min_host_memory_bytes = 0;   // over the same hosts
+};
+// mlpstorage's name of a llama3 checkpoint workload ("llama3-8b", ...; "" for another model): from a built-in name
+// (llama3_8b) or model.name (DLIO's llama_8b).
+std::string MlpstorageCheckpointModel(const WorkloadConfig& cfg);
+// The process counts (8 or the full job; subset only at 8 ranks and not for 8b), 10 writes and 10 reads (or one
+// phase of a split run), only checkpoint.checkpoint_folder changed, fsync on, the cache-flush rule (checkpoints per
+// client under 3x its memory: write and read as two invocations), plus Feedrate's --scale, --odirect, --inject.
+Validity CheckCheckpointRun(const WorkloadConfig& cfg, const CheckpointFacts& facts);
 
 }  // namespace feedrate

@@ -56,6 +56,16 @@ TEST(Checkpoint, FourRanksWriteAndReadLlama8b) {
   ASSERT_EQ(rep.code, 0) << rep.output;
   EXPECT_NE(test::ReadFile(dir / "rep/report.md").find("## feedrate checkpoint: llama3_8b"), std::string::npos);
   EXPECT_EQ(ReadJson(dir / "rep/results.json")[0]["benchmark_type"], "checkpointing");
+  EXPECT_EQ(ReadJson(dir / "rep/results.json")[0]["model"], "llama3-8b");  // as mlpstorage names it
+  // v3.0's rules: 4 ranks of 8b (CLOSED: 8), 2 writes and reads, files scaled: not CLOSED, each reason said; the
+  // host keys mlpstorage's report reads are there.
+  EXPECT_EQ(f["validity"]["rules_edition"], "MLPerf Storage v3.0");
+  EXPECT_EQ(f["validity"]["category"], "INVALID");
+  EXPECT_NE(f["validity"]["reasons"].dump().find("4 ranks: CLOSED runs llama3-8b with 8"), std::string::npos) << f["validity"];
+  EXPECT_NE(f["validity"]["reasons"].dump().find("--scale"), std::string::npos) << f["validity"];
+  EXPECT_EQ(s["num_hosts"], 1);
+  EXPECT_GT(s["host_memory_GB"][0].get<double>(), 0);
+  EXPECT_GT(s["host_cpu_count"][0].get<int>(), 0);
   // Reading back a checkpoint that was never written names it; so does reading with another world size.
   auto missing = Sh(MpiFeedrate(4, "checkpoint -w llama3_8b --dir " + ck + " " + kSmall +
                                        " --num-checkpoints-write 0 --num-checkpoints-read 3 --results-dir " + dir / "m"));

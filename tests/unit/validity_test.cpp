@@ -111,5 +111,76 @@ TEST(Validity, SweepTakesTheAnswersRunsAndNeedsFiveRepeats) {
   EXPECT_NE(quick["reasons"].back().get<std::string>().find("1 run(s) per point"), std::string::npos);
 }
 
+TEST(Validity, EachTrainingWorkloadIsJudgedByTheEditionThatHasIt) {
+  EXPECT_EQ(TrainingRulesEdition(LoadWorkload("unet3d_b200", {})), "v3.0");
+  EXPECT_EQ(TrainingRulesEdition(LoadWorkload("retinanet_mi355", {})), "v3.0");
+  EXPECT_EQ(TrainingRulesEdition(LoadWorkload("unet3d_h100", {})), "v2.0");
+  EXPECT_EQ(TrainingRulesEdition(LoadWorkload("resnet50_a100", {})), "v2.0");
+  EXPECT_EQ(TrainingRulesEdition(LoadWorkload("retinanet_h100", {})), "");  // v3.0's model on v2.0's accelerator
+  EXPECT_EQ(TrainingRulesEdition(LoadWorkload("flux_b200", {})), "");       // in v3.0's configs, not its rules' set
+  auto retina = LoadWorkload("retinanet_b200", {"dataset.num_files_train=10000000"});
+  auto v = CheckTrainingRun(retina, OneHost(1, 1));
+  EXPECT_EQ(v.edition, "v3.0");
+  EXPECT_EQ(v.category, "CLOSED") << nlohmann::json(v.reasons).dump();
+  EXPECT_EQ(retina.au, 0.85);  // retinanet's bar in v3.0
+  EXPECT_EQ(v.ToJson()["rules_edition"], "MLPerf Storage v3.0");
+  auto flux = LoadWorkload("flux_b200", {"dataset.num_files_train=10000000"});
+  v = CheckTrainingRun(flux, OneHost(1, 1));
+  EXPECT_EQ(v.category, "INVALID");
+  EXPECT_NE(v.reasons.front().find("in no edition's training set"), std::string::npos) << v.reasons.front();
+  EXPECT_EQ(CheckTrainingRun(LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000"}), OneHost(1, 1)).edition, "v2.0");
+}
+
+CheckpointFacts ClosedCheckpoint(uint64_t ranks) {
+  CheckpointFacts f;
+  f.ranks = ranks;
+  f.num_write = f.num_read = 10;
+  f.max_host_bytes_written = 1000 * 1073741824.0;  // well over 3x memory: no flush needed
+  f.min_host_memory_bytes = 64 * 1073741824.0;
+  return f;
+}
+
+TEST(Validity, CheckpointRanksSubsetCountsAndTheCacheRule) {
+  const auto c8 = LoadWorkload("llama3_8b", {}), c70 = LoadWorkload("llama3_70b", {});
+  EXPECT_EQ(MlpstorageCheckpointModel(c8), "llama3-8b");
+  EXPECT_EQ(MlpstorageCheckpointModel(LoadWorkload("llama3_1t", {})), "llama3-1t");
+  auto v = CheckCheckpointRun(c8, ClosedCheckpoint(8));
+  EXPECT_EQ(v.category, "CLOSED") << nlohmann::json(v.reasons).dump();
+  EXPECT_EQ(v.edition, "v3.0");
+  EXPECT_EQ(CheckCheckpointRun(c70, ClosedCheckpoint(64)).category, "CLOSED");
+  // 70b at 8 ranks: CLOSED as a subset only; the subset is refused for 8b and at any other count (4.3.5).
+  EXPECT_EQ(CheckCheckpointRun(c70, ClosedCheckpoint(8)).category, "OPEN");
+  auto subset = ClosedCheckpoint(8);
+  subset.mode = "subset";
+  EXPECT_EQ(CheckCheckpointRun(c70, subset).category, "CLOSED");
+  EXPECT_EQ(CheckCheckpointRun(c8, subset).category, "INVALID");
+  subset.ranks = 16;
+  EXPECT_EQ(CheckCheckpointRun(c70, subset).category, "INVALID");
+  EXPECT_EQ(CheckCheckpointRun(c70, ClosedCheckpoint(16)).category, "OPEN");  // 4.6.4: OPEN may scale
+  // 10 and 10, or one phase of a split run; anything else is OPEN.
+  auto split = ClosedCheckpoint(8);
+  split.num_read = 0;
+  EXPECT_EQ(CheckCheckpointRun(c8, split).category, "CLOSED");
+  split.num_write = 2;
+  EXPECT_EQ(CheckCheckpointRun(c8, split).category, "OPEN");
+  // Checkpoints under 3x a client's memory, both phases in one invocation: the rule wants two (4.7.1).
+  auto cached = ClosedCheckpoint(8);
+  cached.max_host_bytes_written = 100 * 1073741824.0;
+  v = CheckCheckpointRun(c8, cached);
+  EXPECT_EQ(v.category, "OPEN");
+  EXPECT_NE(v.reasons.front().find("4.7.1"), std::string::npos) << v.reasons.front();
+  // fsync off, --scale and --inject are INVALID; a changed model key is OPEN.
+  auto nofsync = ClosedCheckpoint(8);
+  nofsync.fsync = false;
+  EXPECT_EQ(CheckCheckpointRun(c8, nofsync).category, "INVALID");
+  auto scaled = ClosedCheckpoint(8);
+  scaled.scale = 0.01;
+  EXPECT_EQ(CheckCheckpointRun(c8, scaled).category, "INVALID");
+  v = CheckCheckpointRun(LoadWorkload("llama3_8b", {"model.num_layers=2"}), ClosedCheckpoint(8));
+  EXPECT_EQ(v.category, "OPEN");
+  EXPECT_NE(v.reasons.front().find("model.num_layers"), std::string::npos) << v.reasons.front();
+  EXPECT_EQ(CheckCheckpointRun(LoadWorkload("unet3d_h100", {}), ClosedCheckpoint(8)).category, "INVALID");
+}
+
 }  // namespace
 }  // namespace feedrate
