@@ -19,7 +19,8 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
   w->Register(sub, false);
   auto launch = std::make_shared<LaunchArgs>();
   launch->Register(sub);
-  sub->add_option("--dir", o->dir, "checkpoint folder (default: the workload's checkpoint.checkpoint_folder)");
+  sub->add_option("--dir,--checkpoint-folder", o->dir,
+                  "checkpoint folder (default: the workload's checkpoint.checkpoint_folder; mlpstorage's --checkpoint-folder)");
   sub->add_option("--num-checkpoints-write", o->num_write, "checkpoints to write (default: the workload's, 10)");
   sub->add_option("--num-checkpoints-read", o->num_read, "checkpoints to read back (default: the workload's, 10)");
   sub->add_option("--time-between", o->time_between, "seconds idle before each checkpoint (default: the workload's, 5)")

@@ -67,11 +67,13 @@ Runner AddDatasize(CLI::App& app) {
   auto w = std::make_shared<WorkloadArgs>();
   auto a = std::make_shared<DatasizeArgs>();
   w->Register(sub, false);
-  sub->add_option("--client-memory-gib", a->client_memory_gib, "memory per client host, GiB (training workloads)")
+  sub->add_option("--client-memory-gib,--client-host-memory-in-gb", a->client_memory_gib,
+                  "memory per client host, GiB (training workloads; mlpstorage's --client-host-memory-in-gb)")
       ->check(PositiveNumber());
-  sub->add_option("--clients", a->clients, "client hosts")->check(PositiveNumber());
-  sub->add_option("--accelerators", a->accelerators, "emulated accelerators in total (checkpoint workloads: ranks; "
-                                                     "default their CLOSED TP x PP x DP)")->check(PositiveNumber());
+  sub->add_option("--clients,--num-client-hosts", a->clients, "client hosts (mlpstorage's --num-client-hosts)")->check(PositiveNumber());
+  sub->add_option("--accelerators,--max-accelerators", a->accelerators,
+                  "emulated accelerators in total (mlpstorage's --max-accelerators; checkpoint workloads: ranks, "
+                  "default their CLOSED TP x PP x DP)")->check(PositiveNumber());
   sub->add_flag("--json", a->json, "print JSON");
   auto accelerators_given = sub->get_option("--accelerators");
   return [=] {

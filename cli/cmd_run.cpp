@@ -24,6 +24,8 @@ struct RunCommandArgs {
   std::string order, engine, step_barrier = "auto";
   uint64_t queue_depth = 0;
   double collective_timeout = 1800;
+  uint64_t total_accelerators = 0;  // mlpstorage's --num-accelerators (the job's), 0: -n per rank
+  bool closed = false, open = false;
 };
 
 // How the samples are read: accelerators, I/O threads, engine, order, depth, O_DIRECT, retained batches.
@@ -42,6 +44,23 @@ void RegisterReadingOptions(CLI::App* sub, RunCommandArgs& a) {
   sub->add_option("--queue-depth", a.queue_depth, "reads in flight per I/O thread (io_uring; default 1 buffered, 16 with O_DIRECT)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{4096}));
   sub->add_flag("--odirect", a.odirect, "O_DIRECT reads (same as reader.odirect: true)");
+}
+
+// mlpstorage's run options where they mean what Feedrate's do (docs/mlpstorage.md "Option names").
+void RegisterMlpstorageOptions(CLI::App* sub, RunCommandArgs& a) {
+  sub->add_option("--num-accelerators", a.total_accelerators,
+                  "mlpstorage's spelling: accelerators in the whole job, split evenly over the ranks (excludes -n)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20))
+      ->excludes("--accelerators");
+  sub->add_option("--client-host-memory-in-gb", a.o.client_memory_gib,
+                  "memory per client host the rules' dataset-size check counts, GiB (mlpstorage's; default: each host's "
+                  "MemTotal)")
+      ->check(PositiveNumber());
+  auto* closed = sub->add_flag("--closed", a.closed, "refuse to start unless the run is CLOSED by its edition's rules "
+                                                     "(mlpstorage's; --allow-invalid-params runs it anyway)");
+  sub->add_flag("--open", a.open, "refuse to start when the run is INVALID by its edition's rules (mlpstorage's)")->excludes(closed);
+  sub->add_flag("--allow-invalid-params", a.o.allow_invalid_params,
+                "with --closed/--open: run even when the rules' verdict is below it (the verdict is still recorded)");
 }
 
 // What the run says while it goes, and how long ranks wait for each other.
@@ -138,6 +157,18 @@ int ExecuteRun(RunCommandArgs a, int* argc, char*** argv) {
   InstallInterruptHandlers();
   const std::optional<WorkloadConfig> cfg = LoadWorkloadOrPrint(a.w.workload, RunOverrides(a), comm.root());
   if (!cfg) return kExitError;
+  if (a.total_accelerators > 0) {  // every rank refuses alike (only rank 0 says so)
+    if (a.total_accelerators % static_cast<uint64_t>(comm.size()) != 0) {
+      if (comm.root()) {
+        std::fprintf(stderr, "feedrate: error: --num-accelerators %llu does not split evenly over %d rank(s); give a "
+                             "multiple of the ranks, or -n per rank\n",
+                     static_cast<unsigned long long>(a.total_accelerators), comm.size());
+      }
+      return kExitError;
+    }
+    a.o.accelerators = a.total_accelerators / static_cast<uint64_t>(comm.size());
+  }
+  a.o.declared_category = a.closed ? "CLOSED" : a.open ? "OPEN" : "";
   a.o.version = FEEDRATE_VERSION;
   return RunTraining(*cfg, a.o, comm);
 }
@@ -153,6 +184,7 @@ Runner AddRun(CLI::App& app, int* argc, char*** argv) {
   RegisterProgressOptions(sub, *a);
   RegisterMeasurementOptions(sub, *a);
   RegisterDeviceOptions(sub, *a);
+  RegisterMlpstorageOptions(sub, *a);
   return [=] { return ExecuteRun(*a, argc, argv); };
 }
 

@@ -23,15 +23,21 @@ namespace feedrate::cli {
 // Options every workload-driven subcommand shares: -w, --data-dir and overrides.
 struct WorkloadArgs {
   std::string workload;
+  std::string model, accelerator_type;  // mlpstorage's --model/--accelerator-type (resolved into `workload`)
   std::string data_dir;
   std::vector<std::string> params;     // --param key=value
+  std::vector<std::string> params_list;  // mlpstorage's --params key=value ...
   std::vector<std::string> positional; // ++key=value, key=value
   std::string storage;                 // --storage s3://bucket/prefix
   std::string endpoint, region;        // --endpoint, --region (S3)
   bool virtual_host = false;           // --virtual-host (S3)
   // `storage`: also register --storage/--endpoint/--region/--virtual-host (commands that read or write datasets).
+  // Registers the options and a final callback (the workload resolved, the location checked): a command using
+  // WorkloadArgs sets no final_callback of its own.
   void Register(CLI::App* app, bool need_data_dir, bool storage = false);
   std::vector<std::string> Overrides() const;
+  void ResolveWorkload();
+  void CheckLocation() const;
 };
 
 // The workload with these overrides, or nullopt after printing the configuration error (when `print`: rank 0 of a

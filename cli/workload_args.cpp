@@ -22,9 +22,41 @@ std::optional<WorkloadConfig> LoadWorkloadOrPrint(const std::string& workload, c
   }
 }
 
+// The data-dir check of a command that reads or writes a dataset: a location given some way.
+void WorkloadArgs::CheckLocation() const {
+  // (An override of dataset.data_folder is a location too: DLIO's own form, with storage.* for S3; so is a
+  // workload file's own dataset.data_folder.)
+  auto sets_folder = [](const std::vector<std::string>& v) {
+    return std::any_of(v.begin(), v.end(), [](const std::string& p) {
+      return std::string_view(p).substr(std::min(p.find_first_not_of('+'), p.size())).starts_with("dataset.data_folder=");
+    });
+  };
+  if (data_dir.empty() && storage.empty() && !sets_folder(params) && !sets_folder(params_list) && !sets_folder(positional) &&
+      !WorkloadFileNamesItsData(workload)) {
+    throw CLI::RequiredError("--data-dir or --storage");
+  }
+}
+
+// mlpstorage's --model/--accelerator-type name a workload as MODEL_ACCELERATOR (its config file's name: '-' in the
+// model becomes '_', llama3-8b -> llama3_8b); -w names it directly; one of the two is needed.
+void WorkloadArgs::ResolveWorkload() {
+  if (!model.empty()) {
+    std::string m = model;
+    std::replace(m.begin(), m.end(), '-', '_');
+    workload = accelerator_type.empty() ? m : m + "_" + accelerator_type;
+  } else if (!accelerator_type.empty()) {
+    throw CLI::ValidationError("--accelerator-type", "needs --model (mlpstorage's pair; or -w MODEL_ACCELERATOR)");
+  }
+  if (workload.empty()) throw CLI::RequiredError("-w/--workload (or mlpstorage's --model with --accelerator-type)");
+}
+
 void WorkloadArgs::Register(CLI::App* app, bool need_data_dir, bool with_storage) {
-  app->add_option("-w,--workload", workload, "built-in workload name (e.g. unet3d_h100) or a DLIO workload YAML")
-      ->required();
+  auto* w = app->add_option("-w,--workload", workload, "built-in workload name (e.g. unet3d_h100) or a DLIO workload YAML");
+  app->add_option("--model", model, "mlpstorage's spelling: the model (unet3d, retinanet, llama3-8b, ...); with "
+                                    "--accelerator-type names the workload MODEL_ACCELERATOR")
+      ->excludes(w);
+  app->add_option("--accelerator-type", accelerator_type, "mlpstorage's spelling: the accelerator (b200, mi355, h100, ...)")
+      ->excludes(w);
   auto* d = app->add_option("--data-dir", data_dir, "dataset folder (sets dataset.data_folder)");
   if (with_storage) {
     auto* s = app->add_option("--storage", storage,
@@ -37,30 +69,23 @@ void WorkloadArgs::Register(CLI::App* app, bool need_data_dir, bool with_storage
     app->add_option("--region", region, "S3 signing region (storage.storage_options.region, default us-east-1)");
     app->add_flag("--virtual-host", virtual_host, "virtual-host addressing (https://bucket.host/key) instead of path style");
     (void)s;
-    if (need_data_dir) {
-      app->final_callback([this] {
-        // (An override of dataset.data_folder is a location too: DLIO's own form, with storage.* for S3; so is
-        // a workload file's own dataset.data_folder.)
-        auto sets_folder = [](const std::vector<std::string>& v) {
-          return std::any_of(v.begin(), v.end(), [](const std::string& p) {
-            return std::string_view(p).substr(std::min(p.find_first_not_of('+'), p.size())).starts_with("dataset.data_folder=");
-          });
-        };
-        if (data_dir.empty() && storage.empty() && !sets_folder(params) && !sets_folder(positional) &&
-            !WorkloadFileNamesItsData(workload)) {
-          throw CLI::RequiredError("--data-dir or --storage");
-        }
-      });
-    }
   } else if (need_data_dir) {
     d->required();
   }
   app->add_option("--param", params, "override: key.path=value (repeatable)");
+  app->add_option("--params", params_list, "mlpstorage's spelling: overrides key.path=value ... (several after one --params)")
+      ->expected(1, -1);
   app->add_option("overrides", positional, "overrides as ++key=value / ++workload.key=value / key=value");
+  const bool check_location = with_storage && need_data_dir;
+  app->final_callback([this, check_location] {
+    ResolveWorkload();
+    if (check_location) CheckLocation();
+  });
 }
 
 std::vector<std::string> WorkloadArgs::Overrides() const {
   std::vector<std::string> all = params;
+  all.insert(all.end(), params_list.begin(), params_list.end());
   for (const auto& p : positional) {
     if (p.find('=') == std::string::npos) throw CLI::ValidationError("unexpected argument '" + p + "'");
     all.push_back(p);

@@ -423,10 +423,14 @@ RunFacts ValidityFigures(const RunRecord& r, const HostMap& hosts, nlohmann::jso
   facts.accelerators = static_cast<uint64_t>(r.ranks) * r.accelerators_per_rank;
   for (const auto& [name, ranks] : hosts) {
     facts.accelerators_per_host.push_back(ranks.size() * r.accelerators_per_rank);
-    facts.client_memory_bytes += static_cast<double>(ranks.front()->host_mem_bytes);
+    facts.client_memory_bytes += r.client_memory_gib > 0 ? r.client_memory_gib * kGiB
+                                                         : static_cast<double>(ranks.front()->host_mem_bytes);
   }
   facts.injected_faults = r.inject;
   f["validity"] = CheckTrainingRun(c, facts).ToJson();
+  f["validity"]["client_memory_GB_per_host"] =
+      r.client_memory_gib > 0 ? r.client_memory_gib : hosts.empty() ? 0.0 : facts.client_memory_bytes / kGiB / static_cast<double>(hosts.size());
+  f["validity"]["client_memory_from"] = r.client_memory_gib > 0 ? "--client-host-memory-in-gb" : "each host's MemTotal";
   if (!r.inject.empty()) {
     // Per rule, summed over ranks: the reads it matched and the faults it injected.
     auto plan = ParseFaultPlan(r.inject);

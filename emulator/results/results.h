@@ -61,6 +61,7 @@ struct RunRecord {
   std::string version;
   std::string start_iso, end_iso;
   double start_unix = 0, end_unix = 0;  // the same instants, seconds since the epoch (DLIO's local-time stamps)
+  double client_memory_gib = 0;  // --client-host-memory-in-gb: the rules' memory per host (0: each host's MemTotal)
   const DlioInvocation* dlio = nullptr;  // started as DLIO (`feedrate dlio`): DLIO's files too (dlio_output.h)
   int ranks = 1;
   uint64_t accelerators_per_rank = 1;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "emulator/host/sysinfo.h"
 #include "emulator/results/dlio_output.h"
 #include "emulator/results/results.h"
+#include "emulator/results/validity.h"
 #include "emulator/run/run_gather.h"
 #include "emulator/run/run_setup.h"
 #include "emulator/training/compute_clock.h"
@@ -22,6 +24,7 @@
 #include "emulator/training/timeseries.h"
 #include "emulator/training/trainer.h"
 #include "loader/s3/s3_engine.h"
+#include "loader/util/units.h"
 
 namespace feedrate {
 namespace {
@@ -60,6 +63,7 @@ class TrainingRun {
  private:
   void StartRecord();
   Status CreateResultsDir();
+  Status CheckDeclaredCategory();
   void DescribeSetup();
   void WarnNarrowAffinity() const;
   std::vector<std::string> GatherFacts();
@@ -99,6 +103,7 @@ void TrainingRun::StartRecord() {
   rec_.start_iso = NowIso8601();
   rec_.start_unix = UnixNow();
   rec_.dlio = opt_.dlio;
+  rec_.client_memory_gib = opt_.client_memory_gib;
   rec_.inject = opt_.inject;
   rec_.cache_mode = cfg_.odirect ? "direct" : cfg_.on_s3() ? "s3" : opt_.cache;
   rec_.command_line = opt_.command_line;
@@ -130,6 +135,42 @@ Status TrainingRun::CreateResultsDir() {
     (void)WriteRunResults(failed);
   });
   return Status::Ok();
+}
+
+// mlpstorage's --closed/--open: the rules' verdict from what is known before the first step (the job's
+// accelerators per host, the hosts' memory or --client-host-memory-in-gb) must reach the declared category. The same
+// facts the summary's validity uses at the end. Collective (every rank sends its host).
+Status TrainingRun::CheckDeclaredCategory() {
+  if (opt_.declared_category.empty()) return Status::Ok();
+  const HostInfo h = ReadHostInfo();
+  const auto all = comm_.GatherStrings(h.hostname + "\n" + std::to_string(h.mem_total_bytes));
+  if (!comm_.root()) return Status::Ok();
+  std::map<std::string, std::pair<uint64_t, double>> hosts;  // accelerators, memory
+  for (const auto& s : all) {
+    const size_t nl = s.find('\n');
+    auto& [acc, mem] = hosts[s.substr(0, nl)];
+    acc += opt_.accelerators;
+    mem = opt_.client_memory_gib > 0 ? opt_.client_memory_gib * kGiB : std::stod(s.substr(nl + 1));
+  }
+  RunFacts facts;
+  facts.accelerators = static_cast<uint64_t>(comm_.size()) * opt_.accelerators;
+  for (const auto& [name, am] : hosts) {
+    facts.accelerators_per_host.push_back(am.first);
+    facts.client_memory_bytes += am.second;
+  }
+  facts.injected_faults = opt_.inject;
+  const Validity v = CheckTrainingRun(cfg_, facts);
+  const bool below = opt_.declared_category == "CLOSED" ? v.category != "CLOSED" : v.category == "INVALID";
+  if (!below) return Status::Ok();
+  std::string why;
+  for (const auto& r : v.reasons) why += "\n  " + r;
+  const std::string text = "--" + std::string(opt_.declared_category == "CLOSED" ? "closed" : "open") + ": the run is " +
+                           v.category + " by the MLPerf Storage " + v.edition + " rules:" + why;
+  if (opt_.allow_invalid_params) {
+    std::fprintf(stderr, "feedrate: warning: %s\n(--allow-invalid-params: running anyway)\n", text.c_str());
+    return Status::Ok();
+  }
+  return Status::InvalidArgument(text + "\n(--allow-invalid-params runs it anyway)");
 }
 
 // The record's facts from the rank's setup.
@@ -372,6 +413,8 @@ int TrainingRun::Execute() {
   DescribeSetup();
   std::string setup_error = comm_.AgreeFirstError(st);
   if (!setup_error.empty()) return FinishFailed("failed", setup_error, kExitError);
+  const std::string refused = comm_.AgreeFirstError(CheckDeclaredCategory());
+  if (!refused.empty()) return FinishFailed("failed", refused, kExitError);
   // A signal during set-up (listing, indexing, a cache drop): no step is started; every rank agrees.
   if (comm_.AnyTrue(Interrupted())) return FinishFailed("interrupted", "interrupted by a signal during set-up", kExitInterrupted);
   if (comm_.root()) {

@@ -42,6 +42,12 @@ struct RunOptions {
   // Started as DLIO (`feedrate dlio`): the results folder also gets DLIO's files (emulator/results/dlio_output.h).
   // Outlives the run; nullptr otherwise.
   const DlioInvocation* dlio = nullptr;
+  // mlpstorage's --client-host-memory-in-gb: the memory per host the rules' dataset-size check counts (0: MemTotal).
+  double client_memory_gib = 0;
+  // mlpstorage's --closed / --open: "CLOSED" or "OPEN" refuses, before the first step, a run the rules judge lower
+  // (unless allow_invalid_params); "" checks nothing before the run.
+  std::string declared_category;
+  bool allow_invalid_params = false;
 };
 
 // Exit codes (loader/util/exit_codes.h): 0 AU bar met, 3 completed and missed it, 2 error, 130 interrupted. Same on
