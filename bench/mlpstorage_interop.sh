@@ -2,9 +2,10 @@
 # Interoperability benchmark: the real mlpstorage (v2.0 CLI) runs its whole procedure twice on one small workload,
 # once with DLIO and once with Feedrate as its DLIO (`--dlio-bin-path` at the `dlio_benchmark` launcher beside the
 # feedrate binary): training datasize, datagen, run --loops 6 (1 warm-up + 5), checkpointing run, reports reportgen.
-# Each tree is then laid out as a submission (open/<org>/results/<system>/...) and judged by mlpstorage v3.0's
-# submission checker. Writes OUT.md (the table: errors per rule on each tree, what only Feedrate's tree gets,
-# reportgen's rows against Feedrate's own summaries) and OUT-checker-{dlio,feedrate}.txt (the checker's output).
+# Each tree is then laid out as a submission (open/<org>/results/<system>/...); Feedrate's own commands write a third
+# tree (--mlperf-root), read by mlpstorage's reportgen; mlpstorage v3.0's submission checker judges all three.
+# Writes OUT.md (errors per rule on each tree, what only a Feedrate tree gets, reportgen's rows against Feedrate's
+# own summaries) and OUT-checker-{dlio,feedrate,alone}.txt (the checker's output).
 # Usage: bench/mlpstorage_interop.sh [OUT_PREFIX]   (default results/<date>/mlpstorage_interop)
 #   env: MLPSTORAGE_PEER=/opt/mlpstorage-peer (../shared/peers/mlpstorage/install.sh, or your own: bin/mlps2,
 #        bin/mlps3-check); DLIO_ENV=/opt/dlio-peer/env.sh (../shared/peers/dlio/install.sh; sets $DLIO, PYTHONPATH)
@@ -69,6 +70,35 @@ procedure() {
 procedure dlio "$work/dlio-bin"
 procedure feedrate "$bindir"
 
+# Feedrate alone: its own commands write mlpstorage's tree (--mlperf-root), the same steps; mlpstorage's reportgen
+# then reads the system's results folder.
+alone() {
+  local root=$work/alone t0 rc name
+  local tree=(--mlperf-root "$root/tree" --division open --org bench --system vm)
+  local mpi=(mpirun --bind-to none --oversubscribe)
+  mkdir -p "$root"
+  cd "$work"
+  run_step() {
+    name=$1; shift
+    t0=$(date +%s.%N); rc=0
+    "$@" > "$root/$name.log" 2>&1 || rc=$?
+    echo "$name $(echo "$(date +%s.%N) - $t0" | bc) $rc" >> "$root/steps.txt"
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || { echo "alone: $name exited $rc:" >&2; tail -20 "$root/$name.log" >&2; exit 1; }
+  }
+  run_step datasize "$bindir/feedrate" datasize --model unet3d --accelerator-type h100 --client-host-memory-in-gb 1 \
+    --max-accelerators "$accelerators" "${tree[@]}"
+  run_step datagen "${mpi[@]}" -np "$accelerators" "$bindir/feedrate" datagen --model unet3d --accelerator-type h100 \
+    --data-dir "$root/data" --params "${shape[@]}" "${tree[@]}"
+  run_step run "${mpi[@]}" -np "$accelerators" "$bindir/feedrate" run --model unet3d --accelerator-type h100 \
+    --data-dir "$root/data" --loops 6 --params "${train[@]}" "${tree[@]}"
+  run_step checkpointing "${mpi[@]}" -np "$ck_ranks" "$bindir/feedrate" checkpoint --model llama3-8b \
+    --checkpoint-folder "$root/ckpt" --num-checkpoints-write 2 --num-checkpoints-read 2 --time-between 0 \
+    --params "${model[@]}" "${tree[@]}"
+  run_step reportgen "$peer/bin/mlps2" reports reportgen --results-dir "$root/tree/open/bench/results/vm"
+  cd - > /dev/null
+}
+alone
+
 # submission TOOL: mlpstorage's tree as a v3.0 submission (open/bench/results/vm/...), systems/vm.yaml a stub
 # (only the schema validator, stubbed by the peer, would read it), then the checker (from the work folder: it writes
 # summary.csv into its current folder).
@@ -82,6 +112,8 @@ submission() {
 }
 submission dlio
 submission feedrate
+(cd "$work" && "$peer/bin/mlps3-check" --input "$work/alone/tree" > "$out-checker-alone.txt" 2>&1) || true
+sed -i "s#$work#WORK#g" "$out-checker-alone.txt"
 
 /usr/bin/python3 - "$work" "$out" "$accelerators" <<'PY'
 import collections, datetime, glob, json, os, re, subprocess, sys
@@ -93,23 +125,25 @@ def errors(tool):
         m = re.match(r"\[ERROR\] \[(\S+) (\S+)\] (\S+): (.*)", line.strip())
         if m:
             rule, name, path, msg = m.groups()
-            where = re.sub(r"WORK/sub-\w+/", "", re.sub(r".*/results/vm/", "", path))
+            where = re.sub(r"WORK/(sub-\w+|alone/tree)/", "", re.sub(r".*/results/vm/", "", path))
             where = re.sub(r"\d{8}_\d{6}", "<ts>", where)
-            msg = re.sub(r"WORK/sub-\w+", "SUB", msg)
+            msg = re.sub(r"WORK/(sub-\w+|alone/tree)", "SUB", msg)
             rows.append((rule, name, where, re.sub(r"[\d.]+", "#", msg)))
     return rows
 
-e = {t: errors(t) for t in ("dlio", "feedrate")}
+e = {t: errors(t) for t in ("dlio", "feedrate", "alone")}
 count = {t: collections.Counter((r[0], r[1]) for r in e[t]) for t in e}
-only_fr = sorted(set(e["feedrate"]) - set(e["dlio"]))
-only_dlio = sorted(set(e["dlio"]) - set(e["feedrate"]))
+def only(a, b):  # errors of tree a that tree b does not get at the same rule and place (messages may differ)
+    keys = {r[:3] for r in e[b]}
+    return sorted({r for r in e[a] if r[:3] not in keys})
+only_fr, only_dlio, only_alone, not_alone = only("feedrate", "dlio"), only("dlio", "feedrate"), only("alone", "dlio"), only("dlio", "alone")
 
 def steps(tool):
     return {l.split()[0]: float(l.split()[1]) for l in open(f"{work}/{tool}/steps.txt")}
 
 def runs(tool):
-    rows = json.load(open(f"{work}/{tool}/results/results.json"))
-    return rows
+    base = f"{work}/alone/tree/open/bench/results/vm" if tool == "alone" else f"{work}/{tool}/results"
+    return json.load(open(f"{base}/results.json"))
 
 host = subprocess.run(["uname", "-srm"], capture_output=True, text=True).stdout.strip()
 cpus = os.cpu_count()
@@ -118,18 +152,29 @@ lines = [f"# mlpstorage with DLIO and with Feedrate as its DLIO, judged by the v
          f"Command: `bench/mlpstorage_interop.sh {os.path.relpath(out)}` on {datetime.date.today()} ({host}, {cpus} CPUs).",
          "mlpstorage v2.0 CLI runs datasize, datagen, `training run --loops 6`, `checkpointing run` and `reports "
          "reportgen` once with DLIO upstream and once with `--dlio-bin-path` at Feedrate's `dlio_benchmark`; each tree "
-         "is laid out as an OPEN submission and checked by mlpstorage v3.0's `validate` (the peer's mlps3-check).",
+         "is laid out as an OPEN submission; Feedrate's own commands then write a third tree (`--mlperf-root`); all "
+         "three are checked by mlpstorage v3.0's `validate` (the peer's mlps3-check).",
          "",
-         "## Checker errors per rule", "", "| rule | DLIO's tree | Feedrate's tree |", "|---|---|---|"]
-for k in sorted(set(count["dlio"]) | set(count["feedrate"])):
-    lines.append(f"| {k[0]} {k[1]} | {count['dlio'].get(k, 0)} | {count['feedrate'].get(k, 0)} |")
+         "## Checker errors per rule", "",
+         "Trees: mlpstorage + DLIO; mlpstorage + Feedrate as its DLIO; Feedrate alone (its own commands with "
+         "`--mlperf-root`: datasize, datagen, `run --loops 6`, checkpoint, then mlpstorage's reportgen on it).", "",
+         "| rule | DLIO's tree | Feedrate under mlpstorage | Feedrate alone |", "|---|---|---|---|"]
+for k in sorted(set(count["dlio"]) | set(count["feedrate"]) | set(count["alone"])):
+    lines.append(f"| {k[0]} {k[1]} | {count['dlio'].get(k, 0)} | {count['feedrate'].get(k, 0)} | {count['alone'].get(k, 0)} |")
+lines += ["", "An error counts as the same on two trees when its rule and place are (the message may differ: where "
+          "Feedrate's metadata gives the dataset's parameters, the size rule computes its verdict instead of saying "
+          "it cannot)."]
 lines += ["", f"Errors on Feedrate's tree that DLIO's does not get: **{len(only_fr)}**"]
 lines += [f"- {r[0]} {r[1]} {r[2]}: {r[3]}" for r in only_fr]
 lines += ["", f"Errors on DLIO's tree that Feedrate's does not get: {len(only_dlio)}"]
 lines += [f"- {r[0]} {r[1]} {r[2]}: {r[3]}" for r in only_dlio]
+lines += ["", f"Errors on Feedrate's own tree that DLIO's does not get: **{len(only_alone)}**"]
+lines += [f"- {r[0]} {r[1]} {r[2]}: {r[3]}" for r in only_alone]
+lines += ["", f"Errors on DLIO's tree that Feedrate's own does not get: {len(not_alone)}"]
+lines += [f"- {r[0]} {r[1]} {r[2]}: {r[3]}" for r in not_alone]
 lines += ["", "## reportgen's rows", "", "| tool | rows | training runs | checkpoint runs | AU % per run (reportgen) | "
           "equal to the run's summary.json |", "|---|---|---|---|---|---|"]
-for tool in ("dlio", "feedrate"):
+for tool in ("dlio", "feedrate", "alone"):
     rows = runs(tool)
     train = [r for r in rows if r.get("benchmark_type") == "training" and r.get("command") == "run_benchmark"]
     ck = [r for r in rows if r.get("benchmark_type") == "checkpointing"]
@@ -140,15 +185,20 @@ for tool in ("dlio", "feedrate"):
         aus.append(f"{au:.2f}")
         same += abs(s["metric"]["train_au_mean_percentage"] - au) < 1e-9
     lines.append(f"| {tool} | {len(rows)} | {len(train)} | {len(ck)} | {', '.join(aus)} | {same} of {len(train)} |")
-lines += ["", "## Seconds per mlpstorage step (wall, whole command)", "", "| step | DLIO | Feedrate |", "|---|---|---|"]
-sd, sf = steps("dlio"), steps("feedrate")
+ours = json.load(open(f"{work}/alone/tree/open/bench/results/vm/training/unet3d/run/results.json"))
+lines += ["", f"Feedrate's own run/results.json: {len(ours)} rows, AU "
+          + ", ".join(f"{r['metrics']['train_au_mean_percentage']:.2f}" for r in ours)
+          + "; mlpstorage's reportgen on the same tree reads the same runs (the alone row above)."]
+lines += ["", "## Seconds per step (wall, whole command)", "", "| step | DLIO | Feedrate under mlpstorage | Feedrate alone |",
+          "|---|---|---|---|"]
+sd, sf, sa = steps("dlio"), steps("feedrate"), steps("alone")
 for k in sd:
-    lines.append(f"| {k} | {sd[k]:.1f} | {sf.get(k, 0):.1f} |")
+    lines.append(f"| {k} | {sd[k]:.1f} | {sf.get(k, 0):.1f} | {sa.get(k, 0):.1f} |")
 lines += ["", "AU is not this benchmark's question (bench/au_vs_dlio*.sh measure it): here the dataset is small and "
           "cached, and DLIO's ranks and DataLoader workers share the client's CPUs with mlpstorage.",
           "", "The small workload makes some v3.0 rules fail on both trees alike (no code/ folder, no systems PDF, a "
           "one-host two-accelerator OPEN run, the dataset-size rule): those are the toy size's, not the tool's.",
-          f"Checker output: `{os.path.relpath(out)}-checker-dlio.txt`, `{os.path.relpath(out)}-checker-feedrate.txt`."]
+          f"Checker output: `{os.path.relpath(out)}-checker-{{dlio,feedrate,alone}}.txt`."]
 open(out + ".md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY

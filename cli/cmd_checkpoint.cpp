@@ -7,10 +7,46 @@
 #include "loader/util/exit_codes.h"
 #include "cli/launch.h"
 #include "emulator/checkpoint/checkpoint.h"
+#include "emulator/results/mlperf_record.h"
+#include "emulator/results/validity.h"
 #include "emulator/host/comm.h"
 #include "emulator/training/interrupt.h"
 
 namespace feedrate::cli {
+
+namespace {
+
+// With --mlperf-root: the run recorded as mlpstorage's checkpointing/<model>/<stamp> folder (DLIO's files, the
+// metadata, the output copies, the workload's results.json). Collective.
+int CheckpointIntoTree(const WorkloadConfig& cfg, CheckpointOptions o, const MlperfTree& tree,
+                       const std::vector<std::string>& overrides, Comm& comm) {
+  const std::string model = MlpstorageCheckpointModel(cfg);
+  if (model.empty()) {
+    if (comm.root()) std::fprintf(stderr, "feedrate: error: --mlperf-root: %s is not one of mlpstorage's checkpoint models "
+                                          "(llama3-8b, -70b, -405b, -1t)\n", cfg.name.c_str());
+    return kExitError;
+  }
+  const nlohmann::json args = {{"program", "checkpointing"}, {"command", "run"}, {"model", model},
+                               {"num_processes", comm.size()}, {"checkpoint_folder", o.dir}, {"params", overrides},
+                               {"results_dir", tree.root},
+                               {"num_checkpoints_write", o.num_write}, {"num_checkpoints_read", o.num_read}};
+  MlperfRecord::Spec spec{"checkpointing", "run", model, "", true, overrides, o.command_line, args};
+  auto record = MlperfRecord::Begin(tree, spec, cfg, comm);
+  if (!record.ok()) {
+    if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", record.status().ToString().c_str());
+    return kExitError;
+  }
+  o.results_dir = (*record)->dir();
+  o.dlio = (*record)->dlio();
+  int code = RunCheckpoint(cfg, o, comm);
+  if (Status st = (*record)->Finish(cfg, comm.size()); !st.ok()) {
+    std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
+    code = kExitError;
+  }
+  return std::stoi(comm.Broadcast(std::to_string(code), 0));
+}
+
+}  // namespace
 
 Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
   auto* sub = app.add_subcommand("checkpoint", "write then read LLM checkpoints as MLPerf Storage v2.0 does (llama3_8b ... llama3_1t)");
@@ -43,8 +79,14 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
   auto collective_timeout = std::make_shared<double>(1800);
   sub->add_option("--collective-timeout", *collective_timeout, "seconds any rank waits in a collective (default 1800; 0: forever)")
       ->check(NonNegativeNumber());
+  auto mlperf = std::make_shared<MlperfArgs>();
+  mlperf->Register(sub);
   return [=] {
     if (launch->requested()) return RelaunchUnderMpirun(*launch, *argc, *argv);
+    mlperf->Check();
+    if (mlperf->tree.enabled() && !o->results_dir.empty()) {
+      throw CLI::ValidationError("--results-dir", "excludes --mlperf-root (the tree names the run's folder)");
+    }
     o->command_line = JoinCommandLine(*argc, *argv);
     Comm comm(argc, argv);
     comm.SetCollectiveTimeout(*collective_timeout);
@@ -62,7 +104,8 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
       return kExitError;
     }
     o->version = FEEDRATE_VERSION;
-    return RunCheckpoint(cfg, *o, comm);
+    if (!mlperf->tree.enabled()) return RunCheckpoint(cfg, *o, comm);
+    return CheckpointIntoTree(cfg, *o, mlperf->tree, w->Overrides(), comm);
   };
 }
 

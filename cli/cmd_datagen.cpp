@@ -10,6 +10,8 @@
 #include "datagen/generator.h"
 #include "datagen/temp_file.h"
 #include "emulator/host/comm.h"
+#include "emulator/results/mlperf_record.h"
+#include "emulator/results/validity.h"
 #include "loader/io/fault_injection.h"
 #include "loader/util/exit_codes.h"
 
@@ -20,6 +22,7 @@ namespace {
 // `feedrate datagen`'s options, as parsed.
 struct DatagenCommandArgs {
   WorkloadArgs w;
+  MlperfArgs mlperf;
   DatagenOptions opt;
   LaunchArgs launch;
   std::string part_size = "16m", content = "random", inject;
@@ -87,8 +90,36 @@ void ReportDatagen(const Comm& comm, const WorkloadConfig& cfg, const DatagenSta
                                cfg.s3_endpoint.empty() ? "AWS" : cfg.s3_endpoint.c_str());
 }
 
-int ExecuteDatagen(const DatagenCommandArgs& a, int* argc, char*** argv) {
+// With --mlperf-root: the generation recorded as mlpstorage's training/<model>/datagen/<stamp> folder (DLIO's
+// datagen log and Hydra folder, the metadata, the output copies). Collective.
+int GenerateIntoTree(const WorkloadConfig& cfg, const DatagenOptions& o, const DatagenCommandArgs& a, Comm& comm) {
+  const auto overrides = a.w.Overrides();
+  const nlohmann::json args = {{"program", "training"}, {"command", "datagen"}, {"model", MlpstorageTrainingModel(cfg)},
+                               {"num_processes", comm.size()}, {"data_dir", cfg.data_folder}, {"params", overrides},
+                               {"results_dir", a.mlperf.tree.root}};
+  MlperfRecord::Spec spec{"training", "datagen", MlpstorageTrainingModel(cfg), WorkloadAccelerator(cfg), true, overrides,
+                          "feedrate datagen", args};
+  auto record = MlperfRecord::Begin(a.mlperf.tree, spec, cfg, comm);
+  if (!record.ok()) {
+    if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", record.status().ToString().c_str());
+    return kExitError;
+  }
+  const double start = UnixNow();
+  int code = GenerateOnRanks(cfg, o, comm);
+  if (comm.root()) {
+    Status st = WriteDlioLog((*record)->dir(), DlioDatagenLogLines(comm.size(), start, start, UnixNow()));
+    if (st.ok()) st = (*record)->Finish(cfg, comm.size());
+    if (!st.ok()) {
+      std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
+      code = kExitError;
+    }
+  }
+  return std::stoi(comm.Broadcast(std::to_string(code), 0));
+}
+
+int ExecuteDatagen(DatagenCommandArgs a, int* argc, char*** argv) {
   if (a.launch.requested()) return RelaunchUnderMpirun(a.launch, *argc, *argv);
+  a.mlperf.Check();
   Comm comm(argc, argv);
   const std::optional<WorkloadConfig> cfg = LoadWorkloadOrPrint(a.w.workload, a.w.Overrides(), comm.root());
   if (!cfg) return kExitError;
@@ -110,7 +141,7 @@ int ExecuteDatagen(const DatagenCommandArgs& a, int* argc, char*** argv) {
     return kExitError;
   }
   TempFile::SetFaultInjector(faults->get());
-  const int code = GenerateOnRanks(*cfg, o, comm);
+  const int code = a.mlperf.tree.enabled() ? GenerateIntoTree(*cfg, o, a, comm) : GenerateOnRanks(*cfg, o, comm);
   TempFile::SetFaultInjector(nullptr);
   return code;
 }
@@ -138,6 +169,7 @@ Runner AddDatagen(CLI::App& app, int* argc, char*** argv) {
   a->w.Register(sub, true, true);
   a->launch.Register(sub);
   RegisterDatagenOptions(sub, *a);
+  a->mlperf.Register(sub);
   return [=] { return ExecuteDatagen(*a, argc, argv); };
 }
 

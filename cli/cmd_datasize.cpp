@@ -8,6 +8,8 @@
 #include "cli/commands.h"
 #include "loader/util/exit_codes.h"
 #include "emulator/checkpoint/checkpoint_layout.h"
+#include "emulator/host/comm.h"
+#include "emulator/results/mlperf_record.h"
 #include "emulator/results/validity.h"
 #include "loader/config/workload_config.h"
 
@@ -60,9 +62,71 @@ int CheckpointDatasize(const WorkloadConfig& c, uint64_t ranks, bool json) {
   return kExitPass;
 }
 
+// Training workloads: the rule's file count, by memory and by steps, and the command that generates it.
+int TrainingDatasize(const WorkloadConfig& c, const DatasizeArgs& a, const std::string& workload) {
+  if (a.client_memory_gib <= 0) {
+    std::fprintf(stderr, "feedrate: error: --client-memory-gib is required for training workloads\n");
+    return kExitError;
+  }
+  // mlpstorage v3.0's dataset-size rule (emulator/results/validity.h), shared with the runs' rule checks.
+  double total_mem = a.client_memory_gib * 1073741824.0 * static_cast<double>(a.clients);
+  const DatasetMinimum min = TrainingDatasetMinimum(c, total_mem, a.accelerators);
+  const double by_memory = static_cast<double>(min.by_memory), by_steps = static_cast<double>(min.by_steps);
+  const double files = static_cast<double>(min.files);
+  double bytes = files * static_cast<double>(c.num_samples_per_file) * min.record_length;  // the rule's, as mlpstorage
+  if (a.json) {
+    nlohmann::json j = {{"workload", c.name},
+                        {"num_files_train", static_cast<uint64_t>(files)},
+                        {"files_by_memory", static_cast<uint64_t>(by_memory)},
+                        {"files_by_steps", static_cast<uint64_t>(by_steps)},
+                        {"mlpstorage_datasize_files", min.files_rounded_down},
+                        {"dataset_bytes", bytes},
+                        {"dataset_GiB", bytes / 1073741824.0},
+                        {"client_memory_GiB_total", total_mem / 1073741824.0},
+                        {"accelerators", a.accelerators}};
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("%s: num_files_train = %.0f (%.2f GiB of data)\n", c.name.c_str(), files, bytes / 1073741824.0);
+    std::printf("  memory rule: 5 x %.0f GiB client memory -> %.0f files\n", total_mem / 1073741824.0, by_memory);
+    std::printf("  steps rule:  500 steps x %llu accelerators x batch %llu -> %.0f files\n",
+                static_cast<unsigned long long>(a.accelerators), static_cast<unsigned long long>(c.batch_size),
+                by_steps);
+    if (min.files_rounded_down != min.files) {
+      std::printf("  (mlpstorage's datasize prints %llu, the quotient rounded down; its submission checker needs %.0f)\n",
+                  static_cast<unsigned long long>(min.files_rounded_down), files);
+    }
+    std::printf("generate with: feedrate datagen -w %s --data-dir DIR --param dataset.num_files_train=%.0f\n",
+                workload.c_str(), files);
+  }
+  return kExitPass;
+}
+
+// With --mlperf-root: the same, recorded as mlpstorage's training/<model>/datasize/<stamp> folder (its output
+// copied into training_datasize.stdout.log, the metadata beside it).
+int DatasizeIntoTree(const WorkloadConfig& c, const DatasizeArgs& a, const WorkloadArgs& w, const MlperfTree& tree,
+                     int* argc, char*** argv) {
+  Comm comm(argc, argv);
+  const nlohmann::json args = {{"program", "training"}, {"command", "datasize"}, {"model", MlpstorageTrainingModel(c)},
+                               {"accelerator_type", WorkloadAccelerator(c)}, {"client_host_memory_in_gb", a.client_memory_gib},
+                               {"num_client_hosts", a.clients}, {"max_accelerators", a.accelerators}, {"params", w.Overrides()}};
+  MlperfRecord::Spec spec{"training", "datasize", MlpstorageTrainingModel(c), WorkloadAccelerator(c), false, w.Overrides(),
+                          "feedrate datasize", args};
+  auto record = MlperfRecord::Begin(tree, spec, c, comm);
+  if (!record.ok()) {
+    std::fprintf(stderr, "feedrate: error: %s\n", record.status().ToString().c_str());
+    return kExitError;
+  }
+  int code = comm.root() ? TrainingDatasize(c, a, w.workload) : kExitPass;
+  if (Status st = (*record)->Finish(c, 1); !st.ok()) {
+    std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
+    code = kExitError;
+  }
+  return code;
+}
+
 }  // namespace
 
-Runner AddDatasize(CLI::App& app) {
+Runner AddDatasize(CLI::App& app, int* argc, char*** argv) {
   auto* sub = app.add_subcommand("datasize", "minimum num_files_train per the mlpstorage v3.0 rule");
   auto w = std::make_shared<WorkloadArgs>();
   auto a = std::make_shared<DatasizeArgs>();
@@ -76,44 +140,17 @@ Runner AddDatasize(CLI::App& app) {
                   "default their CLOSED TP x PP x DP)")->check(PositiveNumber());
   sub->add_flag("--json", a->json, "print JSON");
   auto accelerators_given = sub->get_option("--accelerators");
+  auto mlperf = std::make_shared<MlperfArgs>();
+  mlperf->Register(sub);
   return [=] {
+    mlperf->Check();
     WorkloadConfig c = LoadWorkload(w->workload, w->Overrides());
-    if (!c.do_train) return CheckpointDatasize(c, accelerators_given->count() > 0 ? a->accelerators : 0, a->json);
-    if (a->client_memory_gib <= 0) {
-      std::fprintf(stderr, "feedrate: error: --client-memory-gib is required for training workloads\n");
-      return kExitError;
+    if (!c.do_train) {
+      if (mlperf->tree.enabled()) throw CLI::ValidationError("--mlperf-root", "records training datasize only");
+      return CheckpointDatasize(c, accelerators_given->count() > 0 ? a->accelerators : 0, a->json);
     }
-    // mlpstorage v3.0's dataset-size rule (emulator/results/validity.h), shared with the runs' rule checks.
-    double total_mem = a->client_memory_gib * 1073741824.0 * static_cast<double>(a->clients);
-    const DatasetMinimum min = TrainingDatasetMinimum(c, total_mem, a->accelerators);
-    const double by_memory = static_cast<double>(min.by_memory), by_steps = static_cast<double>(min.by_steps);
-    const double files = static_cast<double>(min.files);
-    double bytes = files * static_cast<double>(c.num_samples_per_file) * min.record_length;  // the rule's, as mlpstorage
-    if (a->json) {
-      nlohmann::json j = {{"workload", c.name},
-                          {"num_files_train", static_cast<uint64_t>(files)},
-                          {"files_by_memory", static_cast<uint64_t>(by_memory)},
-                          {"files_by_steps", static_cast<uint64_t>(by_steps)},
-                          {"mlpstorage_datasize_files", min.files_rounded_down},
-                          {"dataset_bytes", bytes},
-                          {"dataset_GiB", bytes / 1073741824.0},
-                          {"client_memory_GiB_total", total_mem / 1073741824.0},
-                          {"accelerators", a->accelerators}};
-      std::printf("%s\n", j.dump(2).c_str());
-    } else {
-      std::printf("%s: num_files_train = %.0f (%.2f GiB of data)\n", c.name.c_str(), files, bytes / 1073741824.0);
-      std::printf("  memory rule: 5 x %.0f GiB client memory -> %.0f files\n", total_mem / 1073741824.0, by_memory);
-      std::printf("  steps rule:  500 steps x %llu accelerators x batch %llu -> %.0f files\n",
-                  static_cast<unsigned long long>(a->accelerators), static_cast<unsigned long long>(c.batch_size),
-                  by_steps);
-      if (min.files_rounded_down != min.files) {
-        std::printf("  (mlpstorage's datasize prints %llu, the quotient rounded down; its submission checker needs %.0f)\n",
-                    static_cast<unsigned long long>(min.files_rounded_down), files);
-      }
-      std::printf("generate with: feedrate datagen -w %s --data-dir DIR --param dataset.num_files_train=%.0f\n",
-                  w->workload.c_str(), files);
-    }
-    return kExitPass;
+    if (mlperf->tree.enabled()) return DatasizeIntoTree(c, *a, *w, mlperf->tree, argc, argv);
+    return TrainingDatasize(c, *a, w->workload);
   };
 }
 

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "emulator/report/report.h"
 #include "emulator/results/mlperf_export.h"
+#include "emulator/results/result_dirs.h"
 #include "emulator/results/results.h"
 #include "emulator/run/run.h"
 
@@ -15,12 +16,19 @@ Runner AddReport(CLI::App& app) {
   auto* sub = app.add_subcommand("report", "HTML and markdown report from run, sweep or DLIO result directories");
   auto dirs = std::make_shared<std::vector<std::string>>();
   auto out = std::make_shared<std::string>();
-  sub->add_option("dirs", *dirs, "result directories (feedrate run or sweep, or DLIO's)")->required();
+  sub->add_option("dirs", *dirs, "result directories (feedrate run or sweep, or DLIO's), or folders holding them "
+                                 "(an mlpstorage results tree: every run under it)")->required();
   sub->add_option("-o,--output", *out, "HTML file to write (default: report.html in the first directory); the markdown "
                                       "(.md) and the MLPerf-style results.json / results.csv go beside it");
   return [=] {
     std::vector<ReportInput> inputs;
+    std::vector<std::string> found;
     for (const auto& d : *dirs) {
+      auto under = FindResultDirs(d);
+      if (under.empty()) under.push_back(d);  // nothing under it: LoadResultDir says what is missing
+      found.insert(found.end(), under.begin(), under.end());
+    }
+    for (const auto& d : found) {
       auto in = LoadResultDir(d);
       if (!in.ok()) {
         std::fprintf(stderr, "feedrate: error: %s\n", in.status().ToString().c_str());

@@ -1,4 +1,5 @@
 // `feedrate run`: emulate accelerators training on a dataset and report AU (see emulator/run/run.h).
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -6,6 +7,8 @@
 #include "cli/commands.h"
 #include "cli/launch.h"
 #include "emulator/host/comm.h"
+#include "emulator/results/mlperf_record.h"
+#include "emulator/results/validity.h"
 #include "emulator/run/run.h"
 #include "emulator/training/interrupt.h"
 #include "loader/io/fault_injection.h"
@@ -26,6 +29,8 @@ struct RunCommandArgs {
   double collective_timeout = 1800;
   uint64_t total_accelerators = 0;  // mlpstorage's --num-accelerators (the job's), 0: -n per rank
   bool closed = false, open = false;
+  MlperfArgs mlperf;
+  uint64_t loops = 1;  // back-to-back runs (mlpstorage's --loops: 1 warm-up + 5 is 6)
 };
 
 // How the samples are read: accelerators, I/O threads, engine, order, depth, O_DIRECT, retained batches.
@@ -61,6 +66,68 @@ void RegisterMlpstorageOptions(CLI::App* sub, RunCommandArgs& a) {
   sub->add_flag("--open", a.open, "refuse to start when the run is INVALID by its edition's rules (mlpstorage's)")->excludes(closed);
   sub->add_flag("--allow-invalid-params", a.o.allow_invalid_params,
                 "with --closed/--open: run even when the rules' verdict is below it (the verdict is still recorded)");
+  sub->add_option("--loops", a.loops, "runs back to back, each its own results folder (mlpstorage's; a submission has "
+                                      "6: 1 warm-up + 5)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1000}));
+  a.mlperf.Register(sub);
+}
+
+// The exit code of several runs: an error wins, then an interrupt, then a missed AU bar.
+int WorstCode(int a, int b) {
+  for (int code : {kExitError, kExitInterrupted, kExitMissedAu}) {
+    if (a == code || b == code) return code;
+  }
+  return a;
+}
+
+// mlpstorage's args for the tree's metadata: the run's options under mlpstorage's names.
+nlohmann::json MlpstorageArgs(const RunCommandArgs& a, const WorkloadConfig& cfg, const Comm& comm,
+                              const std::vector<std::string>& overrides) {
+  std::vector<std::string> hosts;
+  for (int r = 0; r < comm.size(); ++r) {
+    if (std::find(hosts.begin(), hosts.end(), comm.hostname(r)) == hosts.end()) hosts.push_back(comm.hostname(r));
+  }
+  const uint64_t total = static_cast<uint64_t>(comm.size()) * a.o.accelerators;
+  return {{"program", "training"}, {"command", "run"}, {"model", MlpstorageTrainingModel(cfg)}, {"accelerator_type", WorkloadAccelerator(cfg)},
+          {"num_accelerators", total}, {"num_processes", total}, {"client_host_memory_in_gb", a.o.client_memory_gib},
+          {"data_dir", cfg.data_folder}, {"results_dir", a.mlperf.tree.root}, {"loops", a.loops}, {"closed", a.closed},
+          {"open", a.open}, {"params", overrides}, {"hosts", hosts}, {"ranks", comm.size()},
+          {"accelerators_per_rank", a.o.accelerators}};
+}
+
+// `--loops N` runs, each into its own folder: the tree's next timestamped run folder (with its record), or a
+// default results folder. Collective.
+int RunLoops(const RunCommandArgs& a, const WorkloadConfig& cfg, const std::vector<std::string>& overrides, Comm& comm) {
+  int worst = kExitPass;
+  for (uint64_t k = 1; k <= a.loops; ++k) {
+    RunOptions o = a.o;
+    std::unique_ptr<MlperfRecord> record;
+    if (a.mlperf.tree.enabled()) {
+      MlperfRecord::Spec spec{"training", "run", MlpstorageTrainingModel(cfg), WorkloadAccelerator(cfg), true, overrides, o.command_line,
+                              MlpstorageArgs(a, cfg, comm, overrides)};
+      auto r = MlperfRecord::Begin(a.mlperf.tree, spec, cfg, comm);
+      if (!r.ok()) {
+        if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
+        return kExitError;
+      }
+      record = std::move(*r);
+      o.results_dir = record->dir();
+      o.dlio = record->dlio();
+    }
+    if (a.loops > 1 && comm.root()) std::printf("run %llu of %llu\n", static_cast<unsigned long long>(k),
+                                                static_cast<unsigned long long>(a.loops));
+    int code = RunTraining(cfg, o, comm);
+    if (record) {
+      if (Status st = record->Finish(cfg, comm.size() * static_cast<int>(o.accelerators)); !st.ok()) {
+        std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
+        code = kExitError;
+      }
+      code = std::stoi(comm.Broadcast(std::to_string(code), 0));
+    }
+    worst = WorstCode(worst, code);
+    if (code == kExitError || code == kExitInterrupted) break;
+  }
+  return worst;
 }
 
 // What the run says while it goes, and how long ranks wait for each other.
@@ -148,6 +215,14 @@ std::vector<std::string> RunOverrides(const RunCommandArgs& a) {
 
 int ExecuteRun(RunCommandArgs a, int* argc, char*** argv) {
   if (a.launch.requested()) return RelaunchUnderMpirun(a.launch, *argc, *argv);
+  a.mlperf.Check();
+  if (a.loops > 1 && !a.o.results_dir.empty() && !a.mlperf.tree.enabled()) {
+    throw CLI::ValidationError("--loops", "writes a folder per run: the default results/<timestamp>_<workload> ones or "
+                                          "an --mlperf-root tree, not one --results-dir");
+  }
+  if (a.mlperf.tree.enabled() && !a.o.results_dir.empty()) {
+    throw CLI::ValidationError("--results-dir", "excludes --mlperf-root (the tree names each run's folder)");
+  }
   a.o.command_line = JoinCommandLine(*argc, *argv);
   Comm comm(argc, argv);
   comm.SetCollectiveTimeout(a.collective_timeout);
@@ -170,7 +245,7 @@ int ExecuteRun(RunCommandArgs a, int* argc, char*** argv) {
   }
   a.o.declared_category = a.closed ? "CLOSED" : a.open ? "OPEN" : "";
   a.o.version = FEEDRATE_VERSION;
-  return RunTraining(*cfg, a.o, comm);
+  return RunLoops(a, *cfg, RunOverrides(a), comm);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "emulator/results/mlperf_tree.h"
 #include "loader/config/workload_config.h"
 #include "loader/util/exit_codes.h"
 
@@ -38,6 +39,14 @@ struct WorkloadArgs {
   std::vector<std::string> Overrides() const;
   void ResolveWorkload();
   void CheckLocation() const;
+};
+
+// --mlperf-root ROOT --division --org --system (docs/mlpstorage.md): the tree a command writes its record into.
+struct MlperfArgs {
+  MlperfTree tree;
+  void Register(CLI::App* app);
+  // After parsing: --org and --system given with a root, plain names; the division defaults to open.
+  void Check();
 };
 
 // The workload with these overrides, or nullopt after printing the configuration error (when `print`: rank 0 of a
@@ -78,7 +87,7 @@ using Runner = std::function<int()>;
 Runner AddDatagen(CLI::App& app, int* argc, char*** argv);
 Runner AddRun(CLI::App& app, int* argc, char*** argv);
 Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv);
-Runner AddDatasize(CLI::App& app);
+Runner AddDatasize(CLI::App& app, int* argc, char*** argv);
 Runner AddInspect(CLI::App& app);
 Runner AddIobench(CLI::App& app, int* argc, char*** argv);
 Runner AddWorkloads(CLI::App& app);

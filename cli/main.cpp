@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   add(feedrate::cli::AddDatagen(app, &argc, &argv));
   add(feedrate::cli::AddRun(app, &argc, &argv));
   add(feedrate::cli::AddCheckpoint(app, &argc, &argv));
-  add(feedrate::cli::AddDatasize(app));
+  add(feedrate::cli::AddDatasize(app, &argc, &argv));
   add(feedrate::cli::AddInspect(app));
   add(feedrate::cli::AddIobench(app, &argc, &argv));
   add(feedrate::cli::AddWorkloads(app));

@@ -294,4 +294,19 @@ std::vector<std::string> RunDirsOf(const ReportInput& in) {
   return dirs;
 }
 
+std::vector<std::string> FindResultDirs(const std::string& root) {
+  std::error_code ec;
+  if (fs::exists(fs::path(root) / "summary.json", ec) || fs::exists(fs::path(root) / "sweep.json", ec)) return {root};
+  std::vector<std::string> children;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    if (e.is_directory(ec) && !e.is_symlink(ec)) children.push_back(e.path().string());
+  }
+  std::sort(children.begin(), children.end());
+  std::vector<std::string> out;
+  for (const auto& c : children) {
+    for (auto& d : FindResultDirs(c)) out.push_back(std::move(d));
+  }
+  return out;
+}
+
 }  // namespace feedrate

@@ -56,6 +56,10 @@ void ReadDlioRankOutput(int rank, const nlohmann::json& output, std::vector<Dlio
 // Per epoch over ranks: mean/min/max AU, samples/s summed, MiB/s from `bytes_per_sample` (0: unknown).
 std::vector<EpochRow> DlioEpochRows(const std::vector<DlioRankEpoch>& ranks, double bytes_per_sample);
 
+// The result directories under `root` (one holding summary.json or sweep.json), walked depth-first in name order
+// without descending into one found (an mlpstorage tree, a folder of runs); `root` itself when it is one.
+std::vector<std::string> FindResultDirs(const std::string& root);
+
 // The run directories behind an input: the run itself, or every run a sweep recorded (relative paths resolved
 // against the sweep dir).
 std::vector<std::string> RunDirsOf(const ReportInput& in);

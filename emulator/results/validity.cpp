@@ -77,6 +77,13 @@ bool In(const std::string& x, std::initializer_list<const char*> set) {
 
 }  // namespace
 
+std::string MlpstorageTrainingModel(const WorkloadConfig& cfg) { return ModelOf(cfg); }
+
+std::string WorkloadAccelerator(const WorkloadConfig& cfg) {
+  const std::string acc = AcceleratorOf(cfg);
+  return In(acc, {"v100", "a100", "h100", "b200", "mi355"}) ? acc : "";
+}
+
 std::string TrainingRulesEdition(const WorkloadConfig& cfg) {
   const std::string model = ModelOf(cfg), acc = AcceleratorOf(cfg);
   if (In(model, {"unet3d", "retinanet"}) && In(acc, {"b200", "mi355"})) return "v3.0";

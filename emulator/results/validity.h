@@ -48,6 +48,10 @@ struct RunFacts {
 // resnet50 and cosmoflow on a100 and h100), "" for neither (flux, dlrm, bert, v100, ...: no edition accepts it).
 // From a built-in workload's model and the accelerator its name ends with.
 std::string TrainingRulesEdition(const WorkloadConfig& cfg);
+// mlpstorage's name of a training workload's model (unet3d, retinanet, resnet50, ...) and the accelerator its
+// built-in name ends with (b200, h100, ...; "" when it names none).
+std::string MlpstorageTrainingModel(const WorkloadConfig& cfg);
+std::string WorkloadAccelerator(const WorkloadConfig& cfg);
 
 // The checks mlpstorage runs on a training run (by TrainingRulesEdition's edition; a workload neither edition
 // accepts is INVALID, saying which would), plus Feedrate's own departures from DLIO's behaviour.
