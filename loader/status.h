@@ -11,7 +11,7 @@
 
 namespace feedrate {
 
-class Status {
+class [[nodiscard]] Status {
  public:
   enum class Code : unsigned char { kOk, kIoError, kCorruption, kNotFound, kInvalidArgument, kUnsupported, kStopped };
 
@@ -50,7 +50,7 @@ class Status {
 
 // A value or an error Status.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}   // NOLINT(google-explicit-constructor)
