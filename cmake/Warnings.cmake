@@ -1,7 +1,9 @@
 # Project-wide warning flags, applied per target with feedrate_warnings(<target>).
 function(feedrate_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
-                         -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough)
+                         -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough
+                         # Status and Result are [[nodiscard]]: an error dropped on the floor stops the build.
+                         -Werror=unused-result)
   # A unity build #includes each .cpp, so g++ takes a file-local type used by the file's own class for one
   # declared in a header and warns; a non-unity build (fuzz preset, -DCMAKE_UNITY_BUILD=OFF) still checks it.
   if(CMAKE_UNITY_BUILD)
