@@ -84,7 +84,7 @@ print("| workload | MiB/s one accelerator really reads at 100% AU | fio psync 2 
 print("|---|---|---|---|---|---|---|")
 for n in names:
     summary = json.load(open(f"{out}_{n}_one.json"))
-    one = summary["feedrate"]  # (status "fail" = AU below the bar: the bytes still count)
+    one = summary["feedrate"]  # (status "missed_au" = AU below the bar: the bytes still count)
     batch, ct = by[n]["batch_size"], by[n]["computation_time_s"]
     epochs = summary["epochs"] if isinstance(summary["epochs"], int) else len(summary["epochs"])
     per_sample = one["bytes_read"] / (one["steps_per_epoch"] * epochs * batch)

@@ -231,7 +231,7 @@ Status CheckRecordKeys(const json& j, const std::string& file, const std::string
     strings = {"feedrate.status", "feedrate.workload"};
     numbers = {"num_accelerators"};
     const json* status = At(j, "feedrate.status");
-    const bool measured = status != nullptr && status->is_string() && (*status == "success" || *status == "fail");
+    const bool measured = status != nullptr && status->is_string() && CompletedStatus(status->get<std::string>());
     if (measured && kind == "feedrate run") {
       numbers.insert(numbers.end(), {"metric.train_au_mean_percentage", "metric.train_throughput_mean_samples_per_second"});
     }

@@ -454,7 +454,7 @@ nlohmann::json BuildSummary(const RunRecord& r) {
   using nlohmann::json;
   auto hosts = ByHost(r);
   const double per_host_gb = hosts.empty() ? 0 : r.dataset_bytes / static_cast<double>(hosts.size()) / kGiB;
-  const bool completed = r.status == "success" || r.status == "fail";
+  const bool completed = CompletedStatus(r.status);
   json s = DlioTopLevel(r, hosts, per_host_gb, completed);
   json f = RunSetupFigures(r);
   if (completed) ReadFigures(r, &f);
@@ -495,7 +495,7 @@ Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary);
 
 Status WriteRunningSummary(const RunRecord& r) {
   RunRecord running = r;
-  running.status = "running";
+  running.status = kStatusRunning;
   return WriteFileAtomic(r.results_dir + "/summary.json", BuildSummary(running).dump(2) + "\n");
 }
 
@@ -507,7 +507,7 @@ Status WriteRunResults(const RunRecord& r) {
   Status st = WriteRecordFiles(r, summary);
   if (st.ok()) return WriteFileAtomic(r.results_dir + "/summary.json", summary.dump(2) + "\n");
   RunRecord failed = r;
-  failed.status = "failed";
+  failed.status = kStatusFailed;
   failed.error = "the results could not be written: " + st.ToString();
   (void)WriteFileAtomic(r.results_dir + "/summary.json", BuildSummary(failed).dump(2) + "\n");
   return st;
@@ -518,7 +518,7 @@ namespace {
 // Every record file but summary.json.
 Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary) {
   const std::string dir = r.results_dir + "/";
-  if (r.dlio != nullptr && (r.status == "success" || r.status == "fail")) FEEDRATE_RETURN_IF_ERROR(WriteDlioRunFiles(r));
+  if (r.dlio != nullptr && CompletedStatus(r.status)) FEEDRATE_RETURN_IF_ERROR(WriteDlioRunFiles(r));
   if (!r.timeseries_csv.empty()) FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "timeseries.csv", r.timeseries_csv));
   FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "config.yaml", "# Resolved workload (" + r.cfg->source +
                                                                    ") after aliases and overrides\n" +
@@ -566,7 +566,7 @@ Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary) {
   std::set<std::string> hosts;
   for (const auto& ri : r.rank_info) hosts.insert(ri.hostname);
   md << "- hosts: " << hosts.size() << "\n\n";
-  if (r.status == "success" || r.status == "fail") {
+  if (CompletedStatus(r.status)) {
     md << "```" << FormatResultTable(r) << "```\n\n";
     md << "AU is DLIO v2.0's (first step of each epoch excluded). \"MiB/s (DLIO)\" is throughput x the nominal "
           "record length, as DLIO reports it; \"MiB/s read\" counts the bytes Feedrate really read.\n";

@@ -55,6 +55,16 @@ struct RankInfo {
 
 struct DlioInvocation;
 
+// A run's feedrate.status in summary.json: completed with the AU bar met or missed, failed (an error), interrupted,
+// or still running. "missed_au" was "fail" before 2026-12-05 (one letter from "failed"): readers take both.
+inline constexpr const char* kStatusPassed = "success";
+inline constexpr const char* kStatusMissedAu = "missed_au";
+inline constexpr const char* kStatusFailed = "failed";
+inline constexpr const char* kStatusInterrupted = "interrupted";
+inline constexpr const char* kStatusRunning = "running";
+// The run completed (every epoch measured), whatever its AU; takes the old "fail" of earlier records.
+inline bool CompletedStatus(const std::string& s) { return s == kStatusPassed || s == kStatusMissedAu || s == "fail"; }
+
 struct RunRecord {
   const WorkloadConfig* cfg = nullptr;
   std::string results_dir;
@@ -103,7 +113,7 @@ struct RunRecord {
   double gather_seconds = 0;  // and how long that took (time series included)
   std::string timeseries_csv;       // merged timeseries.csv ("" = not recorded)
   double timeseries_interval = 0;
-  std::string status;  // success | fail | failed | interrupted
+  std::string status;  // kStatusPassed | kStatusMissedAu | kStatusFailed | kStatusInterrupted (| kStatusRunning)
   std::string error;
 };
 

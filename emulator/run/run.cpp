@@ -128,7 +128,7 @@ Status TrainingRun::CreateResultsDir() {
   FEEDRATE_RETURN_IF_ERROR(WriteRunningSummary(rec_));
   comm_.SetAbortHook([this](const std::string& message) {
     RunRecord failed = rec_;
-    failed.status = "failed";
+    failed.status = kStatusFailed;
     failed.error = message;
     failed.end_iso = NowIso8601();
     failed.end_unix = UnixNow();
@@ -384,7 +384,7 @@ int TrainingRun::FinishCompleted() {
     ParseRankInfos(infos, &rec_);
     rec_.metrics = AggregateRun(per_acc, cfg_.record_length, cfg_.au);
     rec_.per_accelerator = std::move(per_acc);
-    rec_.status = rec_.metrics.meets_au ? "success" : "fail";
+    rec_.status = rec_.metrics.meets_au ? kStatusPassed : kStatusMissedAu;
     Status w = WriteRunResults(rec_);
     if (!w.ok()) {
       std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());

@@ -5,6 +5,8 @@
 #include "emulator/report/report.h"
 #include "emulator/report/svg_chart.h"
 #include "emulator/results/mlperf_export.h"
+#include "emulator/results/result_dirs.h"
+#include "emulator/results/results.h"
 #include "test_util.h"
 
 namespace feedrate {
@@ -153,9 +155,6 @@ TEST(Report, DlioPerRankOutputAndHydraConfig) {
   EXPECT_NE(csv.find(",True,"), std::string::npos) << csv;
 }
 
-}  // namespace
-}  // namespace feedrate
-
 namespace feedrate {
 namespace {
 
@@ -231,6 +230,26 @@ TEST(MlperfExport, FloatsAreWrittenAsPythonReprWritesThem) {
   EXPECT_EQ(PythonFloatRepr(123.456), "123.456");
   EXPECT_EQ(PythonFloatRepr(-0.0), "-0.0");
   EXPECT_EQ(PythonFloatRepr(0.0), "0.0");
+}
+
+}  // namespace
+}  // namespace feedrate
+
+// A completed run's record must carry its metrics, whether it says "missed_au" or the "fail" of older records; a
+// failed run's need not. (The statuses differ by more than a letter since 2026-12-05.)
+TEST(Report, CompletedRecordsOldAndNewNeedTheirMetrics) {
+  test::TempDir dir;
+  for (const char* status : {"missed_au", "fail", "success", "failed", "interrupted"}) {
+    const std::string d = dir / status;
+    std::filesystem::create_directories(d);
+    test::WriteFile(d + "/summary.json", std::string(R"({"num_accelerators": 1, "feedrate": {"status": ")") + status +
+                                             R"(", "workload": "unet3d_h100"}})");
+    const bool completed = std::string(status) == "missed_au" || std::string(status) == "fail" || std::string(status) == "success";
+    auto in = LoadResultDir(d);
+    EXPECT_EQ(in.ok(), !completed) << status << ": " << in.status().ToString();
+    if (completed) EXPECT_NE(in.status().ToString().find("train_au_mean_percentage"), std::string::npos) << in.status().ToString();
+  }
+  EXPECT_TRUE(CompletedStatus(kStatusMissedAu) && CompletedStatus("fail") && !CompletedStatus(kStatusFailed));
 }
 
 }  // namespace
