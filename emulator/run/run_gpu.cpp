@@ -89,11 +89,11 @@ Result<std::unique_ptr<GpuStaging>> MakeStaging(const AcceleratorStaging& a, siz
 Status MakeStagings(const WorkloadConfig& cfg, const SampleTable& table, uint64_t direct_align, SlotReads reads,
                     const std::vector<size_t>& gpu_index, AcceleratorStaging* out) {
   for (size_t g : gpu_index) {
-    FEEDRATE_ASSIGN_OR_RETURN(auto train, MakeStaging(*out, g, table, reads.train, cfg.loader_depth, direct_align));
+    FEEDRATE_ASSIGN_OR_RETURN(auto train, MakeStaging(*out, g, table, reads.train, cfg.batches_in_flight, direct_align));
     out->train_slots.push_back(train.get());
     out->train.push_back(std::move(train));
     if (reads.eval == 0) continue;
-    FEEDRATE_ASSIGN_OR_RETURN(auto eval, MakeStaging(*out, g, table, reads.eval, cfg.loader_depth, direct_align));
+    FEEDRATE_ASSIGN_OR_RETURN(auto eval, MakeStaging(*out, g, table, reads.eval, cfg.batches_in_flight, direct_align));
     out->eval_slots.push_back(eval.get());
     out->eval.push_back(std::move(eval));
   }

@@ -58,7 +58,7 @@ EngineRequest EngineRequestFor(const WorkloadConfig& cfg, const RunOptions& opt,
   r.io_threads = opt.io_threads;
   r.read_threads = cfg.read_threads;
   r.accelerators = opt.accelerators;
-  r.batches_in_flight = cfg.loader_depth;
+  r.batches_in_flight = cfg.batches_in_flight;
   r.batch = cfg.batch_size;
   r.cpus = CpuAffinity().size();
   r.memory_storage = !s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
@@ -352,7 +352,7 @@ Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const
   double engine_bytes = gds ? 0.0 : static_cast<double>(EngineBufferBytes(cfg.engine, eo));
   // Retained slots hold a batch's reads packed: slot_reads of the largest window (Prefetcher::SlotBytes).
   const uint64_t slot_bytes = Prefetcher::SlotBytes(s->table, s->slot_reads.train, cfg.odirect ? eo.direct_align : 0);
-  double retain_bytes = s->retain && !gds ? static_cast<double>(opt.accelerators * cfg.loader_depth) *
+  double retain_bytes = s->retain && !gds ? static_cast<double>(opt.accelerators * cfg.batches_in_flight) *
                                                 static_cast<double>(slot_bytes)
                                           : 0;
   s->buffer_bytes = engine_bytes + retain_bytes;
@@ -369,7 +369,7 @@ Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const
                                    what + ": lower reader.transfer_size, --queue-depth, the I/O threads" +
                                    (opt.retain_batches ? " or drop --retain-batches" : "") +
                                    (opt.accelerator_memory != AcceleratorMemory::kHost
-                                        ? " or keep fewer batches in flight (" + std::to_string(cfg.loader_depth) +
+                                        ? " or keep fewer batches in flight (" + std::to_string(cfg.batches_in_flight) +
                                               ": reader.read_threads and reader.prefetch_size, docs/metrics.md)"
                                         : "") +
                                    (s->table.check != SampleCheck::kNone ? " or lower reader.batch_size" : ""));
@@ -439,7 +439,7 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   d.lanes = static_cast<uint32_t>(opt.accelerators) * workers;
   // A lane holds at most its accelerator's batches in flight, training's and evaluation's (an epoch's end may overlap
   // them): depth x the larger batch, twice.
-  d.lane_capacity = 2 * std::max<uint64_t>(1, cfg.loader_depth) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
+  d.lane_capacity = 2 * std::max<uint64_t>(1, cfg.batches_in_flight) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
   d.chunk = std::max<uint64_t>(cfg.transfer_size, 1 << 20);
   EngineOptions eo = s->engine_options;
   eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);

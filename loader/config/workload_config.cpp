@@ -372,10 +372,10 @@ void ExtractReader(const Extractor& x, WorkloadConfig* c) {
   x.ReadU64("reader.read_threads", &c->read_threads, 0);
   uint64_t prefetch_size = 2;  // DLIO's default; it only shapes the batches in flight
   x.ReadU64("reader.prefetch_size", &prefetch_size, 0, kMaxBatchesInFlight);
-  c->loader_depth = DlioLoaderDepth(c->data_loader, c->read_threads, prefetch_size);
-  if (c->loader_depth > kMaxBatchesInFlight) {
+  c->batches_in_flight = DlioBatchesInFlight(c->data_loader, c->read_threads, prefetch_size);
+  if (c->batches_in_flight > kMaxBatchesInFlight) {
     throw ConfigError(c->source + ": reader.read_threads " + std::to_string(c->read_threads) + " and reader.prefetch_size " +
-                      std::to_string(prefetch_size) + " keep " + std::to_string(c->loader_depth) +
+                      std::to_string(prefetch_size) + " keep " + std::to_string(c->batches_in_flight) +
                       " batches in flight per accelerator in DLIO's loader; Feedrate keeps at most " +
                       std::to_string(kMaxBatchesInFlight));
   }
@@ -454,7 +454,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("feedrate.decode", &c->decode);
   x.ReadEnum("feedrate.compute", &c->compute);
   x.ReadU64("feedrate.compute_memory_bytes", &c->compute_memory_bytes, 0);
-  x.ReadU64("feedrate.batches_in_flight", &c->loader_depth, 1, kMaxBatchesInFlight);  // replaces DLIO's depth
+  x.ReadU64("feedrate.batches_in_flight", &c->batches_in_flight, 1, kMaxBatchesInFlight);  // replaces DLIO's depth
   ExtractParquet(x, c);
 }
 
@@ -476,7 +476,7 @@ std::string ReadFileText(const std::string& path) {
 
 }  // namespace
 
-uint64_t DlioLoaderDepth(DataLoader loader, uint64_t read_threads, uint64_t prefetch_size) {
+uint64_t DlioBatchesInFlight(DataLoader loader, uint64_t read_threads, uint64_t prefetch_size) {
   switch (loader) {
     case DataLoader::kPyTorch: {
       if (read_threads == 0) return 1;

@@ -103,9 +103,9 @@ struct WorkloadConfig {
   uint64_t batch_size = 1;
   uint64_t batch_size_eval = 1;        // reader.batch_size_eval (DLIO default 1)
   uint64_t read_threads = 1;
-  // Batches one accelerator has in flight, as DLIO's loader for these settings keeps them (DlioLoaderDepth), or
-  // feedrate.batches_in_flight: the Prefetcher's depth, and the slots of retained or staged batches.
-  uint64_t loader_depth = 2;
+  // Batches one accelerator has in flight, as DLIO's loader for these settings keeps them (DlioBatchesInFlight), or
+  // feedrate.batches_in_flight: the Prefetcher's batches in flight, and the slots of retained or staged batches.
+  uint64_t batches_in_flight = 2;
   uint64_t transfer_size = 1 << 20;    // DLIO default is None; Feedrate reads in 1 MiB transfers
   std::string file_shuffle = "off";
   std::string sample_shuffle = "off";
@@ -175,7 +175,7 @@ std::string TrainingCheckpointNote(const WorkloadConfig& c);
 // read_threads), or 2 when that is 0; TensorFlow's prefetch(prefetch_size); DALI's prefetch_queue_depth
 // (prefetch_size, 2 when 0). At least 1: with read_threads 0 DLIO's PyTorch loader reads a batch only when the step
 // asks for it, which Feedrate does not emulate (it overlaps one batch with the compute).
-uint64_t DlioLoaderDepth(DataLoader loader, uint64_t read_threads, uint64_t prefetch_size);
+uint64_t DlioBatchesInFlight(DataLoader loader, uint64_t read_threads, uint64_t prefetch_size);
 
 // Built-in workload YAML texts, embedded at build time from workloads/*.yaml.
 const std::map<std::string, std::string_view>& BuiltinWorkloads();

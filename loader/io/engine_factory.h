@@ -28,7 +28,7 @@ struct EngineRequest {
   uint64_t io_threads = 0;           // --io-threads; 0: reader.read_threads x accelerators, capped
   uint64_t read_threads = 1;         // reader.read_threads (DLIO's workers per accelerator)
   uint64_t accelerators = 1;         // on this rank
-  uint64_t batches_in_flight = 1;    // per accelerator (WorkloadConfig::loader_depth)
+  uint64_t batches_in_flight = 1;    // per accelerator (WorkloadConfig::batches_in_flight)
   uint64_t batch = 1;                // reader.batch_size
   size_t cpus = 1;                   // CPUs the rank may run on
   bool memory_storage = false;       // the files live on tmpfs/ramfs: a buffered read is a copy that never waits

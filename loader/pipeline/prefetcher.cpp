@@ -15,7 +15,7 @@
 
 namespace feedrate {
 
-Prefetcher::Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batch_size, uint64_t depth,
+Prefetcher::Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batch_size, uint64_t batches_in_flight,
                        bool retain_batches, uint64_t direct_align, const FileTable* files, uint64_t coalesce_bytes,
                        uint64_t slot_reads)
     : engine_(engine),
@@ -24,23 +24,23 @@ Prefetcher::Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batc
       batch_(batch_size),
       direct_align_(direct_align),
       coalesce_bytes_(coalesce_bytes),
-      depth_(std::max<uint64_t>(1, depth)),
+      batches_in_flight_(std::max<uint64_t>(1, batches_in_flight)),
       max_extent_(table.MaxLength()),
-      slots_(std::make_unique<Slot[]>(depth_)),
+      slots_(std::make_unique<Slot[]>(batches_in_flight_)),
       requests_(std::make_unique<ReadRequest[]>(batch_)) {
   stride_ = SlotBytes(table, 1, direct_align);
   slot_bytes_ = stride_ * std::min(batch_, slot_reads > 0 ? slot_reads : batch_);
-  for (uint64_t i = 0; i < depth_; ++i) {
+  for (uint64_t i = 0; i < batches_in_flight_; ++i) {
     slots_[i].group = std::make_unique<uint32_t[]>(batch_);
     slots_[i].done = std::make_unique<std::atomic<uint8_t>[]>(batch_);
   }
   if (retain_batches) {
     size_t align = std::max<size_t>(AlignedBuffer::kAlignment, direct_align);
-    for (uint64_t i = 0; i < depth_; ++i) {
+    for (uint64_t i = 0; i < batches_in_flight_; ++i) {
       slots_[i].retained = AlignedBuffer(slot_bytes_, align);
       slots_[i].base = slots_[i].retained.data();
     }
-    retained_bytes_ = depth_ * slot_bytes_;
+    retained_bytes_ = batches_in_flight_ * slot_bytes_;
   }
 }
 
@@ -56,17 +56,17 @@ uint64_t Prefetcher::WindowBytes(uint64_t length, uint64_t direct_align) {
 
 Status Prefetcher::set_staging(BatchStaging* staging) {
   if (slots_[0].retained.data() == nullptr) return Status::InvalidArgument("batch staging needs retained batches");
-  if (staging->slots() != depth_ || staging->slot_bytes() < slot_bytes_) {
+  if (staging->slots() != batches_in_flight_ || staging->slot_bytes() < slot_bytes_) {
     return Status::InvalidArgument("batch staging of " + std::to_string(staging->slots()) + " slots of " +
                                    std::to_string(staging->slot_bytes()) + " bytes; the prefetcher needs " +
-                                   std::to_string(depth_) + " of " + std::to_string(slot_bytes_));
+                                   std::to_string(batches_in_flight_) + " of " + std::to_string(slot_bytes_));
   }
   if (staging->slots_on_device() && (table_.check != SampleCheck::kNone || content_ != nullptr)) {
     return Status::InvalidArgument("batch staging in GPU memory: the samples cannot be checked on the host");
   }
   staging_ = staging;
   copies_ = staging->copies();
-  for (uint64_t i = 0; i < depth_; ++i) {
+  for (uint64_t i = 0; i < batches_in_flight_; ++i) {
     slots_[i].retained = AlignedBuffer();  // the staging's memory replaces it
     slots_[i].base = staging->slot(i);
     if (copies_) slots_[i].ranges = std::make_unique<CopyRange[]>(batch_);
@@ -75,7 +75,7 @@ Status Prefetcher::set_staging(BatchStaging* staging) {
 }
 
 Prefetcher::~Prefetcher() {
-  for (uint64_t i = 0; i < depth_ && !lost_; ++i) WaitSlot(slots_[i], -1);  // every read, stop or not
+  for (uint64_t i = 0; i < batches_in_flight_ && !lost_; ++i) WaitSlot(slots_[i], -1);  // every read, stop or not
 }
 
 void Prefetcher::StartEpoch(const SampleSequence* samples, uint64_t steps) {
@@ -89,7 +89,7 @@ void Prefetcher::StartEpoch(const SampleSequence* samples, uint64_t steps) {
 }
 
 void Prefetcher::SubmitBatch(uint64_t step) {
-  Slot& slot = slots_[step % depth_];
+  Slot& slot = slots_[step % batches_in_flight_];
   slot.bytes.store(0, std::memory_order_relaxed);
   slot.failed.store(false, std::memory_order_relaxed);
   slot.error = Status::Ok();
@@ -131,7 +131,7 @@ void Prefetcher::SubmitBatch(uint64_t step) {
     }
     if (fits) fill += window;
     r.target = this;
-    r.tag = (step % depth_) * batch_ + i;
+    r.tag = (step % batches_in_flight_) * batch_ + i;
     r.probe_residency = probe_every_ > 0 && probe_count_++ % probe_every_ == 0;
     i += n;
   }
@@ -363,7 +363,7 @@ Status Prefetcher::Outstanding(const Slot& slot) const {
 
 BatchResult Prefetcher::WaitBatch(uint64_t step) {
   while (next_submit_ <= step && next_submit_ < steps_ && refill_ok_) SubmitBatch(next_submit_++);  // Refill skipped
-  Slot& slot = slots_[step % depth_];
+  Slot& slot = slots_[step % batches_in_flight_];
   consumed_ = step + 1;
   refill_ok_ = false;
   switch (WaitSlot(slot, 0)) {
@@ -376,19 +376,19 @@ BatchResult Prefetcher::WaitBatch(uint64_t step) {
                                                                            std::to_string(step) + " was read")};
   }
   BatchResult r{slot.bytes.load(std::memory_order_relaxed), slot.failed.load(std::memory_order_relaxed) ? slot.error : Status::Ok()};
-  if (r.status.ok() && copies_) r.status = staging_->FinishCopy(step % depth_);  // on the device before compute
+  if (r.status.ok() && copies_) r.status = staging_->FinishCopy(step % batches_in_flight_);  // on the device before compute
   refill_ok_ = r.status.ok();
   return r;
 }
 
 void Prefetcher::Refill() {
-  while (refill_ok_ && next_submit_ < steps_ && next_submit_ < consumed_ + depth_) SubmitBatch(next_submit_++);
+  while (refill_ok_ && next_submit_ < steps_ && next_submit_ < consumed_ + batches_in_flight_) SubmitBatch(next_submit_++);
 }
 
 void Prefetcher::Drain() {
   // After a stop, reads still in flight get kStopGrace in all; past it they are left to land in this object (lost).
   const int64_t grace_end = stop_ != nullptr && stop_->load(std::memory_order_relaxed) ? NowNs() + kStopGrace : -1;
-  for (uint64_t i = 0; i < depth_ && !lost_; ++i) WaitSlot(slots_[i], grace_end);
+  for (uint64_t i = 0; i < batches_in_flight_ && !lost_; ++i) WaitSlot(slots_[i], grace_end);
 }
 
 }  // namespace feedrate

@@ -1,4 +1,4 @@
-// Prefetcher: keeps up to `depth` batches of one accelerator in flight through the I/O engine and hands
+// Prefetcher: keeps up to `batches_in_flight` batches of one accelerator in flight through the I/O engine and hands
 // them over in order. Completion bookkeeping is atomic counters per batch slot: no lock per sample.
 #pragma once
 
@@ -51,7 +51,7 @@ class Prefetcher final : public CompletionTarget {
   // Retained reads are packed in their slot, so a slot needs room for `slot_reads` samples with bytes, the most a
   // batch can hold (SampleTable::MaxReadsPerBatch; 0: the batch size): whole Parquet row groups read in order
   // need one or two, not a batch's worth.
-  Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batch_size, uint64_t depth, bool retain_batches,
+  Prefetcher(IoEngine& engine, const SampleTable& table, uint64_t batch_size, uint64_t batches_in_flight, bool retain_batches,
              uint64_t direct_align = 0, const FileTable* files = nullptr, uint64_t coalesce_bytes = 0,
              uint64_t slot_reads = 0);
   Prefetcher(const Prefetcher&) = delete;
@@ -72,7 +72,7 @@ class Prefetcher final : public CompletionTarget {
   // timeout, a wait in which no read of the batch completes for that long gives up: the result is an error naming
   // the first read still outstanding (file, offset, length), and lost() turns true.
   BatchResult WaitBatch(uint64_t step);
-  // Refills the pipeline: queues the batches that fit the slots freed so far (batch step + depth after
+  // Refills the pipeline: queues the batches that fit the slots freed so far (batch step + batches_in_flight after
   // WaitBatch(step)). Nothing after a failed batch.
   void Refill();
   // Waits for every batch still in flight (after an error or an early stop), within the completion timeout; returns
@@ -125,7 +125,7 @@ class Prefetcher final : public CompletionTarget {
   static uint64_t WindowBytes(uint64_t length, uint64_t direct_align);
   // Batches land in `staging`'s slots instead of the prefetcher's own (run --accelerator-memory), and when it
   // copies, a batch is handed out only once its copy has landed (WaitBatch waits for it: part of the stall).
-  // REQUIRES: retain mode, staging->slots() == depth, staging->slot_bytes() >= SlotBytes(...); call before the
+  // REQUIRES: retain mode, staging->slots() == batches_in_flight, staging->slot_bytes() >= SlotBytes(...); call before the
   // first StartEpoch; `staging` outlives the prefetcher.
   Status set_staging(BatchStaging* staging);
 
@@ -167,7 +167,7 @@ class Prefetcher final : public CompletionTarget {
   uint64_t batch_;
   uint64_t direct_align_;
   uint64_t coalesce_bytes_;
-  uint64_t depth_;
+  uint64_t batches_in_flight_;
   uint64_t max_extent_ = 0;
   uint64_t stride_ = 0;  // the most bytes one retained sample's window takes in a slot
   uint64_t slot_bytes_ = 0;  // a retained slot's size: slot_reads samples of stride_

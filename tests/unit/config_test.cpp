@@ -42,21 +42,21 @@ TEST(Config, BuiltinUnet3dH100) {
 // Batches in flight per accelerator follow DLIO's loaders: PyTorch's DataLoader holds workers x prefetch_factor
 // (DLIO: ceil(prefetch_size / read_threads), 2 when 0), TensorFlow's prefetch(prefetch_size), DALI's queue depth.
 TEST(Config, LoaderDepthIsDliosBatchesInFlight) {
-  EXPECT_EQ(LoadWorkload("unet3d_h100", {}).loader_depth, 4u);  // 4 workers x ceil(2 / 4)
-  EXPECT_EQ(LoadWorkload("resnet50_h100", {}).loader_depth, 2u);  // tf.data prefetch(2)
-  EXPECT_EQ(DlioLoaderDepth(DataLoader::kPyTorch, 4, 2), 4u);
-  EXPECT_EQ(DlioLoaderDepth(DataLoader::kPyTorch, 4, 9), 12u);  // 4 x ceil(9 / 4)
-  EXPECT_EQ(DlioLoaderDepth(DataLoader::kPyTorch, 1, 3), 3u);
-  EXPECT_EQ(DlioLoaderDepth(DataLoader::kPyTorch, 3, 0), 6u);  // prefetch_size 0: torch's default factor 2
-  EXPECT_EQ(DlioLoaderDepth(DataLoader::kPyTorch, 0, 2), 1u);  // no workers: DLIO reads on demand, Feedrate 1 ahead
-  EXPECT_EQ(DlioLoaderDepth(DataLoader::kTensorFlow, 8, 5), 5u);
-  EXPECT_EQ(DlioLoaderDepth(DataLoader::kTensorFlow, 8, 0), 1u);
-  EXPECT_EQ(DlioLoaderDepth(DataLoader::kDali, 8, 0), 2u);
+  EXPECT_EQ(LoadWorkload("unet3d_h100", {}).batches_in_flight, 4u);  // 4 workers x ceil(2 / 4)
+  EXPECT_EQ(LoadWorkload("resnet50_h100", {}).batches_in_flight, 2u);  // tf.data prefetch(2)
+  EXPECT_EQ(DlioBatchesInFlight(DataLoader::kPyTorch, 4, 2), 4u);
+  EXPECT_EQ(DlioBatchesInFlight(DataLoader::kPyTorch, 4, 9), 12u);  // 4 x ceil(9 / 4)
+  EXPECT_EQ(DlioBatchesInFlight(DataLoader::kPyTorch, 1, 3), 3u);
+  EXPECT_EQ(DlioBatchesInFlight(DataLoader::kPyTorch, 3, 0), 6u);  // prefetch_size 0: torch's default factor 2
+  EXPECT_EQ(DlioBatchesInFlight(DataLoader::kPyTorch, 0, 2), 1u);  // no workers: DLIO reads on demand, Feedrate 1 ahead
+  EXPECT_EQ(DlioBatchesInFlight(DataLoader::kTensorFlow, 8, 5), 5u);
+  EXPECT_EQ(DlioBatchesInFlight(DataLoader::kTensorFlow, 8, 0), 1u);
+  EXPECT_EQ(DlioBatchesInFlight(DataLoader::kDali, 8, 0), 2u);
   const std::string yaml = "model: {name: m}\nframework: pytorch\ndataset: {num_files_train: 8}\n";
-  EXPECT_EQ(Parse(yaml, {"reader.read_threads=0"}).loader_depth, 1u);
-  EXPECT_EQ(Parse(yaml, {"reader.read_threads=8", "reader.prefetch_size=0"}).loader_depth, 16u);
-  EXPECT_EQ(Parse(yaml, {"framework=tensorflow", "reader.read_threads=8"}).loader_depth, 2u);
-  EXPECT_EQ(Parse(yaml, {"reader.read_threads=8", "feedrate.batches_in_flight=3"}).loader_depth, 3u);
+  EXPECT_EQ(Parse(yaml, {"reader.read_threads=0"}).batches_in_flight, 1u);
+  EXPECT_EQ(Parse(yaml, {"reader.read_threads=8", "reader.prefetch_size=0"}).batches_in_flight, 16u);
+  EXPECT_EQ(Parse(yaml, {"framework=tensorflow", "reader.read_threads=8"}).batches_in_flight, 2u);
+  EXPECT_EQ(Parse(yaml, {"reader.read_threads=8", "feedrate.batches_in_flight=3"}).batches_in_flight, 3u);
   EXPECT_NE(ErrorOf(yaml, {"feedrate.batches_in_flight=0"}).find("feedrate.batches_in_flight"), std::string::npos);
   EXPECT_NE(ErrorOf(yaml, {"feedrate.batches_in_flight=5000"}).find("must be <= 4096"), std::string::npos);
   EXPECT_NE(ErrorOf(yaml, {"reader.read_threads=5000"})

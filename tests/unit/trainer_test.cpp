@@ -148,7 +148,7 @@ TEST(Trainer, AStepsComputeIsItsDrawnTimeNotItsWakeUp) {
 // delay either way: what they tell apart is whether 0.5 s moved, not how fast a loaded machine wakes up.
 TEST(Trainer, QueueingTheNextBatchOverlapsTheComputeNotTheStall) {
   Job job;
-  job.cfg.loader_depth = 1;
+  job.cfg.batches_in_flight = 1;
   job.cfg.epochs = 1;
   job.cfg.computation_time.mean = 1.0;
   FakeEngine engine;
