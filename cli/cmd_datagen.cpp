@@ -65,16 +65,6 @@ Result<std::unique_ptr<FaultInjector>> WriteFaults(const std::string& rules) {
   return std::make_unique<FaultInjector>(std::move(plan));
 }
 
-// This rank's share of the dataset; a ConfigError the generator throws becomes the rank's error.
-Status Generate(const WorkloadConfig& cfg, const DatagenOptions& o, DatagenStats* stats) {
-  try {
-    FEEDRATE_ASSIGN_OR_RETURN(*stats, GenerateDataset(cfg, o));
-    return Status::Ok();
-  } catch (const ConfigError& e) {
-    return Status::InvalidArgument(e.what());
-  }
-}
-
 // Summed over the ranks (every rank calls it); rank 0 prints one line (and the S3 requests).
 void ReportDatagen(const Comm& comm, const WorkloadConfig& cfg, const DatagenStats& stats, double seconds, size_t threads) {
   const double files = comm.SumDouble(static_cast<double>(stats.files_written));
@@ -153,7 +143,12 @@ int GenerateOnRanks(const WorkloadConfig& cfg, DatagenOptions o, Comm& comm) {
   o.ranks = comm.size();
   const auto t0 = std::chrono::steady_clock::now();
   DatagenStats stats;
-  const Status st = Generate(cfg, o, &stats);
+  Status st;
+  if (auto generated = GenerateDataset(cfg, o); generated.ok()) {
+    stats = *generated;
+  } else {
+    st = generated.status();
+  }
   if (const std::string msg = comm.AgreeFirstError(st); !msg.empty()) {
     if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
     return kExitError;

@@ -178,7 +178,7 @@ class GenerationRun {
       : cfg_(cfg), opt_(opt), store_(store), existing_(existing) {}
 
   Result<DatagenStats> Run() {
-    CheckRequest();
+    FEEDRATE_RETURN_IF_ERROR(CheckRequest());
     FEEDRATE_RETURN_IF_ERROR(CheckNoOtherDatagen());
     PlanJobs();
     FEEDRATE_RETURN_IF_ERROR(PrepareFolders());
@@ -212,27 +212,29 @@ class GenerationRun {
     return Status::Ok();
   }
 
-  // Throws ConfigError for what cannot be generated.
-  void CheckRequest() const {
+  // What cannot be generated, refused before anything is written (InvalidArgument naming the key).
+  Status CheckRequest() const {
     using F = DataFormat;
     static const std::set<DataFormat> kFormats = {F::kNpz, F::kNpy,  F::kTfRecord, F::kHdf5,
                                                   F::kIndexedBinary, F::kPng, F::kJpeg, F::kParquet};
     if (kFormats.count(cfg_.format) == 0) {
-      throw ConfigError(cfg_.source + ": key dataset.format: generating '" + std::string(Name(cfg_.format)) +
-                        "' datasets is not supported (npz, npy, tfrecord, hdf5, indexed_binary, parquet, png and jpeg are)");
+      return Status::InvalidArgument(cfg_.source + ": key dataset.format: generating '" + std::string(Name(cfg_.format)) +
+                                     "' datasets is not supported (npz, npy, tfrecord, hdf5, indexed_binary, parquet, png and jpeg are)");
     }
     if (cfg_.format == DataFormat::kParquet && ParquetCodecFor(cfg_.compression) < 0) {
-      throw ConfigError(cfg_.source + ": key dataset.compression: Parquet pages take none, snappy, gzip, zstd or lz4");
+      return Status::InvalidArgument(cfg_.source + ": key dataset.compression: Parquet pages take none, snappy, gzip, zstd or lz4");
     }
     if (cfg_.format != DataFormat::kParquet && cfg_.compression != "none") {
-      throw ConfigError(cfg_.source + ": key dataset.compression: only 'none' is supported for generating " +
-                        std::string(Name(cfg_.format)));
+      return Status::InvalidArgument(cfg_.source + ": key dataset.compression: only 'none' is supported for generating " +
+                                     std::string(Name(cfg_.format)));
     }
     if (opt_.verifiable_content && !ContentVerifiable(cfg_.format)) {
-      throw ConfigError("--content verifiable: not available for '" + std::string(Name(cfg_.format)) +
-                        "' datasets (npz, npy, tfrecord and indexed_binary): hdf5 chunks are placed by libhdf5 and "
-                        "jpeg/png bytes are compressed, so their stored bytes are not a function of the offset");
+      return Status::InvalidArgument("--content verifiable: not available for '" + std::string(Name(cfg_.format)) +
+                                     "' datasets (npz, npy, tfrecord and indexed_binary): hdf5 chunks are placed by "
+                                     "libhdf5 and jpeg/png bytes are compressed, so their stored bytes are not a function "
+                                     "of the offset");
     }
+    return Status::Ok();
   }
 
   // File i (train, then valid) goes to rank i mod ranks, with DLIO's shape draws.

@@ -45,7 +45,8 @@ struct DatagenStats {
 };
 
 // Generates this rank's share of the dataset described by `cfg` (train and, if configured, valid).
-// Throws ConfigError for an unsupported format; I/O errors come back as a Status naming the file.
+// Every error comes back as the Status (one channel): InvalidArgument for what cannot be generated (the format, its
+// compression, verifiable content), I/O errors naming the file.
 Result<DatagenStats> GenerateDataset(const WorkloadConfig& cfg, const DatagenOptions& options);
 
 }  // namespace feedrate

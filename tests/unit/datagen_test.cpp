@@ -228,9 +228,6 @@ TEST(Datagen, EvalFilesContinueTheDraws) {
   EXPECT_EQ(Shape(dir / "valid/img_1_of_2.npz"), (std::vector<uint64_t>{dims[4].first, dims[4].second, 1}));
 }
 
-}  // namespace
-}  // namespace feedrate
-
 namespace feedrate {
 namespace {
 
@@ -259,6 +256,27 @@ TEST(TempFile, NothingAppearsBeforeCommitAndAnExistingFileIsReplacedWhole) {
     for (const auto& e : std::filesystem::directory_iterator(dir.path())) entries += e.is_regular_file() ? 1 : 0;
     EXPECT_EQ(entries, 1u);  // f.bin only: no hidden temporary left
   }
+}
+
+}  // namespace
+}  // namespace feedrate
+
+// What cannot be generated comes back as the Status, never as an exception, and nothing is written.
+TEST(Datagen, RefusalsAreStatusesNotExceptions) {
+  test::TempDir dir;
+  DatagenOptions o;
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {"dataset.compression=gzip"}, {"dataset.format=parquet", "dataset.compression=bz2"}}) {
+    std::vector<std::string> overrides = {"dataset.data_folder=" + dir.path(), "dataset.num_files_train=2"};
+    overrides.insert(overrides.end(), extra.begin(), extra.end());
+    const WorkloadConfig cfg = LoadWorkload("unet3d_h100", overrides);  // a valid configuration, not a generable one
+    Result<DatagenStats> r = Status::Ok();
+    EXPECT_NO_THROW(r = GenerateDataset(cfg, o));
+    ASSERT_FALSE(r.ok()) << extra.back();
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(r.status().ToString().find("dataset.compression"), std::string::npos) << r.status().ToString();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "train"));
 }
 
 }  // namespace
