@@ -43,7 +43,15 @@ Status NotZip(const std::string& path, const std::string& why) {
 
 }  // namespace
 
-Result<std::vector<ZipMember>> ReadZipDirectory(const ByteSource& src) {
+namespace {
+
+// Where the central directory is: the end record (the last signature whose comment reaches exactly to the end of
+// the file), or its zip64 record when the locator precedes it.
+struct CentralDirectory {
+  uint64_t entries = 0, size = 0, offset = 0;
+};
+
+Result<CentralDirectory> FindCentralDirectory(const ByteSource& src) {
   const uint64_t file_size = src.size();
   const std::string& path = src.name();
   if (file_size < 22) return NotZip(path, "file is " + std::to_string(file_size) + " bytes, too small");
@@ -51,8 +59,6 @@ Result<std::vector<ZipMember>> ReadZipDirectory(const ByteSource& src) {
   std::string tail(tail_len, '\0');
   FEEDRATE_RETURN_IF_ERROR(src.ReadAt(tail.data(), tail_len, file_size - tail_len));
   const auto* t = reinterpret_cast<const unsigned char*>(tail.data());
-
-  // The EOCD is the last signature whose comment length reaches exactly to the end of the file.
   int64_t eocd = -1;
   for (int64_t i = static_cast<int64_t>(tail_len) - 22; i >= 0; --i) {
     if (Le32(t + i) == kEocdSig && static_cast<uint64_t>(i) + 22 + Le16(t + i + 20) == tail_len) {
@@ -61,34 +67,53 @@ Result<std::vector<ZipMember>> ReadZipDirectory(const ByteSource& src) {
     }
   }
   if (eocd < 0) return NotZip(path, "no end-of-central-directory record (truncated or not a zip)");
-  uint64_t entries = Le16(t + eocd + 10);
-  uint64_t cd_size = Le32(t + eocd + 12);
-  uint64_t cd_offset = Le32(t + eocd + 16);
-
+  CentralDirectory cd{Le16(t + eocd + 10), Le32(t + eocd + 12), Le32(t + eocd + 16)};
   if (eocd >= 20 && Le32(t + eocd - 20) == kZip64LocatorSig) {
     uint64_t z64_off = Le64(t + eocd - 20 + 8);
     if (z64_off + 56 > file_size) return NotZip(path, "zip64 end record points past end of file");
     unsigned char z[56];
     FEEDRATE_RETURN_IF_ERROR(src.ReadAt(z, sizeof z, z64_off));
     if (Le32(z) != kZip64EocdSig) return NotZip(path, "bad zip64 end record signature");
-    entries = Le64(z + 32);
-    cd_size = Le64(z + 40);
-    cd_offset = Le64(z + 48);
+    cd = {Le64(z + 32), Le64(z + 40), Le64(z + 48)};
   }
-  if (cd_offset > file_size || cd_size > file_size - cd_offset) {
-    return NotZip(path, "central directory (offset " + std::to_string(cd_offset) + ", " + std::to_string(cd_size) +
+  if (cd.offset > file_size || cd.size > file_size - cd.offset) {
+    return NotZip(path, "central directory (offset " + std::to_string(cd.offset) + ", " + std::to_string(cd.size) +
                             " bytes) lies beyond the end of the " + std::to_string(file_size) + "-byte file");
   }
-  if (entries > cd_size / 46) return NotZip(path, "central directory entry count is inconsistent");
+  if (cd.entries > cd.size / 46) return NotZip(path, "central directory entry count is inconsistent");
+  return cd;
+}
 
-  std::string cd(cd_size, '\0');
-  FEEDRATE_RETURN_IF_ERROR(src.ReadAt(cd.data(), cd_size, cd_offset));
+// A zip64 extra field: only the fields whose 32-bit value is 0xFFFFFFFF are present, in this order.
+void ApplyZip64Extra(const unsigned char* x, uint32_t extra_len, ZipMember* m) {
+  for (uint32_t xo = 0; xo + 4 <= extra_len;) {
+    uint16_t id = Le16(x + xo), sz = Le16(x + xo + 2);
+    if (xo + 4 + sz > extra_len) break;
+    if (id == 0x0001) {
+      const unsigned char* f = x + xo + 4;
+      uint32_t used = 0;
+      for (uint64_t* field : {&m->uncompressed_size, &m->compressed_size, &m->local_header_offset}) {
+        if (*field == k32Max && used + 8 <= sz) {
+          *field = Le64(f + used);
+          used += 8;
+        }
+      }
+    }
+    xo += 4 + sz;
+  }
+}
+
+// The central directory's entries: name, method, CRC, sizes and local header offset of each member.
+Result<std::vector<ZipMember>> ReadCentralEntries(const ByteSource& src, const CentralDirectory& dir) {
+  const std::string& path = src.name();
+  std::string cd(dir.size, '\0');
+  FEEDRATE_RETURN_IF_ERROR(src.ReadAt(cd.data(), dir.size, dir.offset));
   const auto* c = reinterpret_cast<const unsigned char*>(cd.data());
   std::vector<ZipMember> members;
-  members.reserve(entries);
+  members.reserve(dir.entries);
   uint64_t pos = 0;
-  for (uint64_t k = 0; k < entries; ++k) {
-    if (pos + 46 > cd_size || Le32(c + pos) != kCentralSig) return NotZip(path, "corrupt central directory entry");
+  for (uint64_t k = 0; k < dir.entries; ++k) {
+    if (pos + 46 > dir.size || Le32(c + pos) != kCentralSig) return NotZip(path, "corrupt central directory entry");
     ZipMember m;
     m.method = Le16(c + pos + 10);
     m.crc32 = Le32(c + pos + 16);
@@ -96,32 +121,23 @@ Result<std::vector<ZipMember>> ReadZipDirectory(const ByteSource& src) {
     m.uncompressed_size = Le32(c + pos + 24);
     uint16_t name_len = Le16(c + pos + 28), extra_len = Le16(c + pos + 30), comment_len = Le16(c + pos + 32);
     m.local_header_offset = Le32(c + pos + 42);
-    if (pos + 46 + name_len + extra_len + comment_len > cd_size) return NotZip(path, "central directory entry overruns");
+    if (pos + 46 + name_len + extra_len + comment_len > dir.size) return NotZip(path, "central directory entry overruns");
     m.name.assign(cd.data() + pos + 46, name_len);
-    // Zip64 extra: only the fields whose 32-bit value is 0xFFFFFFFF are present, in this order.
-    const unsigned char* x = c + pos + 46 + name_len;
-    for (uint32_t xo = 0; xo + 4 <= extra_len;) {
-      uint16_t id = Le16(x + xo), sz = Le16(x + xo + 2);
-      if (xo + 4 + sz > extra_len) break;
-      if (id == 0x0001) {
-        const unsigned char* f = x + xo + 4;
-        uint32_t used = 0;
-        auto take = [&](uint64_t* field) {
-          if (*field == k32Max && used + 8 <= sz) {
-            *field = Le64(f + used);
-            used += 8;
-          }
-        };
-        take(&m.uncompressed_size);
-        take(&m.compressed_size);
-        take(&m.local_header_offset);
-      }
-      xo += 4 + sz;
-    }
+    ApplyZip64Extra(c + pos + 46 + name_len, extra_len, &m);
     pos += 46 + name_len + extra_len + comment_len;
     members.push_back(std::move(m));
   }
+  return members;
+}
 
+}  // namespace
+
+Result<std::vector<ZipMember>> ReadZipDirectory(const ByteSource& src) {
+  const uint64_t file_size = src.size();
+  const std::string& path = src.name();
+  FEEDRATE_ASSIGN_OR_RETURN(const CentralDirectory dir, FindCentralDirectory(src));
+  FEEDRATE_ASSIGN_OR_RETURN(std::vector<ZipMember> members, ReadCentralEntries(src, dir));
+  // Each member's data starts after its local header (whose name and extra lengths may differ from the central one's).
   for (auto& m : members) {
     unsigned char lh[30];
     if (m.local_header_offset + 30 > file_size) return NotZip(path, "member '" + m.name + "' header lies past end of file");
