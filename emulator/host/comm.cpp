@@ -144,42 +144,59 @@ void Comm::Overdue(void* request, const char* what, double started) const {
   auto* req = static_cast<MPI_Request*>(request);
   const std::string head = "collective #" + std::to_string(seq_) + " (" + what + ") did not complete within " +
                            std::to_string(static_cast<int>(timeout_s_)) + " s (--collective-timeout)";
-  auto completed = [&] {
-    int done = 0;
-    MPI_Test(req, &done, MPI_STATUS_IGNORE);
-    return done != 0;
-  };
-  if (rank_ != 0) {
-    // Rank 0 calls the roll and decides; keep answering it. The collective may still complete (a late rank
-    // arrives), and then the run goes on. Otherwise end the job from here: rank 0 is stuck outside MPI or dead.
-    const double until = Now() + 10;
-    while (Now() < until) {
-      if (completed()) {
-        if (roll_called_in_ != seq_) {  // rank 0 never called the roll: it was the late one, only this rank saw it
-          std::fprintf(stderr, "feedrate: warning: %s: collective #%llu (%s) completed after %.1f s, beyond "
-                       "--collective-timeout (%d s), and rank 0 never called the roll: %s arrived that late\n",
-                       Who(rank_).c_str(), static_cast<unsigned long long>(seq_), what, Now() - started,
-                       static_cast<int>(timeout_s_), Who(0).c_str());
-        }
-        return;
-      }
-      AnswerRollCall();
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    std::fprintf(stderr, "feedrate: error: %s: %s, and rank 0 (%s) did not call the roll: rank 0 is stuck outside MPI or dead\n",
-                 Who(rank_).c_str(), head.c_str(), hosts_[0].c_str());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-    std::abort();
-  }
+  if (rank_ != 0) return OverdueAwayFromRoot(request, what, started, head);
   // Rank 0. When it was itself frozen past the deadline, the others have waited all along and the collective
   // completes at once: nothing to call (a waiting rank says that rank 0 came late).
   for (const double grace = Now() + 0.05; Now() < grace;) {
-    if (completed()) return;
+    if (Completed(req)) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  // Ask every other rank which collective it waits in; silence means stuck outside MPI (or dead). Each call has
-  // its own id so that a late answer to an earlier roll call is not taken for this one.
+  RollCall roll = CallTheRoll(request);
+  if (roll.completed) {
+    WarnLateArrival(what, started, roll.called, roll.answered_after);
+    return;
+  }
+  const std::string msg = head + ": " + RollCallVerdict(roll);
+  std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
+  std::fflush(stderr);
+  if (abort_hook_) abort_hook_(msg);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  std::abort();
+}
+
+bool Comm::Completed(void* request) {
+  int done = 0;
+  MPI_Test(static_cast<MPI_Request*>(request), &done, MPI_STATUS_IGNORE);
+  return done != 0;
+}
+
+// Not rank 0: rank 0 calls the roll and decides; keep answering it. The collective may still complete (a late rank
+// arrives), and then the run goes on. Otherwise end the job from here: rank 0 is stuck outside MPI or dead.
+void Comm::OverdueAwayFromRoot(void* request, const char* what, double started, const std::string& head) const {
+  const double until = Now() + 10;
+  while (Now() < until) {
+    if (Completed(request)) {
+      if (roll_called_in_ != seq_) {  // rank 0 never called the roll: it was the late one, only this rank saw it
+        std::fprintf(stderr, "feedrate: warning: %s: collective #%llu (%s) completed after %.1f s, beyond "
+                     "--collective-timeout (%d s), and rank 0 never called the roll: %s arrived that late\n",
+                     Who(rank_).c_str(), static_cast<unsigned long long>(seq_), what, Now() - started,
+                     static_cast<int>(timeout_s_), Who(0).c_str());
+      }
+      return;
+    }
+    AnswerRollCall();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::fprintf(stderr, "feedrate: error: %s: %s, and rank 0 (%s) did not call the roll: rank 0 is stuck outside MPI or dead\n",
+               Who(rank_).c_str(), head.c_str(), hosts_[0].c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  std::abort();
+}
+
+// Rank 0 asks every other rank which collective it waits in and listens 5 s; silence means stuck outside MPI (or
+// dead). Each call has its own id so that a late answer to an earlier roll call is not taken for this one.
+Comm::RollCall Comm::CallTheRoll(void* request) const {
   roll_call_[0] = ++roll_calls_;
   roll_call_[1] = seq_;
   for (int r = 1; r < size_; ++r) {
@@ -187,12 +204,12 @@ void Comm::Overdue(void* request, const char* what, double started) const {
     MPI_Isend(roll_call_, 2, MPI_UINT64_T, r, kRollCallTag, MPI_COMM_WORLD, &send);
     MPI_Request_free(&send);  // 16 bytes from a member buffer: completes on its own, nobody needs to wait for it
   }
-  std::vector<uint64_t> reply(static_cast<size_t>(size_), UINT64_MAX);
-  std::vector<double> answered_after(static_cast<size_t>(size_), -1);
-  const double called = Now();
-  bool done = false;
-  while (!done && Now() < called + 5) {
-    done = completed();  // a rank that arrives late, while the roll is called, lets the collective through
+  RollCall roll;
+  roll.reply.assign(static_cast<size_t>(size_), UINT64_MAX);
+  roll.answered_after.assign(static_cast<size_t>(size_), -1);
+  roll.called = Now();
+  while (!roll.completed && Now() < roll.called + 5) {
+    roll.completed = Completed(request);  // a rank that arrives late, while the roll is called, lets it through
     int flag = 0;
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, kRollReplyTag, MPI_COMM_WORLD, &flag, &st);
@@ -200,35 +217,32 @@ void Comm::Overdue(void* request, const char* what, double started) const {
       uint64_t answer[2] = {0, 0};
       MPI_Recv(answer, 2, MPI_UINT64_T, st.MPI_SOURCE, kRollReplyTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       if (answer[0] == roll_calls_) {
-        reply[static_cast<size_t>(st.MPI_SOURCE)] = answer[1];
-        answered_after[static_cast<size_t>(st.MPI_SOURCE)] = Now() - called;
+        roll.reply[static_cast<size_t>(st.MPI_SOURCE)] = answer[1];
+        roll.answered_after[static_cast<size_t>(st.MPI_SOURCE)] = Now() - roll.called;
       }
       continue;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  if (done) {
-    WarnLateArrival(what, started, called, answered_after);
-    return;
-  }
+  return roll;
+}
+
+// Who did not answer, and who answered from another collective.
+std::string Comm::RollCallVerdict(const RollCall& roll) const {
   std::string missing, elsewhere;
   for (int r = 1; r < size_; ++r) {
-    const uint64_t theirs = reply[static_cast<size_t>(r)];
-    if (answered_after[static_cast<size_t>(r)] < 0) {
+    const uint64_t theirs = roll.reply[static_cast<size_t>(r)];
+    if (roll.answered_after[static_cast<size_t>(r)] < 0) {
       missing += (missing.empty() ? "" : ", ") + Who(r);
     } else if (theirs != seq_) {
       elsewhere += (elsewhere.empty() ? "" : ", ") + Who(r) + " waits in collective #" + std::to_string(theirs);
     }
   }
-  std::string msg = head + ": ";
+  std::string msg;
   if (!missing.empty()) msg += missing + " did not answer (stuck outside MPI, e.g. in I/O, or dead)";
   if (!elsewhere.empty()) msg += (missing.empty() ? "" : "; ") + elsewhere + " (the ranks disagree on the work: a bug)";
   if (missing.empty() && elsewhere.empty()) msg += "every rank answered from this collective (the MPI transport is stuck)";
-  std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
-  std::fflush(stderr);
-  if (abort_hook_) abort_hook_(msg);
-  MPI_Abort(MPI_COMM_WORLD, 2);
-  std::abort();
+  return msg;
 }
 
 template <typename Start>

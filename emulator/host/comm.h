@@ -84,6 +84,18 @@ class Comm {
   // The timeout ran out: call the roll (rank 0) or answer it (others). Returns if the collective completes
   // meanwhile (a late rank arrived; rank 0 warns naming it), otherwise ends the job naming who did not arrive.
   void Overdue(void* request, const char* what, double started) const;
+  // Overdue's phases: a rank other than 0 answers roll calls until the collective completes or 10 s pass; rank 0
+  // calls the roll (RollCall: each rank's answer and when) and words the verdict.
+  struct RollCall {
+    bool completed = false;  // the collective completed while the roll was called
+    double called = 0;       // when
+    std::vector<uint64_t> reply;        // per rank: the collective it waits in (UINT64_MAX: no answer)
+    std::vector<double> answered_after;  // per rank: seconds after the call (-1: no answer)
+  };
+  static bool Completed(void* request);  // MPI_Test on an MPI_Request*
+  void OverdueAwayFromRoot(void* request, const char* what, double started, const std::string& head) const;
+  RollCall CallTheRoll(void* request) const;
+  std::string RollCallVerdict(const RollCall& roll) const;
   void WarnLateArrival(const char* what, double started, double called, const std::vector<double>& answered_after) const;
   void AnswerRollCall() const;  // answers any roll calls rank 0 sent
   std::string Who(int rank) const;  // "rank 3 (node7)"
