@@ -50,142 +50,183 @@ Result<std::unique_ptr<StreamIo>> StreamIo::Create(const StreamOptions& options)
   return s;
 }
 
-template <typename Prepare, typename Done>
-Status StreamIo::Stream(int fd, const std::string& path, uint64_t total, uint64_t need, bool write, Prepare&& prepare,
-                        Done&& done) {
-  const uint64_t blocks = (total + opt_.block - 1) / opt_.block;
-  auto len_of = [&](uint64_t i) { return std::min<uint64_t>(opt_.block, total - i * opt_.block); };
+// One file's transfer: its blocks, what each must move, and how a failure is worded.
+struct StreamIo::Transfer {
+  int fd;
+  const std::string& path;
+  uint64_t total, need, block;
+  bool write;
+  const BlockFill& fill;
+  const BlockCheck& check;
+  uint64_t blocks() const { return (total + block - 1) / block; }
+  uint64_t len_of(uint64_t i) const { return std::min<uint64_t>(block, total - i * block); }
   // What block i must transfer: all of it, except past `need` (an O_DIRECT read's last block ends at end of file).
-  auto need_of = [&](uint64_t i) { return i * opt_.block >= need ? 0 : std::min<uint64_t>(len_of(i), need - i * opt_.block); };
-  auto buf_of = [&](uint64_t) { return memory_.data(); };  // the synchronous loop uses the first buffer
-  auto failed = [&](uint64_t off, int err, bool injected) {
+  uint64_t need_of(uint64_t i) const { return i * block >= need ? 0 : std::min<uint64_t>(len_of(i), need - i * block); }
+  Status Failed(uint64_t off, int err, bool injected) const {
     return Status::Errno(path + ": " + (write ? "write" : "read") + " failed at offset " + std::to_string(off) +
                              (injected ? " (injected)" : ""), err);
-  };
-  if (!ring_ready_) {
-    for (uint64_t i = 0; i < blocks; ++i) {
-      if (opt_.stop != nullptr && opt_.stop->load(std::memory_order_relaxed)) return Status::IoError(path + ": interrupted");
-      char* buf = buf_of(i);
-      const uint64_t len = len_of(i);
-      if (write) prepare(i, buf, len);
-      for (uint64_t done_bytes = 0; done_bytes < need_of(i);) {
-        const uint64_t off = i * opt_.block + done_bytes;
-        uint64_t want = len - done_bytes;
-        if (write && opt_.faults != nullptr) {
-          const int64_t f = opt_.faults->OnWrite(path, off, want);
-          if (f < 0) return failed(off, static_cast<int>(-f), true);
-          if (f > 0) want = std::min<uint64_t>(want, static_cast<uint64_t>(f));
-        }
-        ssize_t n = write ? ::pwrite(fd, buf + done_bytes, want, static_cast<off_t>(off))
-                          : ::pread(fd, buf + done_bytes, want, static_cast<off_t>(off));
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (n < 0) return failed(off, errno, false);
-        if (!write && opt_.faults != nullptr) {  // acts on the real result, as the loader's engines do
-          const int64_t f = opt_.faults->OnReadPath(path, off, want, n);
-          if (f == -EAGAIN) continue;
-          if (f < 0) return failed(off, static_cast<int>(-f), true);
-          n = static_cast<ssize_t>(f);
-        }
-        if (n == 0) return Status::Corruption(path + ": ends at offset " + std::to_string(off) + ", expected " + std::to_string(total) + " bytes");
-        done_bytes += static_cast<uint64_t>(n);
-      }
-      if (!write) FEEDRATE_RETURN_IF_ERROR(done(i, buf, len));
-    }
-    return Status::Ok();
   }
-  // io_uring: up to queue_depth blocks in flight, each in a free slot's buffer (blocks complete in any order);
-  // short transfers resubmit the rest.
+  Status EndsEarly(uint64_t off, uint64_t expected) const {
+    return Status::Corruption(path + ": ends at offset " + std::to_string(off) + ", expected " + std::to_string(expected) + " bytes");
+  }
+};
+
+Status StreamIo::Stream(const Transfer& t) { return ring_ready_ ? StreamRing(t) : StreamSync(t); }
+
+// Without a ring: one block at a time in the first buffer, short transfers and EINTR/EAGAIN retried.
+Status StreamIo::StreamSync(const Transfer& t) {
+  char* buf = memory_.data();
+  for (uint64_t i = 0; i < t.blocks(); ++i) {
+    if (opt_.stop != nullptr && opt_.stop->load(std::memory_order_relaxed)) return Status::IoError(t.path + ": interrupted");
+    const uint64_t len = t.len_of(i);
+    if (t.write) t.fill(i, buf, len);
+    for (uint64_t done_bytes = 0; done_bytes < t.need_of(i);) {
+      const uint64_t off = i * t.block + done_bytes;
+      uint64_t want = len - done_bytes;
+      if (t.write && opt_.faults != nullptr) {
+        const int64_t f = opt_.faults->OnWrite(t.path, off, want);
+        if (f < 0) return t.Failed(off, static_cast<int>(-f), true);
+        if (f > 0) want = std::min<uint64_t>(want, static_cast<uint64_t>(f));
+      }
+      ssize_t n = t.write ? ::pwrite(t.fd, buf + done_bytes, want, static_cast<off_t>(off))
+                          : ::pread(t.fd, buf + done_bytes, want, static_cast<off_t>(off));
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n < 0) return t.Failed(off, errno, false);
+      if (!t.write && opt_.faults != nullptr) {  // acts on the real result, as the loader's engines do
+        const int64_t f = opt_.faults->OnReadPath(t.path, off, want, n);
+        if (f == -EAGAIN) continue;
+        if (f < 0) return t.Failed(off, static_cast<int>(-f), true);
+        n = static_cast<ssize_t>(f);
+      }
+      if (n == 0) return t.EndsEarly(off, t.total);
+      done_bytes += static_cast<uint64_t>(n);
+    }
+    if (!t.write) FEEDRATE_RETURN_IF_ERROR(t.check(i, buf, len));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// The ring's pass over one file: up to queue_depth blocks in flight, each in a free slot's buffer (blocks complete
+// in any order); short transfers resubmit the rest; the first error stops submissions and what is out comes back.
+class RingPass {
+ public:
+  RingPass(io_uring& ring, char* memory, const StreamOptions& opt, const StreamIo::Transfer& t)
+      : ring_(ring), memory_(memory), opt_(opt), t_(t), slots_(opt.queue_depth) {
+    for (size_t k = opt.queue_depth; k-- > 0;) free_.push_back(k);
+  }
+
+  Status Run() {
+    for (;;) {
+      if (error_.ok() && next_ < t_.blocks() && opt_.stop != nullptr && opt_.stop->load(std::memory_order_relaxed)) {
+        error_ = Status::IoError(t_.path + ": interrupted");  // what is in flight comes back first
+      }
+      FillSlots();
+      if (inflight_ == 0) return error_;  // all done, or an error stopped submissions and everything out is back
+      int ret = io_uring_submit_and_wait(&ring_, 1);
+      if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+        return Status::Errno(t_.path + ": io_uring_submit_and_wait failed", -ret);
+      }
+      Reap();
+    }
+  }
+
+ private:
   struct Slot {
     uint64_t block = 0, progress = 0;
   };
-  std::vector<Slot> slots(opt_.queue_depth);
-  std::vector<size_t> free_slots;
-  for (size_t k = opt_.queue_depth; k-- > 0;) free_slots.push_back(k);
-  auto slot_buf = [&](size_t k) { return memory_.data() + k * opt_.block; };
-  uint64_t next = 0, inflight = 0;
-  Status error;
-  auto submit = [&](size_t k) -> Status {
-    const Slot& sl = slots[k];
+  char* buf(size_t k) const { return memory_ + k * opt_.block; }
+
+  void FillSlots() {
+    while (error_.ok() && next_ < t_.blocks() && !free_.empty()) {
+      const size_t k = free_.back();
+      free_.pop_back();
+      slots_[k] = {next_, 0};
+      if (t_.write) t_.fill(next_, buf(k), t_.len_of(next_));
+      error_ = Submit(k);
+      if (!error_.ok()) {
+        free_.push_back(k);
+        return;
+      }
+      ++next_;
+      ++inflight_;
+    }
+  }
+
+  Status Submit(size_t k) {
+    const Slot& sl = slots_[k];
     const uint64_t off = sl.block * opt_.block + sl.progress;
-    uint64_t want = len_of(sl.block) - sl.progress;
-    if (write && opt_.faults != nullptr) {
-      const int64_t f = opt_.faults->OnWrite(path, off, want);
-      if (f < 0) return failed(off, static_cast<int>(-f), true);
+    uint64_t want = t_.len_of(sl.block) - sl.progress;
+    if (t_.write && opt_.faults != nullptr) {
+      const int64_t f = opt_.faults->OnWrite(t_.path, off, want);
+      if (f < 0) return t_.Failed(off, static_cast<int>(-f), true);
       if (f > 0) want = std::min<uint64_t>(want, static_cast<uint64_t>(f));
     }
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: at most queue_depth requests are out
-    if (write) {
-      io_uring_prep_write(sqe, fd, slot_buf(k) + sl.progress, static_cast<unsigned>(want), off);
+    if (t_.write) {
+      io_uring_prep_write(sqe, t_.fd, buf(k) + sl.progress, static_cast<unsigned>(want), off);
     } else {
-      io_uring_prep_read(sqe, fd, slot_buf(k) + sl.progress, static_cast<unsigned>(want), off);
+      io_uring_prep_read(sqe, t_.fd, buf(k) + sl.progress, static_cast<unsigned>(want), off);
     }
     io_uring_sqe_set_data64(sqe, k);
     return Status::Ok();
-  };
-  for (;;) {
-    if (error.ok() && next < blocks && opt_.stop != nullptr && opt_.stop->load(std::memory_order_relaxed)) {
-      error = Status::IoError(path + ": interrupted");  // what is in flight comes back first
-    }
-    while (error.ok() && next < blocks && !free_slots.empty()) {
-      const size_t k = free_slots.back();
-      free_slots.pop_back();
-      slots[k] = {next, 0};
-      if (write) prepare(next, slot_buf(k), len_of(next));
-      error = submit(k);
-      if (!error.ok()) {
-        free_slots.push_back(k);
-        break;
-      }
-      ++next;
-      ++inflight;
-    }
-    if (inflight == 0) break;  // all done, or an error stopped submissions and everything out is back
-    int ret = io_uring_submit_and_wait(&ring_, 1);
-    if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
-      return Status::Errno(path + ": io_uring_submit_and_wait failed", -ret);
-    }
+  }
+
+  void Reap() {
     io_uring_cqe* cqe;
     unsigned head, seen = 0;
     io_uring_for_each_cqe(&ring_, head, cqe) {
       ++seen;
-      const size_t k = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
-      Slot& sl = slots[k];
-      int res = cqe->res;
-      bool injected = false;
-      if (!write && opt_.faults != nullptr && res >= 0) {
-        const uint64_t off = sl.block * opt_.block + sl.progress;
-        const int64_t f = opt_.faults->OnReadPath(path, off, len_of(sl.block) - sl.progress, res);
-        injected = f != res;
-        res = static_cast<int>(f);
-      }
-      bool again = false;
-      if (res == -EAGAIN || res == -EINTR) {
-        again = error.ok();
-      } else if (res < 0 || (res == 0 && sl.progress < need_of(sl.block))) {
-        if (error.ok()) {
-          error = res < 0 ? failed(sl.block * opt_.block + sl.progress, -res, injected)
-                          : Status::Corruption(path + ": ends at offset " + std::to_string(sl.block * opt_.block + sl.progress) +
-                                               ", expected " + std::to_string(need) + " bytes");
-        }
-      } else {
-        sl.progress += static_cast<uint64_t>(res);
-        if (sl.progress < need_of(sl.block)) {
-          again = error.ok();  // short transfer: the rest goes again
-        } else if (error.ok() && !write) {
-          error = done(sl.block, slot_buf(k), len_of(sl.block));
-        }
-      }
-      if (again) {
-        error = submit(k);
-        if (error.ok()) continue;
-      }
-      --inflight;
-      free_slots.push_back(k);
+      Complete(static_cast<size_t>(io_uring_cqe_get_data64(cqe)), cqe->res);
     }
     io_uring_cq_advance(&ring_, seen);
   }
-  return error;
-}
+
+  // Slot k's request came back with `res`: progress, a retry of the rest, the block checked, or the first error.
+  void Complete(size_t k, int res) {
+    Slot& sl = slots_[k];
+    const uint64_t off = sl.block * opt_.block + sl.progress;
+    bool injected = false;
+    if (!t_.write && opt_.faults != nullptr && res >= 0) {
+      const int64_t f = opt_.faults->OnReadPath(t_.path, off, t_.len_of(sl.block) - sl.progress, res);
+      injected = f != res;
+      res = static_cast<int>(f);
+    }
+    bool again = false;
+    if (res == -EAGAIN || res == -EINTR) {
+      again = error_.ok();
+    } else if (res < 0 || (res == 0 && sl.progress < t_.need_of(sl.block))) {
+      if (error_.ok()) error_ = res < 0 ? t_.Failed(off, -res, injected) : t_.EndsEarly(off, t_.need);
+    } else {
+      sl.progress += static_cast<uint64_t>(res);
+      if (sl.progress < t_.need_of(sl.block)) {
+        again = error_.ok();  // short transfer: the rest goes again
+      } else if (error_.ok() && !t_.write) {
+        error_ = t_.check(sl.block, buf(k), t_.len_of(sl.block));
+      }
+    }
+    if (again) {
+      error_ = Submit(k);
+      if (error_.ok()) return;
+    }
+    --inflight_;
+    free_.push_back(k);
+  }
+
+  io_uring& ring_;
+  char* memory_;
+  const StreamOptions& opt_;
+  const StreamIo::Transfer& t_;
+  std::vector<Slot> slots_;
+  std::vector<size_t> free_;
+  uint64_t next_ = 0, inflight_ = 0;
+  Status error_;
+};
+
+}  // namespace
+
+Status StreamIo::StreamRing(const Transfer& t) { return RingPass(ring_, memory_.data(), opt_, t).Run(); }
 
 Status StreamIo::WriteFile(const std::string& path, uint64_t bytes, bool fsync, uint64_t content_key) {
   FEEDRATE_ASSIGN_OR_RETURN(auto pending, WriteData(path, bytes, content_key));
@@ -200,11 +241,11 @@ Result<StreamIo::PendingFile> StreamIo::WriteData(const std::string& path, uint6
   const int fd = f.file_->fd();
   // O_DIRECT writes whole aligned blocks; the file is cut to its size afterwards.
   const uint64_t total = opt_.odirect ? AlignUp(bytes, kAlign) : bytes;
-  Status st = Stream(fd, path, total, total, true,
-                     [&](uint64_t i, char* buf, uint64_t len) {
-                       if (content_key != 0) FillContent(content_key, i * opt_.block, buf, len);
-                     },
-                     [](uint64_t, const char*, uint64_t) { return Status::Ok(); });
+  const BlockFill fill = [&](uint64_t i, char* buf, uint64_t len) {
+    if (content_key != 0) FillContent(content_key, i * opt_.block, buf, len);
+  };
+  const BlockCheck none = [](uint64_t, const char*, uint64_t) { return Status::Ok(); };
+  Status st = Stream({fd, path, total, total, opt_.block, true, fill, none});
   if (!st.ok()) return st;
   if (total != bytes && ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     return Status::Errno(path + ": ftruncate failed", errno);
@@ -231,16 +272,17 @@ Status StreamIo::ReadFile(const std::string& path, uint64_t bytes, uint64_t cont
   }
   // O_DIRECT reads whole aligned blocks; the last one comes back short at end of file.
   const uint64_t total = opt_.odirect ? AlignUp(bytes, kAlign) : bytes;
-  Status s = Stream(fd.get(), path, total, bytes, false, [](uint64_t, char*, uint64_t) {},
-                    [&](uint64_t i, const char* buf, uint64_t len) -> Status {
-                      const uint64_t off = i * opt_.block;
-                      const uint64_t real = off >= bytes ? 0 : std::min(len, bytes - off);
-                      if (content_key == 0 || real == 0) return Status::Ok();
-                      const int64_t bad = FirstContentMismatch(content_key, off, buf, real);
-                      if (bad < 0) return Status::Ok();
-                      return Status::Corruption(path + ": content check failed at offset " + std::to_string(off + static_cast<uint64_t>(bad)) +
-                                                " (the bytes read back are not the ones written)");
-                    });
+  const BlockFill nothing = [](uint64_t, char*, uint64_t) {};
+  const BlockCheck check = [&](uint64_t i, const char* buf, uint64_t len) -> Status {
+    const uint64_t off = i * opt_.block;
+    const uint64_t real = off >= bytes ? 0 : std::min(len, bytes - off);
+    if (content_key == 0 || real == 0) return Status::Ok();
+    const int64_t bad = FirstContentMismatch(content_key, off, buf, real);
+    if (bad < 0) return Status::Ok();
+    return Status::Corruption(path + ": content check failed at offset " + std::to_string(off + static_cast<uint64_t>(bad)) +
+                              " (the bytes read back are not the ones written)");
+  };
+  Status s = Stream({fd.get(), path, total, bytes, opt_.block, false, nothing, check});
   if (s.ok()) bytes_read_ += bytes;
   return s;
 }

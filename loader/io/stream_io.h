@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,9 +77,17 @@ class StreamIo {
  private:
   explicit StreamIo(const StreamOptions& options);
   // Runs every block of [0, total) through the ring or the synchronous loop (bytes past `need` may come back
-  // short: end of file); `prepare` fills block i's buffer before a write, `done` checks it after a read.
-  template <typename Prepare, typename Done>
-  Status Stream(int fd, const std::string& path, uint64_t total, uint64_t need, bool write, Prepare&& prepare, Done&& done);
+  // short: end of file); the Transfer's fill writes block i's buffer before a write, its check looks at it after a
+  // read (called once per block of up to opt_.block bytes, not per request).
+ public:
+  using BlockFill = std::function<void(uint64_t block, char* buf, uint64_t len)>;
+  using BlockCheck = std::function<Status(uint64_t block, const char* buf, uint64_t len)>;
+  struct Transfer;  // stream_io.cpp
+
+ private:
+  Status Stream(const Transfer& t);
+  Status StreamSync(const Transfer& t);
+  Status StreamRing(const Transfer& t);
 
   StreamOptions opt_;
   AlignedBuffer memory_;
