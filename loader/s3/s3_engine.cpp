@@ -37,6 +37,16 @@ struct S3Engine::Loop {
   std::vector<Op*> free_ops;
   Op* current = nullptr;  // the sample whose extent is still being split into parts
   std::vector<AlignedBuffer> buffers;
+
+  // Serve's two callbacks and their parts, on this loop's thread (`e` is the engine, `index` this loop's number).
+  S3Request* Next(S3Engine& e, size_t index);    // the next GET to start, or nullptr
+  void Done(S3Engine& e, size_t index, S3Request& r);  // a GET ended
+  S3Request* Issue(S3Engine& e, Part* p, Op* op, uint64_t at, uint64_t len);
+  void Finish(S3Engine& e, size_t index, Op* op, const char* data);
+  // An injected short read or EAGAIN: the part's rest is fetched again (true), as a file engine reads the remainder.
+  bool Refetch(S3Engine& e, Part* p, int64_t n);
+  // What a GET that arrived says of its sample: the bytes counted, faults applied, a read error or a truncation.
+  void Account(S3Engine& e, Part* p, S3Request& r, Op* op, bool* refetched);
 };
 
 Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const EngineOptions& options, const S3Store& store) {
@@ -104,108 +114,125 @@ void S3Engine::Submit(std::span<const ReadRequest> requests) {
 }
 
 void S3Engine::Serve(Loop& loop, size_t index) {
-  auto issue = [&](Part* p, Op* op, uint64_t at, uint64_t len) {
-    p->op = op;
-    p->at = at;
-    p->method = S3Request::Method::kGet;
-    p->key = keys_.path(op->req.extent.file);  // (reuses the slot's capacity)
-    p->range_begin = op->req.extent.offset + at;
-    p->range_length = len;
-    p->dest = op->req.dest != nullptr ? op->req.dest + at : p->buffer;
-    p->dest_capacity = len;
-    ++op->pending;
-    requests_.fetch_add(1, std::memory_order_relaxed);
-    return static_cast<S3Request*>(p);
-  };
-  auto finish = [&](Op* op, const char* data) {
-    const bool ok = op->status.ok();
-    if (ok && options_.stats != nullptr) options_.stats->Record(index, op->req.extent.length, NowNs() - op->t0);
-    op->req.target->OnComplete(op->req.tag, ok ? op->req.extent.length : 0, op->status, ok ? data : nullptr);
-    op->status = Status::Ok();
-    loop.free_ops.push_back(op);
-  };
-  auto next = [&]() -> S3Request* {
-    if (!loop.redo.empty()) {  // the rest of a part cut short by an injected fault
-      Part* p = loop.redo.back();
-      loop.redo.pop_back();
-      ++p->op->pending;
-      requests_.fetch_add(1, std::memory_order_relaxed);
-      return p;  // (its range and destination were already moved past what arrived)
+  loop.client->Serve([&] { return loop.Next(*this, index); }, [&](S3Request& r) { loop.Done(*this, index, r); }, stopping_);
+}
+
+S3Request* S3Engine::Loop::Issue(S3Engine& e, Part* p, Op* op, uint64_t at, uint64_t len) {
+  p->op = op;
+  p->at = at;
+  p->method = S3Request::Method::kGet;
+  p->key = e.keys_.path(op->req.extent.file);  // (reuses the slot's capacity)
+  p->range_begin = op->req.extent.offset + at;
+  p->range_length = len;
+  p->dest = op->req.dest != nullptr ? op->req.dest + at : p->buffer;
+  p->dest_capacity = len;
+  ++op->pending;
+  e.requests_.fetch_add(1, std::memory_order_relaxed);
+  return static_cast<S3Request*>(p);
+}
+
+void S3Engine::Loop::Finish(S3Engine& e, size_t index, Op* op, const char* data) {
+  const bool ok = op->status.ok();
+  if (ok && e.options_.stats != nullptr) e.options_.stats->Record(index, op->req.extent.length, NowNs() - op->t0);
+  op->req.target->OnComplete(op->req.tag, ok ? op->req.extent.length : 0, op->status, ok ? data : nullptr);
+  op->status = Status::Ok();
+  free_ops.push_back(op);
+}
+
+S3Request* S3Engine::Loop::Next(S3Engine& e, size_t index) {
+  if (!redo.empty()) {  // the rest of a part cut short by an injected fault
+    Part* p = redo.back();
+    redo.pop_back();
+    ++p->op->pending;
+    e.requests_.fetch_add(1, std::memory_order_relaxed);
+    return p;  // (its range and destination were already moved past what arrived)
+  }
+  if (free_parts.empty()) return nullptr;
+  while (current == nullptr) {
+    ReadRequest r;
+    if (free_ops.empty() || !e.queue_.TryPop(&r)) return nullptr;
+    Op* op = free_ops.back();
+    free_ops.pop_back();
+    op->req = r;
+    op->issued = 0;
+    op->pending = 0;
+    op->t0 = e.options_.stats != nullptr ? NowNs() : 0;
+    if (r.extent.length == 0) {
+      Finish(e, index, op, r.dest);
+      continue;
     }
-    if (loop.free_parts.empty()) return nullptr;
-    while (loop.current == nullptr) {
-      ReadRequest r;
-      if (loop.free_ops.empty() || !queue_.TryPop(&r)) return nullptr;
-      Op* op = loop.free_ops.back();
-      loop.free_ops.pop_back();
-      op->req = r;
-      op->issued = 0;
-      op->pending = 0;
-      op->t0 = options_.stats != nullptr ? NowNs() : 0;
-      if (r.extent.length == 0) {
-        finish(op, r.dest);
-        continue;
-      }
-      loop.current = op;
-    }
-    Op* op = loop.current;
-    const uint64_t len = std::min<uint64_t>(options_.transfer_size, op->req.extent.length - op->issued);
-    Part* p = loop.free_parts.back();
-    loop.free_parts.pop_back();
-    S3Request* r = issue(p, op, op->issued, len);
-    op->issued += len;
-    if (op->issued == op->req.extent.length) loop.current = nullptr;
-    return r;
-  };
-  auto done = [&](S3Request& r) {
-    Part* p = static_cast<Part*>(&r);
-    Op* op = p->op;
-    --op->pending;
-    if (p->attempts > 1) {
-      retries_.fetch_add(static_cast<uint64_t>(p->attempts - 1), std::memory_order_relaxed);
-      requests_.fetch_add(static_cast<uint64_t>(p->attempts - 1), std::memory_order_relaxed);
-    }
-    if (!r.status.ok()) {
-      if (op->status.ok()) op->status = r.status;
-    } else {
-      device_bytes_.fetch_add(r.bytes, std::memory_order_relaxed);
-      int64_t n = static_cast<int64_t>(r.bytes);
-      if (options_.faults != nullptr) n = options_.faults->OnRead(op->req.extent.file, r.range_begin, r.range_length, n);
-      if (n >= 0 && static_cast<uint64_t>(n) < r.range_length && r.bytes == r.range_length && n > 0) {
-        // Injected short read: fetch the rest again, as a file engine reads the remainder.
-        requeued_.fetch_add(1, std::memory_order_relaxed);
-        p->range_begin += static_cast<uint64_t>(n);
-        p->range_length -= static_cast<uint64_t>(n);
-        p->dest += n;
-        p->dest_capacity = p->range_length;
-        loop.redo.push_back(p);
-        return;
-      }
-      if (n == -EAGAIN) {
-        requeued_.fetch_add(1, std::memory_order_relaxed);
-        loop.redo.push_back(p);
-        return;
-      }
-      if (n < 0 && op->status.ok()) {
-        op->status = Status::Errno(store_.Url(r.key) + ": read failed at offset " + std::to_string(r.range_begin),
-                                   static_cast<int>(-n));
-      } else if (r.bytes < r.range_length && op->status.ok()) {
-        op->status = Status::Corruption(store_.Url(r.key) + ": object is truncated: sample extent ends at offset " +
-                                        std::to_string(op->req.extent.offset + op->req.extent.length) +
-                                        " but data ends at offset " + std::to_string(r.range_begin + r.bytes));
-      }
-    }
-    if (!op->status.ok() && loop.current == op) {  // stop splitting a sample that already failed
-      op->issued = op->req.extent.length;
-      loop.current = nullptr;
-    }
-    // The sample is whole in one buffer when it had a destination, or when this single part covered it.
-    const bool single = p->at == 0 && r.range_length == op->req.extent.length;
-    const char* data = op->req.dest != nullptr ? op->req.dest : (single ? p->buffer : nullptr);
-    if (op->pending == 0 && op->issued == op->req.extent.length) finish(op, data);
-    loop.free_parts.push_back(p);
-  };
-  loop.client->Serve(next, done, stopping_);
+    current = op;
+  }
+  Op* op = current;
+  const uint64_t len = std::min<uint64_t>(e.options_.transfer_size, op->req.extent.length - op->issued);
+  Part* p = free_parts.back();
+  free_parts.pop_back();
+  S3Request* r = Issue(e, p, op, op->issued, len);
+  op->issued += len;
+  if (op->issued == op->req.extent.length) current = nullptr;
+  return r;
+}
+
+bool S3Engine::Loop::Refetch(S3Engine& e, Part* p, int64_t n) {
+  if (n == -EAGAIN) {
+    e.requeued_.fetch_add(1, std::memory_order_relaxed);
+    redo.push_back(p);
+    return true;
+  }
+  if (n > 0 && static_cast<uint64_t>(n) < p->range_length && p->bytes == p->range_length) {  // injected short read
+    e.requeued_.fetch_add(1, std::memory_order_relaxed);
+    p->range_begin += static_cast<uint64_t>(n);
+    p->range_length -= static_cast<uint64_t>(n);
+    p->dest += n;
+    p->dest_capacity = p->range_length;
+    redo.push_back(p);
+    return true;
+  }
+  return false;
+}
+
+void S3Engine::Loop::Account(S3Engine& e, Part* p, S3Request& r, Op* op, bool* refetched) {
+  if (!r.status.ok()) {
+    if (op->status.ok()) op->status = r.status;
+    return;
+  }
+  e.device_bytes_.fetch_add(r.bytes, std::memory_order_relaxed);
+  int64_t n = static_cast<int64_t>(r.bytes);
+  if (e.options_.faults != nullptr) n = e.options_.faults->OnRead(op->req.extent.file, r.range_begin, r.range_length, n);
+  if (Refetch(e, p, n)) {
+    *refetched = true;
+    return;
+  }
+  if (n < 0 && op->status.ok()) {
+    op->status = Status::Errno(e.store_.Url(r.key) + ": read failed at offset " + std::to_string(r.range_begin),
+                               static_cast<int>(-n));
+  } else if (r.bytes < r.range_length && op->status.ok()) {
+    op->status = Status::Corruption(e.store_.Url(r.key) + ": object is truncated: sample extent ends at offset " +
+                                    std::to_string(op->req.extent.offset + op->req.extent.length) +
+                                    " but data ends at offset " + std::to_string(r.range_begin + r.bytes));
+  }
+}
+
+void S3Engine::Loop::Done(S3Engine& e, size_t index, S3Request& r) {
+  Part* p = static_cast<Part*>(&r);
+  Op* op = p->op;
+  --op->pending;
+  if (p->attempts > 1) {
+    e.retries_.fetch_add(static_cast<uint64_t>(p->attempts - 1), std::memory_order_relaxed);
+    e.requests_.fetch_add(static_cast<uint64_t>(p->attempts - 1), std::memory_order_relaxed);
+  }
+  bool refetched = false;
+  Account(e, p, r, op, &refetched);
+  if (refetched) return;
+  if (!op->status.ok() && current == op) {  // stop splitting a sample that already failed
+    op->issued = op->req.extent.length;
+    current = nullptr;
+  }
+  // The sample is whole in one buffer when it had a destination, or when this single part covered it.
+  const bool single = p->at == 0 && r.range_length == op->req.extent.length;
+  const char* data = op->req.dest != nullptr ? op->req.dest : (single ? p->buffer : nullptr);
+  if (op->pending == 0 && op->issued == op->req.extent.length) Finish(e, index, op, data);
+  free_parts.push_back(p);
 }
 
 }  // namespace feedrate
