@@ -121,6 +121,7 @@ struct S3Client::Impl {
 
   void Loop(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done,
             const std::atomic<bool>* stop);
+  struct Pass;  // one Loop call's state and steps
 
   ~Impl() {
     for (auto& s : slots) {
@@ -305,27 +306,33 @@ void S3Client::Wakeup(bool always) {
   if (always || impl_->sleeping.load(std::memory_order_seq_cst)) curl_multi_wakeup(impl_->multi);
 }
 
-void S3Client::Impl::Loop(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done,
-                          const std::atomic<bool>* stop) {
-  Impl& m = *this;
+// One Loop call: the free slots, transfers in flight, retries waiting out their backoff, and the steps of a turn.
+struct S3Client::Impl::Pass {
   struct Retry {
     Clock::time_point at;
     S3Request* req;
   };
-  std::deque<S3Request*> ready;  // retries whose backoff is over
+  enum class Idle { kEnd, kAgain, kGo };  // nothing in flight: the loop ends, turns again, or goes on to perform
+
+  Impl& m;
+  const std::function<S3Request*()>& next;
+  const std::function<void(S3Request&)>& done;
+  const std::atomic<bool>* stop;  // serving until set; nullptr: run until the source is empty
+  std::deque<S3Request*> ready;   // retries whose backoff is over
   std::vector<Retry> retries;
   std::vector<Slot*> free_slots;
-  for (auto& s : m.slots) free_slots.push_back(&s);
   size_t active = 0;
   bool source_empty = false;
-  auto start = [&](S3Request* r) {
+
+  void Start(S3Request* r) {
     Slot* s = free_slots.back();
     free_slots.pop_back();
     m.Setup(*s, *r);
     curl_multi_add_handle(m.multi, s->easy);
     ++active;
-  };
-  for (;;) {
+  }
+
+  void PromoteDueRetries() {
     const auto now = Clock::now();
     for (size_t i = 0; i < retries.size();) {
       if (retries[i].at <= now) {
@@ -336,6 +343,10 @@ void S3Client::Impl::Loop(const std::function<S3Request*()>& next, const std::fu
         ++i;
       }
     }
+  }
+
+  // Every free slot gets a request: a retry whose time has come first, then the source's next.
+  void FillSlots() {
     while (!free_slots.empty()) {
       S3Request* r = nullptr;
       if (!ready.empty()) {
@@ -349,31 +360,39 @@ void S3Client::Impl::Loop(const std::function<S3Request*()>& next, const std::fu
           r->attempts = 0;
         }
       }
-      if (r == nullptr) break;
-      start(r);
+      if (r == nullptr) return;
+      Start(r);
     }
-    if (active == 0 && retries.empty() && ready.empty()) {  // (the source is empty: slots were free)
-      if (stop == nullptr || stop->load(std::memory_order_acquire)) return;
-      // Announce the sleep, then look once more: a producer publishes, fences, then wakes only a sleeper.
-      sleeping.store(true, std::memory_order_seq_cst);
-      if (S3Request* r = next()) {
-        sleeping.store(false, std::memory_order_relaxed);
-        r->attempts = 0;
-        start(r);
-      } else {
-        curl_multi_poll(m.multi, nullptr, 0, 1000, nullptr);
-        sleeping.store(false, std::memory_order_relaxed);
-        continue;
-      }
+  }
+
+  // Asks the source once more after announcing the sleep: a producer publishes, fences, then wakes only a sleeper.
+  bool TakeOneBeforeSleeping() {
+    m.sleeping.store(true, std::memory_order_seq_cst);
+    S3Request* r = next();
+    if (r == nullptr) return false;
+    m.sleeping.store(false, std::memory_order_relaxed);
+    r->attempts = 0;
+    Start(r);
+    return true;
+  }
+
+  // Nothing in flight (the source is empty: slots were free): end, wait for work, or wait out the next retry.
+  Idle WhenIdle() {
+    if (retries.empty() && ready.empty()) {
+      if (stop == nullptr || stop->load(std::memory_order_acquire)) return Idle::kEnd;
+      if (TakeOneBeforeSleeping()) return Idle::kGo;
+      curl_multi_poll(m.multi, nullptr, 0, 1000, nullptr);
+      m.sleeping.store(false, std::memory_order_relaxed);
+      return Idle::kAgain;
     }
-    if (active == 0) {  // only retries waiting out their backoff
-      auto wake = retries.front().at;
-      for (const auto& r : retries) wake = std::min(wake, r.at);
-      std::this_thread::sleep_until(wake);
-      continue;
-    }
-    int running = 0;
-    curl_multi_perform(m.multi, &running);
+    auto wake = retries.front().at;  // only retries waiting out their backoff
+    for (const auto& r : retries) wake = std::min(wake, r.at);
+    std::this_thread::sleep_until(wake);
+    return Idle::kAgain;
+  }
+
+  // Transfers that ended: retried after a backoff, or handed back.
+  void Reap() {
     int left = 0;
     while (CURLMsg* msg = curl_multi_info_read(m.multi, &left)) {
       if (msg->msg != CURLMSG_DONE) continue;
@@ -391,22 +410,33 @@ void S3Client::Impl::Loop(const std::function<S3Request*()>& next, const std::fu
         done(*r);
       }
     }
-    if (active > 0) {
-      // Serving with a free slot: a new request must wake the poll, not wait for a transfer's next event.
-      // Announce the sleep, then look once more (as above).
-      const bool wakeable = stop != nullptr && !free_slots.empty();
-      if (wakeable) {
-        sleeping.store(true, std::memory_order_seq_cst);
-        if (S3Request* r = next()) {
-          sleeping.store(false, std::memory_order_relaxed);
-          r->attempts = 0;
-          start(r);
-          continue;
-        }
-      }
-      curl_multi_poll(m.multi, nullptr, 0, 50, nullptr);
-      if (wakeable) sleeping.store(false, std::memory_order_relaxed);
+  }
+
+  // Transfers out: wait for their next event; serving with a free slot, a new request must wake the poll.
+  void Poll() {
+    const bool wakeable = stop != nullptr && !free_slots.empty();
+    if (wakeable && TakeOneBeforeSleeping()) return;
+    curl_multi_poll(m.multi, nullptr, 0, 50, nullptr);
+    if (wakeable) m.sleeping.store(false, std::memory_order_relaxed);
+  }
+};
+
+void S3Client::Impl::Loop(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done,
+                          const std::atomic<bool>* stop) {
+  Pass p{*this, next, done, stop, {}, {}, {}, 0, false};
+  for (auto& s : slots) p.free_slots.push_back(&s);
+  for (;;) {
+    p.PromoteDueRetries();
+    p.FillSlots();
+    if (p.active == 0) {
+      const Pass::Idle idle = p.WhenIdle();
+      if (idle == Pass::Idle::kEnd) return;
+      if (idle == Pass::Idle::kAgain) continue;
     }
+    int running = 0;
+    curl_multi_perform(multi, &running);
+    p.Reap();
+    if (p.active > 0) p.Poll();
   }
 }
 
