@@ -151,6 +151,8 @@ void Comm::Overdue(void* request, const char* what, double started) const {
     if (Completed(req)) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  std::fprintf(stderr, "feedrate: warning: %s; calling the roll (every rank says where it waits, 5 s)\n", head.c_str());
+  std::fflush(stderr);
   RollCall roll = CallTheRoll(request);
   if (roll.completed) {
     WarnLateArrival(what, started, roll.called, roll.answered_after);
@@ -173,6 +175,8 @@ bool Comm::Completed(void* request) {
 // Not rank 0: rank 0 calls the roll and decides; keep answering it. The collective may still complete (a late rank
 // arrives), and then the run goes on. Otherwise end the job from here: rank 0 is stuck outside MPI or dead.
 void Comm::OverdueAwayFromRoot(void* request, const char* what, double started, const std::string& head) const {
+  std::fprintf(stderr, "feedrate: warning: %s: %s; answering rank 0's roll call (10 s)\n", Who(rank_).c_str(), head.c_str());
+  std::fflush(stderr);
   const double until = Now() + 10;
   while (Now() < until) {
     if (Completed(request)) {

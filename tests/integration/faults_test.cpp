@@ -127,12 +127,17 @@ TEST_F(Faults, EnospcInDatagenLeavesNoPartialFileAndARerunFinishesTheRest) {
 
 // Starts a two-rank `job` (a feedrate command line writing --json-events to stdout, results in `results`), waits
 // until `ready` (a fixed string) shows in its events, then runs `action`, a shell snippet with $r0, $r1 = rank 0's
-// and rank 1's pids and $ranks = both, and returns how the job ended.
+// and rank 1's pids, $ranks = both, and the shell function `seen TEXT` (waits, at most 60 s, until the job's stderr
+// holds TEXT: the snippet synchronises on what the job says, never on a sleep), and returns how the job ended
+// (its stderr included in the output).
 CmdResult StartAndHitRank1(const test::TempDir& dir, const std::string& job, const std::string& ready,
                            const std::string& results, const std::string& name, const std::string& action) {
   const std::string script = dir / ("hit_" + name + ".sh"), events = dir / ("events_" + name + ".jsonl");
-  test::WriteFile(script, MpiFeedrate(2, job) + " > " + events + " &\n"
+  const std::string err = dir / ("stderr_" + name + ".log");
+  test::WriteFile(script, MpiFeedrate(2, job) + " > " + events + " 2> " + err + " &\n"
                               "job=$!\n"
+                              "seen() { for i in $(seq 1200); do grep -qF \"$1\" " + err + " && return 0; sleep 0.05; done; "
+                              "echo \"never saw: $1\" >&2; return 1; }\n"
                               "for i in $(seq 900); do grep -qF '" + ready + "' " + events +
                               " 2>/dev/null && break; sleep 0.1; done\n"
                               "r0= r1= ranks=\n"
@@ -143,7 +148,10 @@ CmdResult StartAndHitRank1(const test::TempDir& dir, const std::string& job, con
                               "  echo \"$env\" | grep -qx OMPI_COMM_WORLD_RANK=1 && r1=$p\n"
                               "done\n" +
                               action + "\n"
-                              "wait $job\n");
+                              "wait $job\n"
+                              "rc=$?\n"
+                              "cat " + err + " >&2\n"
+                              "exit $rc\n");
   return Sh("bash " + script, 100);
 }
 
@@ -194,13 +202,14 @@ TEST_F(Faults, ACheckpointRankThatStopsAnsweringLeavesAFailedSummary) {
   EXPECT_FALSE(s.contains("metric"));  // nothing that reads as a result
 }
 
-// A rank that is late by more than --collective-timeout but arrives while rank 0 calls the roll (frozen for 4.5 s,
-// timeout 3 s, roll call 5 s) lets the collective through: a warning naming it, and the run goes on (here until
-// it is interrupted) instead of ending as if it hung.
+// A rank that is late by more than --collective-timeout but arrives while rank 0 calls the roll (frozen until rank 0
+// says it calls the roll; the roll call's 5 s are only an outer limit) lets the collective through: a warning naming
+// it, and the run goes on (here until it is interrupted) instead of ending as if it hung.
 TEST_F(Faults, ARankThatArrivesDuringTheRollCallOnlyGetsAWarning) {
   const std::string results = dir_ / "late";
   auto r = RunAndHitRank1(dir_, data_, results, "late",
-                          "kill -STOP $r1; sleep 4.5; kill -CONT $r1; sleep 1.5; kill -INT $ranks");
+                          "kill -STOP $r1; seen 'calling the roll'; kill -CONT $r1; seen 'and the run goes on'; "
+                          "kill -INT $ranks");
   EXPECT_EQ(r.code, 130) << r.output;
   EXPECT_NE(r.output.find("beyond --collective-timeout (3 s), and the run goes on: rank 1 ("), std::string::npos)
       << r.output;
@@ -213,17 +222,19 @@ TEST_F(Faults, ARankThatArrivesDuringTheRollCallOnlyGetsAWarning) {
   EXPECT_EQ(s["feedrate"]["status"], "interrupted") << r.output;
 }
 
-// The same with rank 0 late: it calls no roll (it is the one that was away), and rank 1, which waited past the
-// timeout, says that rank 0 came late once the collective completes.
+// The same with rank 0 late (frozen until rank 1 says it waited past the timeout): it calls no roll (it is the one
+// that was away), and rank 1 says that rank 0 came late once the collective completes.
 TEST_F(Faults, ALateRankZeroIsNamedByTheRankThatWaited) {
   const std::string results = dir_ / "late0";
   auto r = RunAndHitRank1(dir_, data_, results, "late0",
-                          "kill -STOP $r0; sleep 4.5; kill -CONT $r0; sleep 1.5; kill -INT $ranks");
+                          "kill -STOP $r0; seen \"answering rank 0's roll call\"; kill -CONT $r0; seen 'never called the roll'; "
+                          "kill -INT $ranks");
   EXPECT_EQ(r.code, 130) << r.output;
   EXPECT_NE(r.output.find("beyond --collective-timeout (3 s), and rank 0 never called the roll: rank 0 ("),
             std::string::npos)
       << r.output;
-  EXPECT_EQ(r.output.find("did not"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("did not answer"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("did not call the roll"), std::string::npos) << r.output;
   EXPECT_EQ(ReadJson(results + "/summary.json")["feedrate"]["status"], "interrupted") << r.output;
 }
 
