@@ -123,7 +123,7 @@ TEST(Checkpoint, InterruptStopsCleanlyAndSaysSo) {
   auto run = Sh(Feedrate("checkpoint -w llama3_8b --dir " + ck + " --scale 0.0005 --time-between 0 -q"
                          " --num-checkpoints-write 5 --num-checkpoints-read 0 --block-size 1048576 --inject delay:ms=100"
                          " --results-dir " + dir / "r") +
-                " & pid=$!; while [ ! -d " + ck + "/global_epoch1_step1 ]; do sleep 0.1; done; sleep 0.5; kill -INT $pid; wait $pid");
+                " & pid=$!; while [ ! -d " + ck + "/global_epoch1_step1 ]; do sleep 0.1; done; kill -INT $pid; wait $pid");
   // (The signal goes once the first checkpoint is being written: the handler is installed by then, however slowly
   // MPI started on a loaded machine.)
   EXPECT_EQ(run.code, 130) << run.output;
@@ -154,7 +154,6 @@ TEST(Checkpoint, KilledRankLeavesTheCheckpointMarkedInProgress) {
                               " &\njob=$!\n"
                               // Once checkpoint 1 is under way (its mark is there), kill rank 2.
                               "for i in $(seq 600); do [ -f " + ck + "/global_epoch1_step1/FEEDRATE_IN_PROGRESS ] && break; sleep 0.1; done\n"
-                              "sleep 0.3\n"
                               "for p in $(pgrep -f \"results-dir " + r + "\"); do\n"
                               "  if tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=2; then kill -KILL $p; fi\n"
                               "done\n"
