@@ -12,7 +12,7 @@ namespace feedrate {
 // Per checkpoint over ranks: the slowest rank's duration decides (v2.0 rules); also every rank's spread and
 // rank 0's own figures, which is what DLIO v2.0 reports without checkpoint.rank_sync.
 nlohmann::json ReduceCheckpointPhase(const std::vector<std::vector<double>>& per_rank, double size_gib) {
-  nlohmann::json phase = json::object();
+  nlohmann::json phase = nlohmann::json::object();
   if (per_rank.empty() || per_rank.front().empty()) return phase;
   const size_t n = per_rank.front().size();
   std::vector<double> dur, tput, r0_dur, r0_tput;
