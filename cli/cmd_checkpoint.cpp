@@ -31,19 +31,11 @@ int CheckpointIntoTree(const WorkloadConfig& cfg, CheckpointOptions o, const Mlp
                                {"results_dir", tree.root},
                                {"num_checkpoints_write", o.num_write}, {"num_checkpoints_read", o.num_read}};
   MlperfRecord::Spec spec{"checkpointing", "run", model, "", true, overrides, o.command_line, args};
-  auto record = MlperfRecord::Begin(tree, spec, cfg, comm);
-  if (!record.ok()) {
-    if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", record.status().ToString().c_str());
-    return kExitError;
-  }
-  o.results_dir = (*record)->dir();
-  o.dlio = (*record)->dlio();
-  int code = RunCheckpoint(cfg, o, comm);
-  if (Status st = (*record)->Finish(cfg, comm.size()); !st.ok()) {
-    std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
-    code = kExitError;
-  }
-  return std::stoi(comm.Broadcast(std::to_string(code), 0));
+  return RunRecorded(tree, spec, cfg, comm, comm.size(), [&](const MlperfRecord& record) {
+    o.results_dir = record.dir();
+    o.dlio = record.dlio();
+    return RunCheckpoint(cfg, o, comm);
+  });
 }
 
 }  // namespace

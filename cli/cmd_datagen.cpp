@@ -89,22 +89,15 @@ int GenerateIntoTree(const WorkloadConfig& cfg, const DatagenOptions& o, const D
                                {"results_dir", a.mlperf.tree.root}};
   MlperfRecord::Spec spec{"training", "datagen", MlpstorageTrainingModel(cfg), WorkloadAccelerator(cfg), true, overrides,
                           "feedrate datagen", args};
-  auto record = MlperfRecord::Begin(a.mlperf.tree, spec, cfg, comm);
-  if (!record.ok()) {
-    if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", record.status().ToString().c_str());
+  return RunRecorded(a.mlperf.tree, spec, cfg, comm, comm.size(), [&](const MlperfRecord& record) {
+    const double start = UnixNow();
+    const int code = GenerateOnRanks(cfg, o, comm);
+    if (!comm.root()) return code;
+    const Status st = WriteDlioLog(record.dir(), DlioDatagenLogLines(comm.size(), start, start, UnixNow()));
+    if (st.ok()) return code;
+    std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
     return kExitError;
-  }
-  const double start = UnixNow();
-  int code = GenerateOnRanks(cfg, o, comm);
-  if (comm.root()) {
-    Status st = WriteDlioLog((*record)->dir(), DlioDatagenLogLines(comm.size(), start, start, UnixNow()));
-    if (st.ok()) st = (*record)->Finish(cfg, comm.size());
-    if (!st.ok()) {
-      std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
-      code = kExitError;
-    }
-  }
-  return std::stoi(comm.Broadcast(std::to_string(code), 0));
+  });
 }
 
 int ExecuteDatagen(DatagenCommandArgs a, int* argc, char*** argv) {

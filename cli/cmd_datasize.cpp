@@ -111,17 +111,9 @@ int DatasizeIntoTree(const WorkloadConfig& c, const DatasizeArgs& a, const Workl
                                {"num_client_hosts", a.clients}, {"max_accelerators", a.accelerators}, {"params", w.Overrides()}};
   MlperfRecord::Spec spec{"training", "datasize", MlpstorageTrainingModel(c), WorkloadAccelerator(c), false, w.Overrides(),
                           "feedrate datasize", args};
-  auto record = MlperfRecord::Begin(tree, spec, c, comm);
-  if (!record.ok()) {
-    std::fprintf(stderr, "feedrate: error: %s\n", record.status().ToString().c_str());
-    return kExitError;
-  }
-  int code = comm.root() ? TrainingDatasize(c, a, w.workload) : kExitPass;
-  if (Status st = (*record)->Finish(c, 1); !st.ok()) {
-    std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
-    code = kExitError;
-  }
-  return code;
+  return RunRecorded(tree, spec, c, comm, 1, [&](const MlperfRecord&) {
+    return comm.root() ? TrainingDatasize(c, a, w.workload) : kExitPass;
+  });
 }
 
 }  // namespace

@@ -100,29 +100,21 @@ nlohmann::json MlpstorageArgs(const RunCommandArgs& a, const WorkloadConfig& cfg
 int RunLoops(const RunCommandArgs& a, const WorkloadConfig& cfg, const std::vector<std::string>& overrides, Comm& comm) {
   int worst = kExitPass;
   for (uint64_t k = 1; k <= a.loops; ++k) {
-    RunOptions o = a.o;
-    std::unique_ptr<MlperfRecord> record;
-    if (a.mlperf.tree.enabled()) {
-      MlperfRecord::Spec spec{"training", "run", MlpstorageTrainingModel(cfg), WorkloadAccelerator(cfg), true, overrides, o.command_line,
-                              MlpstorageArgs(a, cfg, comm, overrides)};
-      auto r = MlperfRecord::Begin(a.mlperf.tree, spec, cfg, comm);
-      if (!r.ok()) {
-        if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", r.status().ToString().c_str());
-        return kExitError;
-      }
-      record = std::move(*r);
-      o.results_dir = record->dir();
-      o.dlio = record->dlio();
-    }
     if (a.loops > 1 && comm.root()) std::printf("run %llu of %llu\n", static_cast<unsigned long long>(k),
                                                 static_cast<unsigned long long>(a.loops));
-    int code = RunTraining(cfg, o, comm);
-    if (record) {
-      if (Status st = record->Finish(cfg, comm.size() * static_cast<int>(o.accelerators)); !st.ok()) {
-        std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
-        code = kExitError;
-      }
-      code = std::stoi(comm.Broadcast(std::to_string(code), 0));
+    int code = kExitPass;
+    if (a.mlperf.tree.enabled()) {
+      MlperfRecord::Spec spec{"training", "run", MlpstorageTrainingModel(cfg), WorkloadAccelerator(cfg), true, overrides,
+                              a.o.command_line, MlpstorageArgs(a, cfg, comm, overrides)};
+      code = RunRecorded(a.mlperf.tree, spec, cfg, comm, comm.size() * static_cast<int>(a.o.accelerators),
+                         [&](const MlperfRecord& record) {
+                           RunOptions o = a.o;
+                           o.results_dir = record.dir();
+                           o.dlio = record.dlio();
+                           return RunTraining(cfg, o, comm);
+                         });
+    } else {
+      code = RunTraining(cfg, a.o, comm);
     }
     worst = WorstCode(worst, code);
     if (code == kExitError || code == kExitInterrupted) break;

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "emulator/results/mlperf_tree.h"
+#include "emulator/results/mlperf_record.h"
 #include "loader/config/workload_config.h"
 #include "loader/util/exit_codes.h"
 
@@ -48,6 +48,13 @@ struct MlperfArgs {
   // After parsing: --org and --system given with a root, plain names; the division defaults to open.
   void Check();
 };
+
+// A command's body run inside its record of an mlpstorage tree (emulator/results/mlperf_record.h): the record
+// begun, `body` run on every rank (it returns the rank's exit code), the record finished (`processes`: its metadata's
+// num_processes), the code agreed from rank 0. A record that cannot begin or finish is an error (exit 2), said on
+// stderr. Collective.
+int RunRecorded(const MlperfTree& tree, const MlperfRecord::Spec& spec, const WorkloadConfig& cfg, Comm& comm,
+                int processes, const std::function<int(const MlperfRecord&)>& body);
 
 // The workload with these overrides, or nullopt after printing the configuration error (when `print`: rank 0 of a
 // job prints, the other ranks return quietly).

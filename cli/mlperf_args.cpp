@@ -1,6 +1,10 @@
 // --mlperf-root/--division/--org/--system: Feedrate's own commands writing mlpstorage's results tree.
 #include "cli/commands.h"
 
+#include <cstdio>
+
+#include "emulator/host/comm.h"
+
 namespace feedrate::cli {
 
 void MlperfArgs::Register(CLI::App* app) {
@@ -13,6 +17,21 @@ void MlperfArgs::Register(CLI::App* app) {
       ->needs(root);
   app->add_option("--org", tree.org, "the tree's submitter (organisation) folder")->needs(root);
   app->add_option("--system", tree.system, "the tree's system name (results/<system>, systems/<system>.yaml)")->needs(root);
+}
+
+int RunRecorded(const MlperfTree& tree, const MlperfRecord::Spec& spec, const WorkloadConfig& cfg, Comm& comm,
+                int processes, const std::function<int(const MlperfRecord&)>& body) {
+  auto record = MlperfRecord::Begin(tree, spec, cfg, comm);
+  if (!record.ok()) {
+    if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", record.status().ToString().c_str());
+    return kExitError;
+  }
+  int code = body(**record);
+  if (Status st = (*record)->Finish(cfg, processes); !st.ok()) {
+    std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
+    code = kExitError;
+  }
+  return std::stoi(comm.Broadcast(std::to_string(code), 0));
 }
 
 void MlperfArgs::Check() {
