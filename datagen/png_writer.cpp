@@ -3,6 +3,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -12,6 +13,8 @@
 
 namespace feedrate {
 namespace {
+
+constexpr size_t kPngIdatChunk = 64 * 1024;
 
 void Put32(std::string* s, uint32_t v) {
   char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
@@ -53,7 +56,9 @@ Status WritePng(const std::string& path, uint64_t d1, uint64_t d2, uint64_t cont
   d.ready = true;
   FastBytes rng(content_seed);
   std::vector<char> row(d2 + 1, 0);  // filter byte 0 ("none") then the pixels
-  const size_t cap = scratch->size();
+  // IDAT chunks of 64 KiB, as PIL (DLIO's generator) writes them: PIL's reader reads a chunk at a time, so a reader
+  // of either tool's files makes the same requests (and Feedrate's DLIO pattern for PNG assumes this layout).
+  const size_t cap = std::min<size_t>(scratch->size(), kPngIdatChunk);
   auto emit = [&](int flush) -> Status {
     do {
       d.z.next_out = reinterpret_cast<Bytef*>(scratch->data());

@@ -403,11 +403,23 @@ bool AskedFor(const WorkloadConfig& cfg, const std::string& key) {
   return std::find(cfg.overridden_keys.begin(), cfg.overridden_keys.end(), key) != cfg.overridden_keys.end();
 }
 
+// Why a format has no DLIO reader calls to replay (docs/dlio-compatibility.md, "Requests per sample").
+const char* NoPatternReason(DataFormat format) {
+  switch (format) {
+    case DataFormat::kTfRecord:
+      return "TFRecord: TensorFlow's stream reads transfer_size buffers of whole files, which the coalesced stream reads";
+    case DataFormat::kParquet:
+      return "Parquet: DLIO v3.0's reader reads a row group's span in one request (feedrate.parquet_group_reads=whole "
+             "reads so); no per-call pattern is replayed";
+    default: return "no DLIO reader pattern is built for this format";
+  }
+}
+
 // feedrate.access_pattern: whether this run replays DLIO's reader calls (the DlioEngine), and if not, why.
 bool ChooseAccessPattern(const WorkloadConfig& cfg, FileOpenMode mode, Setup* s) {
   const AccessKind kind = DlioAccessKind(cfg.format);
   const char* why = cfg.access_pattern != "dlio"                      ? "feedrate.access_pattern: coalesced"
-                    : kind == AccessKind::kNone                         ? "no DLIO reader pattern is built for this format yet"
+                    : kind == AccessKind::kNone                         ? NoPatternReason(cfg.format)
                     : cfg.engine != EngineKind::kAuto                   ? "an explicit feedrate.engine (posix, uring) reads coalesced extents; auto replays DLIO's calls"
                     : cfg.odirect                                       ? "O_DIRECT (DLIO's readers read buffered)"
                     : mode == FileOpenMode::kStream                     ? "files streamed per visit (TensorFlow)"

@@ -60,6 +60,16 @@ class PyBufferedFile {
     }
     return got;
   }
+  // readinto(n) at a fresh position: n bytes straight into the caller's array when larger than a block, else one
+  // block into the buffer (bufferedio.c's _bufferedreader_readinto_generic).
+  void ReadInto(uint64_t n) {
+    if (n > block_) {
+      pos_ += Raw(pos_, n);
+      buf_begin_ = buf_end_ = pos_;
+    } else {
+      Read(n);
+    }
+  }
   // read(): FileIO.readall after the buffer: fstat, read(size - pos + 1), then read(1) meeting end of file.
   void ReadAll() {
     const uint64_t first = size_ >= pos_ ? size_ - pos_ + 1 : 1;
@@ -189,6 +199,45 @@ void PlanJpeg(const FileLayout& l, uint64_t block, std::vector<AccessRead>* out)
   }
 }
 
+// PIL's PngImagePlugin over the chunk layout PIL writes (IHDR, IDAT chunks of 64 KiB but the last, IEND), which the
+// file's size alone then fixes; Feedrate's writer uses the same layout. Image.open's prefix, _open's signature, IHDR
+// and its CRC, the first IDAT header; ImageFile.load's seek to the data and load_read's min(64 KiB, chunk left)
+// reads, each further chunk after its CRC and header; load_end's CRC and the IEND header.
+void PlanPng(const FileLayout& l, uint64_t block, std::vector<AccessRead>* out) {
+  constexpr uint64_t kHead = 8 + 25, kTail = 12, kChunk = kPilBlock;
+  PyBufferedFile f(l.size, block, out);
+  f.Read(16);
+  f.Seek(0);
+  f.Read(8);
+  f.Read(8);
+  f.Read(13);
+  f.Read(4);
+  f.Read(8);
+  f.Seek(kHead + 8);
+  const uint64_t body = l.size > kHead + kTail ? l.size - kHead - kTail : 0;  // IDAT chunks, 12 bytes of frame each
+  const uint64_t chunks = std::max<uint64_t>(1, (body + kChunk + 11) / (kChunk + 12));
+  uint64_t data = body > 12 * chunks ? body - 12 * chunks : 0;
+  for (uint64_t c = 0; c < chunks; ++c) {
+    if (c > 0) {
+      f.Read(4);
+      f.Read(8);
+    }
+    const uint64_t len = std::min(data, kChunk);  // load_read: min(decodermaxblock, what is left of the chunk)
+    if (len > 0) f.Read(len);
+    data -= len;
+  }
+  f.Read(4);
+  f.Read(8);
+}
+
+// DLIO's IndexedBinaryReader.get_sample: seek to the sample's offset (from the .off.idx it read at start-up) and
+// readinto an array of its size.
+void PlanIndexedBinary(const SampleExtent& e, uint64_t size, uint64_t block, std::vector<AccessRead>* out) {
+  PyBufferedFile f(size, block, out);
+  f.Seek(e.offset);
+  f.ReadInto(e.length);
+}
+
 }  // namespace
 
 std::string_view Name(AccessKind k) {
@@ -198,6 +247,8 @@ std::string_view Name(AccessKind k) {
     case AccessKind::kNpy: return "npy (numpy np.load)";
     case AccessKind::kHdf5: return "hdf5 (h5py)";
     case AccessKind::kJpeg: return "jpeg (PIL Image.open + load)";
+    case AccessKind::kPng: return "png (PIL Image.open + load)";
+    case AccessKind::kIndexedBinary: return "indexed_binary (seek + readinto)";
   }
   return "?";
 }
@@ -208,6 +259,8 @@ AccessKind DlioAccessKind(DataFormat format) {
     case DataFormat::kNpy: return AccessKind::kNpy;
     case DataFormat::kHdf5: return AccessKind::kHdf5;
     case DataFormat::kJpeg: return AccessKind::kJpeg;
+    case DataFormat::kPng: return AccessKind::kPng;
+    case DataFormat::kIndexedBinary: return AccessKind::kIndexedBinary;
     default: return AccessKind::kNone;
   }
 }
@@ -221,6 +274,8 @@ void PlanDlioReads(AccessKind kind, const FileLayout& layout, const SampleExtent
     case AccessKind::kNpy: return PlanNpy(layout, block, out);
     case AccessKind::kHdf5: return PlanHdf5(e, out);
     case AccessKind::kJpeg: return PlanJpeg(layout, block, out);
+    case AccessKind::kPng: return PlanPng(layout, block, out);
+    case AccessKind::kIndexedBinary: return PlanIndexedBinary(e, layout.size, block, out);
     case AccessKind::kNone: return;
   }
 }
@@ -233,6 +288,8 @@ uint64_t MaxDlioReads(AccessKind kind, uint64_t max_bytes, uint64_t max_file, ui
     case AccessKind::kNpy: return 6;
     case AccessKind::kHdf5: return 6;
     case AccessKind::kJpeg: return 4 + std::max(max_bytes, max_file) / kPilBlock;
+    case AccessKind::kPng: return 6 + 3 * (std::max(max_bytes, max_file) / kPilBlock + 1);
+    case AccessKind::kIndexedBinary: return 1;
     case AccessKind::kNone: return 0;
   }
   return 0;

@@ -19,6 +19,8 @@ enum class AccessKind : uint8_t {
   kNpy,    // np.load(f): numpy reads the header through the buffer, then the array with one readinto
   kHdf5,   // h5py.File(f, 'r')['records'][i]: superblock and object-header reads, then the row
   kJpeg,   // np.asarray(PIL.Image.open(f)): one buffer fill, then 64 KiB reads to end of file
+  kPng,    // np.asarray(PIL.Image.open(f)): the chunks before IDAT through the buffer, each IDAT in <= 64 KiB reads
+  kIndexedBinary,  // open(f, 'rb'); seek(offset); readinto(sample): one block, or one read of the sample if larger
 };
 std::string_view Name(AccessKind k);
 
@@ -40,7 +42,7 @@ void PlanDlioReads(AccessKind kind, const FileLayout& layout, const SampleExtent
 // The most reads PlanDlioReads appends for a sample of at most `max_bytes` (and a file of at most `max_file`).
 uint64_t MaxDlioReads(AccessKind kind, uint64_t max_bytes, uint64_t max_file, uint64_t block);
 
-// The pattern Feedrate replays for a format: kNone where none is built (TFRecord, indexed_binary, Parquet, PNG).
+// The pattern Feedrate replays for a format: kNone where none is built (TFRecord, Parquet).
 AccessKind DlioAccessKind(DataFormat format);
 
 }  // namespace feedrate

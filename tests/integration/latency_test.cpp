@@ -121,7 +121,8 @@ TEST(Latency, EachSampleIsReadAsDliosReaderReadsIt) {
     const char* ext;
   };
   for (const Format f : {Format{"npz", DataFormat::kNpz, "npz"}, Format{"hdf5", DataFormat::kHdf5, "hdf5"},
-                         Format{"jpeg", DataFormat::kJpeg, "jpeg"}}) {
+                         Format{"jpeg", DataFormat::kJpeg, "jpeg"}, Format{"png", DataFormat::kPng, "png"},
+                         Format{"indexed_binary", DataFormat::kIndexedBinary, "indexed_binary"}}) {
     SCOPED_TRACE(f.name);
     LatencyCase c;
     const std::string params = std::string("--param dataset.format=") + f.name +

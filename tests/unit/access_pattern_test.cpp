@@ -96,5 +96,34 @@ TEST(AccessPattern, TheBlockSizeIsTheFilesStBlksize) {
   EXPECT_TRUE(Plan(AccessKind::kNone, l).empty());
 }
 
+// np.asarray(Image.open(f)) on PNGs written as DLIO's generator writes them (PIL, 8-bit grey, 64 KiB IDAT chunks),
+// strace of Pillow 9.4: 512 x 512 (263,049 bytes, 4 full IDAT chunks and one of 800 bytes), 700 x 300 (211,006
+// bytes, a last chunk of 14,305) and 64 x 64 (4,228 bytes, one chunk).
+TEST(AccessPattern, PngIsPilsChunkReadsThroughTheBuffer) {
+  FileLayout l;
+  l.size = 263049;
+  const Reads a = {{0, 4096},      {4096, 61440},   {65536, 4096},  {69632, 61440}, {131072, 4096},
+                   {135168, 61440}, {196608, 4096}, {200704, 61440}, {262144, 4096}};
+  EXPECT_EQ(Plan(AccessKind::kPng, l, SampleExtent{0, 0, kWholeFile}), a);
+  l.size = 211006;
+  const Reads b = {{0, 4096},      {4096, 61440},   {65536, 4096},  {69632, 61440}, {131072, 4096},
+                   {135168, 61440}, {196608, 4096}, {200704, 8192}, {208896, 4096}};
+  EXPECT_EQ(Plan(AccessKind::kPng, l, SampleExtent{0, 0, kWholeFile}), b);
+  l.size = 4228;
+  const Reads c = {{0, 4096}, {4096, 4096}};
+  EXPECT_EQ(Plan(AccessKind::kPng, l, SampleExtent{0, 0, kWholeFile}), c);
+}
+
+// DLIO's IndexedBinaryReader (seek, then readinto a numpy array of the sample's size), strace of Python 3.11: a
+// sample up to a block fills the buffer with one block; a larger one is one read of exactly its size.
+TEST(AccessPattern, IndexedBinaryIsOneBlockOrOneReadOfTheSample) {
+  FileLayout l;
+  l.size = 300000;
+  EXPECT_EQ(Plan(AccessKind::kIndexedBinary, l, SampleExtent{0, 100, 1000}), (Reads{{100, 4096}}));
+  EXPECT_EQ(Plan(AccessKind::kIndexedBinary, l, SampleExtent{0, 5000, 4096}), (Reads{{5000, 4096}}));
+  EXPECT_EQ(Plan(AccessKind::kIndexedBinary, l, SampleExtent{0, 5000, 4097}), (Reads{{5000, 4097}}));
+  EXPECT_EQ(Plan(AccessKind::kIndexedBinary, l, SampleExtent{0, 7, 200000}), (Reads{{7, 200000}}));
+}
+
 }  // namespace
 }  // namespace feedrate
