@@ -7,6 +7,7 @@
 #include <string>
 
 #include "emulator/host/sysinfo.h"
+#include "loader/format/sample_index.h"
 #include "loader/io/io_stats.h"
 #include "loader/io/page_cache.h"
 #include "loader/io/unique_fd.h"
@@ -46,6 +47,32 @@ TEST(PageCache, ResidencyAfterReadAndAfterEviction) {
   EXPECT_LT(first->fraction(), 0.5);  // readahead starts at the read, not before it
   ASSERT_TRUE(EvictFromPageCache(path, false).ok());
   EXPECT_EQ(ProbeResidency(path, 1 << 20, 1 << 20)->resident_bytes, 0u);
+}
+
+// Set-up's index reads leave the page cache as they found them (DLIO reads nothing before training): a cold file
+// is cold again once indexed, a cached one stays cached. indexed_binary: its .idx files and the data file's size.
+TEST(PageCache, IndexingAFileLeavesItsPagesAsTheyWere) {
+  test::TempDir dir("/var/tmp");
+  const std::string fs = FileSystemType(dir.path());
+  if (fs == "tmpfs" || fs == "ramfs") GTEST_SKIP() << "/var/tmp is " << fs << ": nothing can be evicted there";
+  const std::string data = WriteDiskFile(dir);
+  const int64_t off = 0, len = 8 << 20;
+  test::WriteFile(data + ".off.idx", std::string(reinterpret_cast<const char*>(&off), 8));
+  test::WriteFile(data + ".sz.idx", std::string(reinterpret_cast<const char*>(&len), 8));
+  IndexOptions o;
+  o.format = DataFormat::kIndexedBinary;
+  for (const std::string& f : {data, data + ".off.idx", data + ".sz.idx"}) ASSERT_TRUE(EvictFromPageCache(f, true).ok());
+  ListedExtents listed;
+  ASSERT_TRUE(IndexTrainingFile(data, o, &listed, nullptr).ok());
+  for (const std::string& f : {data, data + ".off.idx", data + ".sz.idx"}) {
+    EXPECT_EQ(ProbeFileResidency(f)->resident_bytes, 0u) << f << ": indexing left pages cached";
+  }
+  // Cached before: left cached.
+  auto fd = OpenForRead(data + ".off.idx");
+  char b[8];
+  ASSERT_TRUE(PreadFull(fd->get(), b, 8, 0, data).ok());
+  ASSERT_TRUE(IndexTrainingFile(data, o, &listed, nullptr).ok());
+  EXPECT_EQ(ProbeFileResidency(data + ".off.idx")->resident_bytes, 8u);
 }
 
 TEST(PageCache, UnalignedRangesCountTheirOwnBytes) {
