@@ -28,9 +28,42 @@ max_count=0; for n in $counts; do [ "$n" -gt "$max_count" ] && max_count=$n; don
 files=$(( steps * batch * max_count ))
 mnt="$work/mnt"
 mkdir -p "$work" "$mnt"
-cleanup() { fusermount3 -u "$mnt" 2>/dev/null || true; }
+cleanup() { fusermount3 -u "$mnt" 2>/dev/null || true; for _ in $(seq 50); do mountpoint -q "$mnt" || return 0; sleep 0.1; done; }
 trap cleanup EXIT
 stats() { cat "$mnt/.latencyfs_stats"; }
+# mount_fs DATA DELAY: latencyfs over DATA at $mnt, unmounting what was there (and with it its page cache).
+mount_fs() {
+  cleanup
+  local opts=(--open-delay-ms "$2" --read-delay-ms "$2"); [ "$cache" = on ] && opts+=(--page-cache)
+  "$latencyfs" "$1" "$mnt" "${opts[@]}" > "$work/latencyfs.log" 2>&1 &
+  for _ in $(seq 100); do [ -e "$mnt/.latencyfs_stats" ] && return 0; sleep 0.1; done
+  echo "latencyfs did not mount at $mnt: $(cat "$work/latencyfs.log")" >&2; exit 2
+}
+# sample_cpu LOG / stop_cpu: /proc/stat's total line every 0.25 s with its time, while DLIO runs; busy_share LOG
+# SUMMARY: the host's busy share of its CPUs over DLIO's training (summary.json start..end), which says whether
+# DLIO was client-bound (near 100%) rather than storage-bound.
+cpu_pid=
+sample_cpu() { ( while :; do echo "$(date +%s.%N) $(head -1 /proc/stat)"; sleep 0.25; done ) > "$1" & cpu_pid=$!; }
+stop_cpu() { kill "$cpu_pid" 2>/dev/null; wait "$cpu_pid" 2>/dev/null || true; }
+busy_share() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys, datetime
+s = json.load(open(sys.argv[2]))
+t = lambda v: datetime.datetime.fromisoformat(v).timestamp()
+a, b = t(s["start"]), t(s["end"])
+rows = []
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) > 5 and f[1] == "cpu":
+        v = [int(x) for x in f[2:]]
+        rows.append((float(f[0]), sum(v), v[3] + v[4]))  # total, idle + iowait
+inside = [r for r in rows if a <= r[0] <= b]
+if len(inside) < 2:
+    print("-"); sys.exit()
+total, idle = inside[-1][1] - inside[0][1], inside[-1][2] - inside[0][2]
+print(f"{100 * (total - idle) / max(total, 1):.0f}%")
+PY
+}
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 
 # shape FORMAT N: the workload overrides both tools get (DLIO's ++workload.k=v; Feedrate's --param k=v).
@@ -55,8 +88,11 @@ run_dlio() {
 run_feedrate() {
   local o=$4 t args=()
   for kv in $(shape "$1" "$2"); do args+=("--param=$kv"); done
-  t=$( { TIMEFORMAT='%U %S'; time "$feedrate" run -w unet3d_h100 --data-dir "$3" "${args[@]}" -n "$2" \
-        --results-dir "$o" > "$o.log" 2>&1 || [ $? -eq 3 ]; } 2>&1 )
+  rm -f "$o.train_start"
+  # The file system's counters at the run's training_start event (set-up done), to tell its requests from training's.
+  t=$( { TIMEFORMAT='%U %S'; time { { "$feedrate" run -w unet3d_h100 --data-dir "$3" "${args[@]}" -n "$2" \
+        --results-dir "$o" --json-events 2>&1 || [ $? -eq 3 ]; } | while IFS= read -r line; do
+          case "$line" in *'"event":"training_start"'*) stats > "$o.train_start" ;; esac; echo "$line"; done > "$o.log"; }; } 2>&1 )
   python3 -c "import json,sys; m=json.load(open(sys.argv[1]+'/summary.json'))['metric']; print(m['train_au_mean_percentage'], end=' ')" "$o"
   echo "$t" | awk '{print $1 + $2}'
 }
@@ -68,10 +104,12 @@ run_feedrate() {
   echo "- machine: $(nproc) CPUs, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r); date $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- DLIO: $(cd "$(python3 -c 'import dlio_benchmark,os;print(os.path.dirname(dlio_benchmark.__file__))')" && git rev-parse --short HEAD 2>/dev/null || echo "from $dlio_env"); Feedrate: $(git rev-parse --short HEAD)"
   echo "- dataset: DLIO-generated, $files files x $record bytes, 1 sample each; batch $batch, read_threads $threads, compute $compute s a step, one epoch of $steps steps per accelerator; latencyfs page cache $cache"
-  echo "- requests: what the file system saw during the run (set-up included), per sample trained; client CPU: user + system of the whole process tree"
+  echo "- requests: what the file system saw, per sample trained: DLIO's whole run (it reads nothing before training but, for indexed_binary, each worker's index files), Feedrate's training and (+) its set-up's index reads; client CPU: user + system of the whole process tree"
+  echo "- host busy: the share of the client's CPUs busy (all processes) over DLIO's training, from /proc/stat: near 100% DLIO is client-bound, not storage-bound"
+  echo "- each tool reads through its own fresh latencyfs mount (cold page cache, counters from zero)"
   echo
-  echo "| format | delay ms | accelerators | AU DLIO | AU Feedrate | diff | opens+reads / sample DLIO | Feedrate | max in flight DLIO | Feedrate | CPU s DLIO | Feedrate |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| format | delay ms | accelerators | AU DLIO | AU Feedrate | diff | opens+reads / sample DLIO | Feedrate training (+ set-up) | max in flight DLIO | Feedrate | CPU s DLIO | Feedrate | host busy in DLIO's training |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } > "$out.md"
 
 for fmt in $formats; do
@@ -87,19 +125,21 @@ for fmt in $formats; do
   fi
   mkdir -p "$data/valid"
   for delay in $delays; do
-    opts=(--open-delay-ms "$delay" --read-delay-ms "$delay"); [ "$cache" = on ] && opts+=(--page-cache)
-    "$latencyfs" "$data" "$mnt" "${opts[@]}" > "$work/latencyfs.log" 2>&1 &
-    for _ in $(seq 100); do [ -e "$mnt/.latencyfs_stats" ] && break; sleep 0.1; done
     for n in $counts; do
       samples=$(( steps * batch * n ))
-      s0=$(stats); read -r au_d cpu_d < <(run_dlio "$fmt" "$n" "$mnt" "$work/dlio_${fmt}_${delay}_$n"); s1=$(stats)
+      mount_fs "$data" "$delay"
+      s0=$(stats); sample_cpu "$work/cpu.log"
+      read -r au_d cpu_d < <(run_dlio "$fmt" "$n" "$mnt" "$work/dlio_${fmt}_${delay}_$n"); dlio_end=$(stats); stop_cpu
+      busy_d=$(busy_share "$work/cpu.log" "$work/dlio_${fmt}_${delay}_$n/summary.json")
+      # A fresh mount for each tool: with the page cache on, the first tool's reads would serve the second's.
+      mount_fs "$data" "$delay"; s1=$(stats)
       read -r au_f cpu_f < <(run_feedrate "$fmt" "$n" "$mnt" "$work/fr_${fmt}_${delay}_$n"); s2=$(stats)
+      s_train=$(cat "$work/fr_${fmt}_${delay}_$n.train_start")
       req() { echo "scale=1; ($(field "$2" opens) + $(field "$2" reads) - $(field "$1" opens) - $(field "$1" reads)) / $samples" | bc; }
-      printf '| %s | %s | %s | %.2f | %.2f | %+.2f | %s | %s | %s | %s | %.1f | %.1f |\n' "$fmt" "$delay" "$n" "$au_d" "$au_f" \
-        "$(echo "$au_f - $au_d" | bc)" "$(req "$s0" "$s1")" "$(req "$s1" "$s2")" "$(field "$s1" max_in_flight)" \
-        "$(field "$s2" max_in_flight)" "$cpu_d" "$cpu_f" >> "$out.md"
+      printf '| %s | %s | %s | %.2f | %.2f | %+.2f | %s | %s | %s | %s | %.1f | %.1f | %s |\n' "$fmt" "$delay" "$n" "$au_d" "$au_f" \
+        "$(echo "$au_f - $au_d" | bc)" "$(req "$s0" "$dlio_end")" "$(req "$s_train" "$s2") (+$(req "$s1" "$s_train"))" "$(field "$dlio_end" max_in_flight)" \
+        "$(field "$s2" max_in_flight)" "$cpu_d" "$cpu_f" "$busy_d" >> "$out.md"
       tail -1 "$out.md"
     done
-    fusermount3 -u "$mnt"
   done
 done
