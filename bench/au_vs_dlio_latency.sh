@@ -102,7 +102,7 @@ run_feedrate() {
   echo
   echo "- command: \`FORMATS=\"$formats\" DELAYS=\"$delays\" COUNTS=\"$counts\" CACHE=$cache RECORD=$record BATCH=$batch THREADS=$threads STEPS=$steps COMPUTE=$compute bench/au_vs_dlio_latency.sh $out\`"
   echo "- machine: $(nproc) CPUs, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r); date $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "- DLIO: $(cd "$(python3 -c 'import dlio_benchmark,os;print(os.path.dirname(dlio_benchmark.__file__))')" && git rev-parse --short HEAD 2>/dev/null || echo "from $dlio_env"); Feedrate: $(git rev-parse --short HEAD)"
+  echo "- DLIO: $(cd "$(python3 -c 'import dlio_benchmark,os;print(os.path.dirname(dlio_benchmark.__file__))')" && git rev-parse --short HEAD 2>/dev/null || echo "from $dlio_env"); Feedrate: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo " with uncommitted changes")"
   echo "- dataset: DLIO-generated, $files files x $record bytes, 1 sample each; batch $batch, read_threads $threads, compute $compute s a step, one epoch of $steps steps per accelerator; latencyfs page cache $cache"
   echo "- requests: what the file system saw, per sample trained: DLIO's whole run (it reads nothing before training but, for indexed_binary, each worker's index files), Feedrate's training and (+) its set-up's index reads; client CPU: user + system of the whole process tree"
   echo "- host busy: the share of the client's CPUs busy (all processes) over DLIO's training, from /proc/stat: near 100% DLIO is client-bound, not storage-bound"
