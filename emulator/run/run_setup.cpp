@@ -496,12 +496,17 @@ Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& 
       s->warnings.push_back("feedrate.engine " + std::string(Name(cfg.engine)) +
                             " does not apply to an S3 dataset: the s3 engine reads it");
     }
+    s->access_reason = "S3: each sample read as ranged GETs of reader.transfer_size (DLIO's S3 readers GET the whole "
+                       "object per sample; that pattern is not replayed)";
     FEEDRATE_ASSIGN_OR_RETURN(auto engine, S3Engine::Create(*s->file_table, eo, s->s3->store));
     s->engine.description = engine->description();
     s->engine.engine = std::move(engine);
     return Status::Ok();
   }
-  if (s->staging.gds) return OpenCuFileEngine(s);
+  if (s->staging.gds) {
+    s->access_reason = "cuFile reads (GPUDirect Storage) straight into accelerator memory";
+    return OpenCuFileEngine(s);
+  }
   if (ChooseAccessPattern(cfg, mode, s)) {
     Status st = OpenDlioEngine(cfg, opt, s);
     if (st.ok()) return st;
