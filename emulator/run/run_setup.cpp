@@ -467,6 +467,39 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   return Status::Ok();
 }
 
+// S3: DLIO's S3 readers (npz and npy: one GET of the whole object per sample, one sample at a time per DataLoader
+// worker) as lanes of the S3 engine, where feedrate.access_pattern is dlio and nothing needs the bytes; else ranged
+// GETs of transfer_size, as many at once as the loops take.
+Status OpenS3Engine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) {
+  if (cfg.engine != EngineKind::kAuto) {
+    s->warnings.push_back("feedrate.engine " + std::string(Name(cfg.engine)) +
+                          " does not apply to an S3 dataset: the s3 engine reads it");
+  }
+  const uint32_t workers = static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads));
+  const char* why = cfg.access_pattern != "dlio" ? "feedrate.access_pattern: coalesced"
+                    : cfg.format != DataFormat::kNpz && cfg.format != DataFormat::kNpy
+                        ? "S3: DLIO has S3 readers for npz and npy only"
+                    : s->staging.mode != AcceleratorMemory::kHost ? "batches staged into accelerator memory"
+                    : s->retain || s->content != nullptr || s->table.check != SampleCheck::kNone
+                        ? "samples checked or retained need their bytes in one buffer"
+                        : nullptr;
+  S3LaneOptions lanes;
+  if (why == nullptr) {
+    lanes.lanes = static_cast<uint32_t>(opt.accelerators) * workers;
+    lanes.lane_capacity = 2 * std::max<uint64_t>(1, cfg.batches_in_flight) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
+    s->lanes_per_accelerator = workers;
+    s->access_pattern = "dlio";
+    s->access_reason = "each sample one GET of its whole object, one sample at a time per DataLoader worker, as DLIO's "
+                       "S3 readers (npz_reader_s3.py, npy_reader_s3.py: storage.get_data)";
+  } else {
+    s->access_reason = std::string("S3: ranged GETs of reader.transfer_size (") + why + ")";
+  }
+  FEEDRATE_ASSIGN_OR_RETURN(auto engine, S3Engine::Create(*s->file_table, s->engine_options, s->s3->store, lanes));
+  s->engine.description = engine->description();
+  s->engine.engine = std::move(engine);
+  return Status::Ok();
+}
+
 // The file table, fault injection, I/O statistics and the engine (S3, cuFile, or MakeEngine's choice).
 Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
   EngineOptions& eo = s->engine_options;
@@ -491,18 +524,7 @@ Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& 
   eo.thread_policy = opt.io_thread_policy == "idle"   ? IoThreadPolicy::kIdle
                      : opt.io_thread_policy == "nice" ? IoThreadPolicy::kNice
                                                       : IoThreadPolicy::kNormal;
-  if (s->s3) {
-    if (cfg.engine != EngineKind::kAuto) {
-      s->warnings.push_back("feedrate.engine " + std::string(Name(cfg.engine)) +
-                            " does not apply to an S3 dataset: the s3 engine reads it");
-    }
-    s->access_reason = "S3: each sample read as ranged GETs of reader.transfer_size (DLIO's S3 readers GET the whole "
-                       "object per sample; that pattern is not replayed)";
-    FEEDRATE_ASSIGN_OR_RETURN(auto engine, S3Engine::Create(*s->file_table, eo, s->s3->store));
-    s->engine.description = engine->description();
-    s->engine.engine = std::move(engine);
-    return Status::Ok();
-  }
+  if (s->s3) return OpenS3Engine(cfg, opt, s);
   if (s->staging.gds) {
     s->access_reason = "cuFile reads (GPUDirect Storage) straight into accelerator memory";
     return OpenCuFileEngine(s);

@@ -59,7 +59,13 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
   const size_t len = size * n;
   long code = 0;
   curl_easy_getinfo(slot->easy, CURLINFO_RESPONSE_CODE, &code);
-  if (r.dest != nullptr && code >= 200 && code < 300) {
+  if (r.dest != nullptr && r.dest_wraps && code >= 200 && code < 300 && r.dest_capacity > 0) {
+    for (size_t done = 0, at = r.bytes % r.dest_capacity; done < len; at = 0) {
+      const size_t piece = std::min<size_t>(len - done, r.dest_capacity - at);
+      std::memcpy(r.dest + at, data + done, piece);
+      done += piece;
+    }
+  } else if (r.dest != nullptr && code >= 200 && code < 300) {
     if (r.bytes + len > r.dest_capacity) {
       slot->overflow = true;
       return 0;  // aborts the transfer (CURLE_WRITE_ERROR)

@@ -36,6 +36,8 @@ struct S3Request {
   uint64_t body_size = 0;
   char* dest = nullptr;                           // GET: the object bytes go here (up to dest_capacity) ...
   uint64_t dest_capacity = 0;                     // ... else, like every error body, into `text`
+  bool dest_wraps = false;                        // GET: past dest_capacity, bytes land again from dest's start (a
+                                                  // reader that keeps none of them: any size, no overflow)
   // Results.
   Status status;
   long http_status = 0;

@@ -17,12 +17,22 @@ struct Part : S3Request {
   char* buffer = nullptr;  // the recycled transfer buffer this slot owns
 };
 
+constexpr uint32_t kNoLane = UINT32_MAX;
+
 struct Op {
   ReadRequest req;
   uint64_t issued = 0;   // bytes of the extent handed to parts so far
   uint32_t pending = 0;  // parts in flight
+  uint32_t lane = kNoLane;  // with lanes: the loop's lane reading it
   int64_t t0 = 0;
   Status status;
+};
+
+// One DataLoader worker (DLIO's pattern): its queued samples, a ring, while it reads one.
+struct S3Lane {
+  std::unique_ptr<ReadRequest[]> queue;
+  uint64_t head = 0, count = 0;
+  bool busy = false;
 };
 
 }  // namespace
@@ -37,11 +47,26 @@ struct S3Engine::Loop {
   std::vector<Op*> free_ops;
   Op* current = nullptr;  // the sample whose extent is still being split into parts
   std::vector<AlignedBuffer> buffers;
+  // Lanes (S3LaneOptions): this loop's lanes (global lane = local x loops + this loop's number), the requests sent
+  // to them, the lanes with a sample to start (a ring; each lane at most once), and the one buffer every whole-object
+  // GET's bytes land in (DLIO's reader keeps none of them past the sample).
+  std::unique_ptr<MpmcQueue<ReadRequest>> inbox;
+  std::vector<S3Lane> lanes;
+  std::vector<uint32_t> ready;
+  uint64_t ready_head = 0, ready_count = 0, lane_capacity = 0;
+  AlignedBuffer scratch;
 
   // Serve's two callbacks and their parts, on this loop's thread (`e` is the engine, `index` this loop's number).
   S3Request* Next(S3Engine& e, size_t index);    // the next GET to start, or nullptr
   void Done(S3Engine& e, size_t index, S3Request& r);  // a GET ended
   S3Request* Issue(S3Engine& e, Part* p, Op* op, uint64_t at, uint64_t len);
+  S3Request* TakeRedo(S3Engine& e);
+  // Lanes: a request to its lane's ring (failed at once past lane_capacity); the next idle lane's sample as one GET
+  // of its whole object; a lane whose sample ended takes its next.
+  void Enqueue(const ReadRequest& r, size_t loops);
+  S3Request* NextLane(S3Engine& e, size_t index);
+  void Ready(uint32_t lane);
+  void LaneIdle(uint32_t lane);
   void Finish(S3Engine& e, size_t index, Op* op, const char* data);
   // An injected short read or EAGAIN: the part's rest is fetched again (true), as a file engine reads the remainder.
   bool Refetch(S3Engine& e, Part* p, int64_t n);
@@ -49,25 +74,38 @@ struct S3Engine::Loop {
   void Account(S3Engine& e, Part* p, S3Request& r, Op* op, bool* refetched);
 };
 
-Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const EngineOptions& options, const S3Store& store) {
-  std::unique_ptr<S3Engine> e(new S3Engine(keys, options, store));
+Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const EngineOptions& options, const S3Store& store,
+                                                   const S3LaneOptions& lanes) {
+  std::unique_ptr<S3Engine> e(new S3Engine(keys, options, store, lanes));
   const size_t loops = std::max<size_t>(1, e->options_.threads);
-  const size_t depth = std::max<size_t>(1, e->options_.queue_depth);
   for (size_t i = 0; i < loops; ++i) {
     auto loop = std::make_unique<Loop>();
+    // With lanes every lane of the loop may have its GET in flight (on its own connection), and no part needs a buffer.
+    const size_t local_lanes = lanes.lanes > i ? (lanes.lanes - i + loops - 1) / loops : 0;
+    const size_t depth = lanes.lanes > 0 ? std::max<size_t>(1, local_lanes) : std::max<size_t>(1, e->options_.queue_depth);
     FEEDRATE_ASSIGN_OR_RETURN(auto client, store.Connect(static_cast<unsigned>(depth)));
     loop->client = std::move(client);
     loop->parts.resize(depth);
     loop->buffers.reserve(depth);
     for (auto& p : loop->parts) {
-      loop->buffers.emplace_back(e->options_.transfer_size);
-      p.buffer = loop->buffers.back().data();
+      if (lanes.lanes == 0) {
+        loop->buffers.emplace_back(e->options_.transfer_size);
+        p.buffer = loop->buffers.back().data();
+      }
       p.key.reserve(256);
       loop->free_parts.push_back(&p);
     }
     loop->redo.reserve(depth);
     loop->ops.resize(depth + 1);
     for (auto& o : loop->ops) loop->free_ops.push_back(&o);
+    if (lanes.lanes > 0) {
+      loop->inbox = std::make_unique<MpmcQueue<ReadRequest>>(e->options_.queue_capacity);
+      loop->lane_capacity = std::max<uint64_t>(1, lanes.lane_capacity);
+      loop->lanes.resize(local_lanes);
+      for (auto& l : loop->lanes) l.queue = std::make_unique<ReadRequest[]>(loop->lane_capacity);
+      loop->ready.resize(std::max<size_t>(1, local_lanes));
+      loop->scratch = AlignedBuffer(e->options_.transfer_size);
+    }
     e->loops_.push_back(std::move(loop));
   }
   for (size_t i = 0; i < e->loops_.size(); ++i) {
@@ -80,8 +118,8 @@ Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const 
   return e;
 }
 
-S3Engine::S3Engine(const FileTable& keys, const EngineOptions& options, const S3Store& store)
-    : keys_(keys), options_(options), store_(store), queue_(options.queue_capacity) {
+S3Engine::S3Engine(const FileTable& keys, const EngineOptions& options, const S3Store& store, const S3LaneOptions& lanes)
+    : keys_(keys), options_(options), store_(store), lanes_(lanes), queue_(lanes.lanes > 0 ? 1 : options.queue_capacity) {
   options_.transfer_size = std::max<uint64_t>(options_.transfer_size, 4096);
 }
 
@@ -96,10 +134,16 @@ S3Engine::~S3Engine() {
 }
 
 uint64_t S3Engine::buffer_bytes() const {
+  if (lanes_.lanes > 0) return static_cast<uint64_t>(loops_.size()) * options_.transfer_size;
   return static_cast<uint64_t>(loops_.size()) * std::max<size_t>(1, options_.queue_depth) * options_.transfer_size;
 }
 
 std::string S3Engine::description() const {
+  if (lanes_.lanes > 0) {
+    return "s3 (" + std::to_string(loops_.size()) + " curl multi loop" + (loops_.size() == 1 ? "" : "s") + ", " +
+           std::to_string(lanes_.lanes) + " lanes: each DataLoader worker one GET of a whole object at a time, as "
+           "DLIO's S3 readers)";
+  }
   return "s3 (" + std::to_string(loops_.size()) + " curl multi loop" + (loops_.size() == 1 ? "" : "s") + " x " +
          std::to_string(std::max<size_t>(1, options_.queue_depth)) + " ranged GETs in flight, " +
          std::to_string(options_.transfer_size) + "-byte ranges)";
@@ -107,6 +151,11 @@ std::string S3Engine::description() const {
 
 void S3Engine::Submit(std::span<const ReadRequest> requests) {
   for (const ReadRequest& r : requests) {
+    if (lanes_.lanes > 0) {  // to the loop that owns the lane, so that one thread orders each lane's samples
+      MpmcQueue<ReadRequest>& inbox = *loops_[r.lane % loops_.size()]->inbox;
+      while (!inbox.TryPush(r)) std::this_thread::yield();
+      continue;
+    }
     while (!queue_.TryPush(r)) std::this_thread::yield();  // only if a caller overfills the queue
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -114,7 +163,7 @@ void S3Engine::Submit(std::span<const ReadRequest> requests) {
 }
 
 void S3Engine::Serve(Loop& loop, size_t index) {
-  loop.client->Serve([&] { return loop.Next(*this, index); }, [&](S3Request& r) { loop.Done(*this, index, r); }, stopping_);
+  loop.client->Serve([&] { return lanes_.lanes > 0 ? loop.NextLane(*this, index) : loop.Next(*this, index); }, [&](S3Request& r) { loop.Done(*this, index, r); }, stopping_);
 }
 
 S3Request* S3Engine::Loop::Issue(S3Engine& e, Part* p, Op* op, uint64_t at, uint64_t len) {
@@ -126,6 +175,7 @@ S3Request* S3Engine::Loop::Issue(S3Engine& e, Part* p, Op* op, uint64_t at, uint
   p->range_length = len;
   p->dest = op->req.dest != nullptr ? op->req.dest + at : p->buffer;
   p->dest_capacity = len;
+  p->dest_wraps = false;
   ++op->pending;
   e.requests_.fetch_add(1, std::memory_order_relaxed);
   return static_cast<S3Request*>(p);
@@ -139,14 +189,81 @@ void S3Engine::Loop::Finish(S3Engine& e, size_t index, Op* op, const char* data)
   free_ops.push_back(op);
 }
 
-S3Request* S3Engine::Loop::Next(S3Engine& e, size_t index) {
-  if (!redo.empty()) {  // the rest of a part cut short by an injected fault
-    Part* p = redo.back();
-    redo.pop_back();
-    ++p->op->pending;
-    e.requests_.fetch_add(1, std::memory_order_relaxed);
-    return p;  // (its range and destination were already moved past what arrived)
+S3Request* S3Engine::Loop::TakeRedo(S3Engine& e) {
+  if (redo.empty()) return nullptr;
+  Part* p = redo.back();  // the rest of a part cut short by an injected fault
+  redo.pop_back();
+  ++p->op->pending;
+  e.requests_.fetch_add(1, std::memory_order_relaxed);
+  return p;  // (its range and destination were already moved past what arrived)
+}
+
+void S3Engine::Loop::Ready(uint32_t lane) {
+  ready[(ready_head + ready_count) % ready.size()] = lane;
+  ++ready_count;
+}
+
+void S3Engine::Loop::Enqueue(const ReadRequest& r, size_t loops) {
+  S3Lane& l = lanes[r.lane / loops];
+  if (l.count == lane_capacity) {  // more than the prefetchers keep in flight (S3LaneOptions::lane_capacity)
+    r.target->OnComplete(r.tag, 0, Status::InvalidArgument("S3Engine: lane " + std::to_string(r.lane) +
+                                                           " has more requests queued than its capacity"), nullptr);
+    return;
   }
+  l.queue[(l.head + l.count) % lane_capacity] = r;
+  if (++l.count == 1 && !l.busy) Ready(static_cast<uint32_t>(r.lane / loops));
+}
+
+void S3Engine::Loop::LaneIdle(uint32_t lane) {
+  S3Lane& l = lanes[lane];
+  l.busy = false;
+  if (l.count > 0) Ready(lane);
+}
+
+S3Request* S3Engine::Loop::NextLane(S3Engine& e, size_t index) {
+  if (S3Request* r = TakeRedo(e)) return r;
+  ReadRequest in;
+  while (inbox->TryPop(&in)) Enqueue(in, e.loops_.size());
+  while (ready_count > 0 && !free_parts.empty() && !free_ops.empty()) {
+    const uint32_t li = ready[ready_head];
+    ready_head = (ready_head + 1) % ready.size();
+    --ready_count;
+    S3Lane& l = lanes[li];
+    Op* op = free_ops.back();
+    free_ops.pop_back();
+    op->req = l.queue[l.head];
+    l.head = (l.head + 1) % lane_capacity;
+    --l.count;
+    l.busy = true;
+    op->lane = li;
+    op->issued = op->req.extent.length;
+    op->pending = 0;
+    op->t0 = e.options_.stats != nullptr ? NowNs() : 0;
+    if (op->req.extent.length == 0) {  // nothing to read: done, and the lane takes its next
+      Finish(e, index, op, nullptr);
+      LaneIdle(li);
+      continue;
+    }
+    Part* p = free_parts.back();  // storage.get_data(key): the whole object, no Range header
+    free_parts.pop_back();
+    p->op = op;
+    p->at = 0;
+    p->method = S3Request::Method::kGet;
+    p->key = e.keys_.path(op->req.extent.file);
+    p->range_begin = 0;
+    p->range_length = 0;
+    p->dest = scratch.data();
+    p->dest_capacity = scratch.size();
+    p->dest_wraps = true;
+    ++op->pending;
+    e.requests_.fetch_add(1, std::memory_order_relaxed);
+    return p;
+  }
+  return nullptr;
+}
+
+S3Request* S3Engine::Loop::Next(S3Engine& e, size_t index) {
+  if (S3Request* r = TakeRedo(e)) return r;
   if (free_parts.empty()) return nullptr;
   while (current == nullptr) {
     ReadRequest r;
@@ -198,7 +315,8 @@ void S3Engine::Loop::Account(S3Engine& e, Part* p, S3Request& r, Op* op, bool* r
   }
   e.device_bytes_.fetch_add(r.bytes, std::memory_order_relaxed);
   int64_t n = static_cast<int64_t>(r.bytes);
-  if (e.options_.faults != nullptr) n = e.options_.faults->OnRead(op->req.extent.file, r.range_begin, r.range_length, n);
+  const uint64_t asked = r.range_length != 0 ? r.range_length : r.bytes;  // (a whole-object GET asks for what came)
+  if (e.options_.faults != nullptr) n = e.options_.faults->OnRead(op->req.extent.file, r.range_begin, asked, n);
   if (Refetch(e, p, n)) {
     *refetched = true;
     return;
@@ -206,6 +324,10 @@ void S3Engine::Loop::Account(S3Engine& e, Part* p, S3Request& r, Op* op, bool* r
   if (n < 0 && op->status.ok()) {
     op->status = Status::Errno(e.store_.Url(r.key) + ": read failed at offset " + std::to_string(r.range_begin),
                                static_cast<int>(-n));
+  } else if (r.range_length == 0 && r.bytes < op->req.extent.offset + op->req.extent.length && op->status.ok()) {
+    op->status = Status::Corruption(e.store_.Url(r.key) + ": object is truncated: sample extent ends at offset " +
+                                    std::to_string(op->req.extent.offset + op->req.extent.length) + " but the object has " +
+                                    std::to_string(r.bytes) + " bytes");
   } else if (r.bytes < r.range_length && op->status.ok()) {
     op->status = Status::Corruption(e.store_.Url(r.key) + ": object is truncated: sample extent ends at offset " +
                                     std::to_string(op->req.extent.offset + op->req.extent.length) +
@@ -230,8 +352,13 @@ void S3Engine::Loop::Done(S3Engine& e, size_t index, S3Request& r) {
   }
   // The sample is whole in one buffer when it had a destination, or when this single part covered it.
   const bool single = p->at == 0 && r.range_length == op->req.extent.length;
-  const char* data = op->req.dest != nullptr ? op->req.dest : (single ? p->buffer : nullptr);
-  if (op->pending == 0 && op->issued == op->req.extent.length) Finish(e, index, op, data);
+  const char* data = op->lane != kNoLane ? nullptr : op->req.dest != nullptr ? op->req.dest : (single ? p->buffer : nullptr);
+  if (op->pending == 0 && op->issued == op->req.extent.length) {
+    const uint32_t lane = op->lane;
+    op->lane = kNoLane;
+    Finish(e, index, op, data);
+    if (lane != kNoLane) LaneIdle(lane);
+  }
   free_parts.push_back(p);
 }
 

@@ -1,6 +1,8 @@
 // S3Engine: the IoEngine for datasets in S3. Each sample extent is fetched as ranged GETs of transfer_size bytes,
 // many at once on a few curl multi loops (no thread per request), into the request's destination or into
-// recycled transfer buffers. The file table's paths are the objects' keys.
+// recycled transfer buffers. The file table's paths are the objects' keys. With lanes (DLIO's access pattern), each
+// sample is one GET of its whole object, as DLIO's S3 readers fetch it, and each lane (one DataLoader worker) has one
+// sample in flight at a time, in the order its requests were submitted.
 // Allocation: the engine allocates nothing per sample (requests, buffers and sample slots are pooled); libcurl
 // builds each HTTP request itself (URL, headers, signature), which is the price of the protocol.
 #pragma once
@@ -17,10 +19,21 @@
 
 namespace feedrate {
 
+// DLIO's S3 readers (npz_reader_s3.py, npy_reader_s3.py at e1919d7): storage.get_data(key) of the whole object per
+// sample, one sample at a time per DataLoader worker.
+struct S3LaneOptions {
+  uint32_t lanes = 0;           // 0: ranged GETs of the extents (no lanes); else read_threads x accelerators, and
+                                // ReadRequest::lane < lanes
+  uint64_t lane_capacity = 64;  // requests one lane may have queued; past it a request fails at once, naming the lane
+};
+
 class S3Engine final : public IoEngine {
  public:
-  // options.threads event loops, each with options.queue_depth GETs in flight on its own connections.
-  static Result<std::unique_ptr<S3Engine>> Create(const FileTable& keys, const EngineOptions& options, const S3Store& store);
+  // options.threads event loops, each with options.queue_depth GETs in flight on its own connections (with lanes:
+  // as many as its lanes). With lanes the bytes land in one scratch buffer per loop and completions carry no data,
+  // so it serves runs whose samples are neither checked nor retained.
+  static Result<std::unique_ptr<S3Engine>> Create(const FileTable& keys, const EngineOptions& options, const S3Store& store,
+                                                  const S3LaneOptions& lanes = {});
   ~S3Engine() override;  // finishes what is in flight, then joins the loops
   S3Engine(const S3Engine&) = delete;
   S3Engine& operator=(const S3Engine&) = delete;
@@ -39,12 +52,13 @@ class S3Engine final : public IoEngine {
 
  private:
   struct Loop;
-  S3Engine(const FileTable& keys, const EngineOptions& options, const S3Store& store);
+  S3Engine(const FileTable& keys, const EngineOptions& options, const S3Store& store, const S3LaneOptions& lanes);
   void Serve(Loop& loop, size_t index);
 
   const FileTable& keys_;
   EngineOptions options_;
   S3Store store_;
+  S3LaneOptions lanes_;
   MpmcQueue<ReadRequest> queue_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> device_bytes_{0}, requeued_{0}, requests_{0}, retries_{0};

@@ -4,6 +4,7 @@
 // mid-run or mid-upload (a clear error, no result claiming success, no partial object under a final key).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
 
 #include "harness.h"
@@ -76,6 +77,38 @@ TEST(S3Dataset, NpzDatagenRunAndInspectMatchTheFilePath) {
   oj.erase("file");
   fj.erase("file");
   EXPECT_EQ(oj, fj);
+}
+
+// DLIO's S3 readers GET each sample's whole object (storage.get_data), one sample at a time per DataLoader worker:
+// by default Feedrate makes the same one GET a sample (an epoch's GETs: a 2-epoch run's less a 1-epoch run's), where
+// coalesced reads make a ranged GET per transfer_size; both count the same sample bytes.
+TEST(S3Dataset, DlioPatternIsOneWholeObjectGetPerSample) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  const std::string url = "s3://" + Bucket("dliopattern") + "/sets/unet";
+  const std::string shape = " -w unet3d_h100 --param dataset.num_files_train=8 --param dataset.record_length_bytes=262144"
+                            " --param dataset.record_length_bytes_stdev=0 --param train.computation_time=0.001"
+                            " --param reader.batch_size=2 --param reader.read_threads=2 --param reader.transfer_size=65536";
+  ASSERT_EQ(Sh(srv.Env() + Feedrate("datagen" + shape + S3Args(srv, url))).code, 0);
+  std::map<std::string, double> per_epoch;
+  std::map<std::string, std::vector<uint64_t>> bytes;
+  for (const std::string pattern : {"dlio", "coalesced"}) {
+    double gets[3] = {0, 0, 0};
+    for (int epochs : {1, 2}) {
+      const std::string out = dir / (pattern + std::to_string(epochs));
+      auto run = Sh(srv.Env() + Feedrate("run" + shape + S3Args(srv, url) + " --param train.epochs=" + std::to_string(epochs) +
+                                         " --param feedrate.access_pattern=" + pattern + " -n 1 --results-dir " + out));
+      ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+      const auto j = ReadJson(out + "/summary.json");
+      EXPECT_EQ(j["feedrate"]["access_pattern"], pattern) << j["feedrate"]["access_pattern_reason"];
+      gets[epochs] = j["feedrate"]["s3"]["get_requests"].get<double>();
+      if (epochs == 2) bytes[pattern] = EpochBytes(j);
+    }
+    per_epoch[pattern] = gets[2] - gets[1];
+  }
+  EXPECT_EQ(per_epoch["dlio"], 8);          // one GET per sample
+  EXPECT_GE(per_epoch["coalesced"], 8 * 4);  // 256 KiB in 64 KiB ranges
+  EXPECT_EQ(bytes["dlio"], bytes["coalesced"]);
 }
 
 // HDF5 objects: libhdf5 reads their metadata through the ByteSource driver (ranged GETs); the rows come from
