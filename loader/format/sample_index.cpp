@@ -32,7 +32,7 @@ class SetupFileSource final : public ByteSource {
  public:
   SetupFileSource(UniqueFd f, uint64_t n, const std::string& p) : fd_(std::move(f)), src_(fd_.get(), n, p) {
     (void)::posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_RANDOM);
-    auto r = SampleResidency(fd_.get(), 0, n, DefaultResidencyMethod());
+    auto r = ProbeResidency(fd_.get(), 0, n);  // exact (mincore over the whole file), not a sampled window
     evict_ = n > 0 && r.ok() && r->resident_bytes == 0;
   }
   ~SetupFileSource() override {

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "loader/io/aligned_buffer.h"
+#include "loader/io/request_ring.h"
 #include "loader/io/uring_setup.h"
 #include "loader/util/thread_policy.h"
 
@@ -31,8 +32,7 @@ enum Phase : uint8_t { kOpen, kStat, kRead, kClose };
 
 // One DataLoader worker: its queued requests (a ring) and the sample it is reading.
 struct Lane {
-  std::unique_ptr<ReadRequest[]> queue;
-  uint64_t head = 0, count = 0, capacity = 0;
+  RequestRing queue;
   bool active = false;
   ReadRequest req;
   Phase phase = kOpen;
@@ -101,8 +101,7 @@ struct DlioEngine::Worker {
     scratch = AlignedBuffer(d.chunk, AlignedBuffer::kAlignment);
     lanes.resize(local_lanes);
     for (Lane& l : lanes) {
-      l.capacity = std::max<uint64_t>(1, d.lane_capacity);
-      l.queue = std::make_unique<ReadRequest[]>(l.capacity);
+      l.queue = RequestRing(d.lane_capacity);
       l.plan.reserve(engine->planner_.MaxReads() + 8);
       l.head_buf = std::make_unique<char[]>(kHead);
     }
@@ -124,9 +123,7 @@ struct DlioEngine::Worker {
   // A queued request becomes the lane's sample: its open (or, for a table descriptor, its statx).
   void Start(size_t li) {
     Lane& l = lanes[li];
-    l.req = l.queue[l.head];
-    l.head = (l.head + 1) % l.capacity;
-    --l.count;
+    l.req = l.queue.Pop();
     l.active = true;
     ++active;
     l.bytes = 0;
@@ -233,7 +230,7 @@ struct DlioEngine::Worker {
     // and re-reads count in device_bytes, not as sample bytes.
     const uint64_t sample = req.extent.length == kWholeFile ? l.stx.stx_size : req.extent.length;
     req.target->OnComplete(req.tag, l.error.ok() ? sample : 0, l.error, nullptr);
-    if (l.count > 0) Start(li);
+    if (!l.queue.empty()) Start(li);
   }
 
   const char* PathOf(const Lane& l) const { return engine->files_.path(l.req.extent.file); }
@@ -354,13 +351,10 @@ struct DlioEngine::Worker {
   void Admit(const ReadRequest& r) {
     const size_t li = r.lane / engine->workers_.size();
     Lane& l = lanes[li];
-    if (l.count == l.capacity) {  // more than the prefetchers keep in flight (DlioEngineOptions::lane_capacity)
-      r.target->OnComplete(r.tag, 0, Status::InvalidArgument("DlioEngine: lane " + std::to_string(r.lane) +
-                                                             " has more requests queued than its capacity"), nullptr);
+    if (!l.queue.Push(r)) {  // more than the prefetchers keep in flight (DlioEngineOptions::lane_capacity)
+      r.target->OnComplete(r.tag, 0, LaneFull("DlioEngine", r.lane), nullptr);
       return;
     }
-    l.queue[(l.head + l.count) % l.capacity] = r;
-    ++l.count;
     if (!l.active) Start(li);
   }
 

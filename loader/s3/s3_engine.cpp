@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "loader/io/request_ring.h"
+
 namespace feedrate {
 
 namespace {
@@ -30,8 +32,7 @@ struct Op {
 
 // One DataLoader worker (DLIO's pattern): its queued samples, a ring, while it reads one.
 struct S3Lane {
-  std::unique_ptr<ReadRequest[]> queue;
-  uint64_t head = 0, count = 0;
+  RequestRing queue;
   bool busy = false;
 };
 
@@ -53,7 +54,7 @@ struct S3Engine::Loop {
   std::unique_ptr<MpmcQueue<ReadRequest>> inbox;
   std::vector<S3Lane> lanes;
   std::vector<uint32_t> ready;
-  uint64_t ready_head = 0, ready_count = 0, lane_capacity = 0;
+  uint64_t ready_head = 0, ready_count = 0;
   AlignedBuffer scratch;
 
   // Serve's two callbacks and their parts, on this loop's thread (`e` is the engine, `index` this loop's number).
@@ -100,9 +101,8 @@ Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const 
     for (auto& o : loop->ops) loop->free_ops.push_back(&o);
     if (lanes.lanes > 0) {
       loop->inbox = std::make_unique<MpmcQueue<ReadRequest>>(e->options_.queue_capacity);
-      loop->lane_capacity = std::max<uint64_t>(1, lanes.lane_capacity);
       loop->lanes.resize(local_lanes);
-      for (auto& l : loop->lanes) l.queue = std::make_unique<ReadRequest[]>(loop->lane_capacity);
+      for (auto& l : loop->lanes) l.queue = RequestRing(lanes.lane_capacity);
       loop->ready.resize(std::max<size_t>(1, local_lanes));
       loop->scratch = AlignedBuffer(e->options_.transfer_size);
     }
@@ -205,19 +205,17 @@ void S3Engine::Loop::Ready(uint32_t lane) {
 
 void S3Engine::Loop::Enqueue(const ReadRequest& r, size_t loops) {
   S3Lane& l = lanes[r.lane / loops];
-  if (l.count == lane_capacity) {  // more than the prefetchers keep in flight (S3LaneOptions::lane_capacity)
-    r.target->OnComplete(r.tag, 0, Status::InvalidArgument("S3Engine: lane " + std::to_string(r.lane) +
-                                                           " has more requests queued than its capacity"), nullptr);
+  if (!l.queue.Push(r)) {  // more than the prefetchers keep in flight (S3LaneOptions::lane_capacity)
+    r.target->OnComplete(r.tag, 0, LaneFull("S3Engine", r.lane), nullptr);
     return;
   }
-  l.queue[(l.head + l.count) % lane_capacity] = r;
-  if (++l.count == 1 && !l.busy) Ready(static_cast<uint32_t>(r.lane / loops));
+  if (l.queue.size() == 1 && !l.busy) Ready(static_cast<uint32_t>(r.lane / loops));
 }
 
 void S3Engine::Loop::LaneIdle(uint32_t lane) {
   S3Lane& l = lanes[lane];
   l.busy = false;
-  if (l.count > 0) Ready(lane);
+  if (!l.queue.empty()) Ready(lane);
 }
 
 S3Request* S3Engine::Loop::NextLane(S3Engine& e, size_t index) {
@@ -231,9 +229,7 @@ S3Request* S3Engine::Loop::NextLane(S3Engine& e, size_t index) {
     S3Lane& l = lanes[li];
     Op* op = free_ops.back();
     free_ops.pop_back();
-    op->req = l.queue[l.head];
-    l.head = (l.head + 1) % lane_capacity;
-    --l.count;
+    op->req = l.queue.Pop();
     l.busy = true;
     op->lane = li;
     op->issued = op->req.extent.length;

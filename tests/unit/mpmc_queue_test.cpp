@@ -1,6 +1,7 @@
 // MpmcQueue: capacity, FIFO order, full and empty, and many producers and consumers handing over every item exactly
 // once (run under ThreadSanitizer in CI, which also checks the value hand-over is ordered by the cell sequence);
 // RequestQueue: batches queued as spans, taken by blocking and non-blocking consumers, and the stop.
+// RequestRing: a lane's ring of queued requests.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,6 +10,7 @@
 
 #include "loader/io/mpmc_queue.h"
 #include "loader/io/request_queue.h"
+#include "loader/io/request_ring.h"
 
 namespace feedrate {
 namespace {
@@ -132,6 +134,26 @@ TEST(RequestQueue, ManyProducersOfBatchesAndBlockingConsumersTakeEveryRequestOnc
   q.Stop(kConsumers);
   for (auto& t : consumers) t.join();
   for (auto& n : seen) EXPECT_EQ(n.load(), 1);
+}
+
+// A lane's ring: first in, first out across its wrap, and a full ring refuses rather than growing (the engines then
+// fail the request with LaneFull, naming the lane).
+TEST(RequestRing, FifoAcrossTheWrapAndFullRefuses) {
+  RequestRing ring(3);
+  auto req = [](uint64_t tag) {
+    ReadRequest r;
+    r.tag = tag;
+    return r;
+  };
+  EXPECT_TRUE(ring.empty());
+  for (uint64_t t : {1, 2, 3}) EXPECT_TRUE(ring.Push(req(t)));
+  EXPECT_FALSE(ring.Push(req(4)));
+  EXPECT_EQ(ring.Pop().tag, 1u);
+  EXPECT_TRUE(ring.Push(req(5)));  // wraps
+  EXPECT_EQ(ring.size(), 3u);
+  for (uint64_t t : {2, 3, 5}) EXPECT_EQ(ring.Pop().tag, t);
+  EXPECT_TRUE(ring.empty());
+  EXPECT_EQ(LaneFull("S3Engine", 7).ToString().find("lane 7 has more requests queued") != std::string::npos, true);
 }
 
 }  // namespace
