@@ -255,6 +255,7 @@ TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, Accel
   to.accelerators = opt_.accelerators;
   to.retain_batches = setup_.retain;
   to.lanes_per_accelerator = setup_.lanes_per_accelerator;
+  to.file_lanes = setup_.file_lanes.empty() ? nullptr : &setup_.file_lanes;
   to.slot_reads = setup_.slot_reads.train;
   to.eval_slot_reads = setup_.slot_reads.eval;
   to.direct_align = cfg_.odirect ? setup_.engine_options.direct_align : 0;
@@ -264,7 +265,8 @@ TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, Accel
     ReportEpoch(cfg_, comm_, epoch, steps, logs, &reporter);
   };
   to.files = setup_.file_table.get();
-  to.coalesce_bytes = cfg_.coalesce_reads ? setup_.engine_options.transfer_size : 0;
+  // The dlio pattern reads each sample as its reader does: never two records in one request.
+  to.coalesce_bytes = cfg_.coalesce_reads && setup_.access_pattern != "dlio" ? setup_.engine_options.transfer_size : 0;
   to.eval_sampler = setup_.eval_sampler.get();
   to.eval_id_offset = setup_.eval_id_offset;
   to.check_ns = setup_.table.check != SampleCheck::kNone ? &check_ns_ : nullptr;

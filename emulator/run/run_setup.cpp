@@ -407,7 +407,8 @@ bool AskedFor(const WorkloadConfig& cfg, const std::string& key) {
 const char* NoPatternReason(DataFormat format) {
   switch (format) {
     case DataFormat::kTfRecord:
-      return "TFRecord: TensorFlow's stream reads transfer_size buffers of whole files, which the coalesced stream reads";
+      return "TFRecord read by a loader other than TensorFlow's (DLIO's TFReader runs in tf.data only; DALI's reader is "
+             "not replayed)";
     case DataFormat::kParquet:
       return "Parquet: DLIO v3.0's reader reads a row group's span in one request (feedrate.parquet_group_reads=whole "
              "reads so); no per-call pattern is replayed";
@@ -416,17 +417,24 @@ const char* NoPatternReason(DataFormat format) {
 }
 
 // feedrate.access_pattern: whether this run replays DLIO's reader calls (the DlioEngine), and if not, why.
-bool ChooseAccessPattern(const WorkloadConfig& cfg, FileOpenMode mode, Setup* s) {
-  const AccessKind kind = DlioAccessKind(cfg.format);
+// TFRecord's frame and CRC checks run on TensorFlow's stream as its fills come (TableReadPlanner::StreamFeed), so
+// they need no record in one buffer (nor the retained batches that gave one).
+bool ChooseAccessPattern(const WorkloadConfig& cfg, const RunOptions& opt, FileOpenMode mode, Setup* s) {
+  AccessKind kind = DlioAccessKind(cfg.format);
+  if (kind == AccessKind::kTfRecord && cfg.data_loader != DataLoader::kTensorFlow) kind = AccessKind::kNone;
+  const bool streams = kind == AccessKind::kTfRecord;  // TensorFlow's reader: one stream per file (kStream)
+  const bool tf_checks =
+      streams && (s->table.check == SampleCheck::kTfRecordCrc || s->table.check == SampleCheck::kTfRecordFrame);
+  const SampleCheck check = tf_checks ? SampleCheck::kNone : s->table.check;
+  const bool retain = tf_checks ? RetainsBatches(opt) : s->retain;
   const char* why = cfg.access_pattern != "dlio"                      ? "feedrate.access_pattern: coalesced"
                     : kind == AccessKind::kNone                         ? NoPatternReason(cfg.format)
                     : cfg.engine != EngineKind::kAuto                   ? "an explicit feedrate.engine (posix, uring) reads coalesced extents; auto replays DLIO's calls"
                     : cfg.odirect                                       ? "O_DIRECT (DLIO's readers read buffered)"
-                    : mode == FileOpenMode::kStream                     ? "files streamed per visit (TensorFlow)"
+                    : mode == FileOpenMode::kStream && !streams         ? "files streamed per visit (TensorFlow)"
                     : s->staging.mode != AcceleratorMemory::kHost       ? "batches staged into accelerator memory"
-                    : s->retain || s->content != nullptr                ? "samples checked or retained need their bytes in one buffer"
-                    : s->table.check != SampleCheck::kNone && s->table.check != SampleCheck::kJpegSignature &&
-                            s->table.check != SampleCheck::kPngSignature
+                    : retain || s->content != nullptr                   ? "samples checked or retained need their bytes in one buffer"
+                    : check != SampleCheck::kNone && check != SampleCheck::kJpegSignature && check != SampleCheck::kPngSignature
                         ? "samples are checked or decoded on the I/O threads"
                     : IsMemoryFileSystem(FileSystemType(cfg.data_folder)) && !AskedFor(cfg, "feedrate.access_pattern")
                         ? "memory-backed storage (tmpfs): no request waits there, every read is a copy (an explicit "
@@ -439,25 +447,49 @@ bool ChooseAccessPattern(const WorkloadConfig& cfg, FileOpenMode mode, Setup* s)
   }
   s->access_pattern = "dlio";
   s->access_reason = std::string("each sample read as DLIO's ") + std::string(Name(kind)) + " reader reads it";
+  if (streams) {
+    s->access_reason += " (buffer_size " + std::to_string(cfg.tf_buffer_size) + " bytes, " +
+                        std::to_string(3 * std::max<uint64_t>(1, cfg.read_threads)) +
+                        " files at once per accelerator: the interleave's read_threads and 2 x read_threads prefetched)";
+  }
+  if (tf_checks) s->retain = false;
   return true;
+}
+
+// TensorFlow's streams: records in the interleave's order (read_threads files at once; the coalesced engines keep
+// file order, whose back-to-back records they merge), each training and validation file's lane among its
+// accelerator's `lanes`.
+void AssignFileLanes(uint64_t read_threads, uint32_t lanes, Setup* s) {
+  s->sampler->set_tf_cycle(read_threads);
+  if (s->eval_sampler) s->eval_sampler->set_tf_cycle(read_threads);
+  const uint64_t spf = std::max<uint64_t>(1, s->table.samples_per_file());
+  s->file_lanes.assign(s->table.num_files(), 0);
+  s->sampler->TfFileLanes(lanes, 0, &s->file_lanes);
+  if (s->eval_sampler) s->eval_sampler->TfFileLanes(lanes, s->eval_id_offset / spf, &s->file_lanes);
 }
 
 // The DlioEngine: one lane per DataLoader worker of each accelerator (read_threads; 1 when DLIO reads in the
 // main process), a few I/O threads (one per CPU) driving them all through io_uring.
 Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) {
-  const uint32_t workers = static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads));
-  s->planner = std::make_unique<TableReadPlanner>(DlioAccessKind(cfg.format), s->table, 64ULL << 20);
+  const AccessKind kind = DlioAccessKind(cfg.format);
+  const bool streams = kind == AccessKind::kTfRecord;
+  // TensorFlow's ParallelInterleave reads cycle_length (read_threads) files and prefetches 2 x cycle_length more,
+  // each on a thread of its own: 3 x read_threads streams per accelerator, each file one lane's.
+  const uint32_t workers = static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads)) * (streams ? 3 : 1);
+  s->planner = std::make_unique<TableReadPlanner>(kind, s->table, 64ULL << 20, cfg.tf_buffer_size);
+  if (streams) AssignFileLanes(std::max<uint64_t>(1, cfg.read_threads), workers, s);
   DlioEngineOptions d;
   d.lanes = static_cast<uint32_t>(opt.accelerators) * workers;
   // A lane holds at most its accelerator's batches in flight, training's and evaluation's (an epoch's end may overlap
   // them): depth x the larger batch, twice.
   d.lane_capacity = 2 * std::max<uint64_t>(1, cfg.batches_in_flight) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
-  d.chunk = std::max<uint64_t>(cfg.transfer_size, 1 << 20);
+  d.chunk = std::max<uint64_t>({cfg.transfer_size, uint64_t{1} << 20, streams ? cfg.tf_buffer_size : uint64_t{0}});  // a fill: one read
   EngineOptions eo = s->engine_options;
   eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, DlioEngine::Create(*s->file_table, eo, d, *s->planner));
-  if (s->table.check == SampleCheck::kJpegSignature || s->table.check == SampleCheck::kPngSignature) {
-    s->head_check = s->table.check;  // the engine checks each file's first read (TableReadPlanner::CheckHead) ...
+  if (s->table.check == SampleCheck::kJpegSignature || s->table.check == SampleCheck::kPngSignature ||
+      s->table.check == SampleCheck::kTfRecordCrc || s->table.check == SampleCheck::kTfRecordFrame) {
+    s->head_check = s->table.check;  // the engine checks each file's first read or stream (TableReadPlanner) ...
     s->table.check = SampleCheck::kNone;  // ... the prefetcher, which gets no bytes, checks nothing
   }
   s->lanes_per_accelerator = workers;
@@ -529,12 +561,15 @@ Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& 
     s->access_reason = "cuFile reads (GPUDirect Storage) straight into accelerator memory";
     return OpenCuFileEngine(s);
   }
-  if (ChooseAccessPattern(cfg, mode, s)) {
+  if (ChooseAccessPattern(cfg, opt, mode, s)) {
     Status st = OpenDlioEngine(cfg, opt, s);
     if (st.ok()) return st;
     s->access_pattern = "coalesced";  // no io_uring here: the coalesced engines' own fallback follows
     s->access_reason = "the DLIO pattern needs io_uring: " + st.ToString();
     s->planner.reset();
+    s->file_lanes.clear();
+    s->sampler->set_tf_cycle(1);  // file order again: the coalesced engines merge its back-to-back records
+    if (s->eval_sampler) s->eval_sampler->set_tf_cycle(1);
   }
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, MakeEngine(cfg.engine, *s->file_table, eo));
   s->engine = std::move(engine);

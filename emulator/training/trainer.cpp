@@ -163,7 +163,7 @@ PrefetcherPtr Trainer::MakePrefetcher(uint64_t local, uint64_t batch, uint64_t s
   PrefetcherPtr p(new Prefetcher(engine_, table_, batch, cfg_.batches_in_flight, opt_.retain_batches, opt_.direct_align,
                                  opt_.files, opt_.coalesce_bytes, slot_reads));
   const uint32_t lanes = opt_.lanes_per_accelerator;
-  if (lanes > 0) p->set_lanes(static_cast<uint32_t>(local) * lanes, lanes);
+  if (lanes > 0) p->set_lanes(static_cast<uint32_t>(local) * lanes, lanes, opt_.file_lanes);
   p->set_check_time_counter(opt_.check_ns);
   p->set_content_check(opt_.content);
   p->set_completion_timeout(opt_.io_timeout_ns);

@@ -58,6 +58,8 @@ struct TrainingResult {
 struct TrainerOptions {
   uint64_t accelerators = 1;  // per rank
   uint32_t lanes_per_accelerator = 0;  // DlioEngine: accelerator a's batches go to lanes [a x this, (a + 1) x this)
+  const std::vector<uint32_t>* file_lanes = nullptr;  // DlioEngine streaming files (TensorFlow): each file's lane of
+                                                      // its accelerator's (Prefetcher::set_lanes)
   bool retain_batches = false;
   uint64_t slot_reads = 0;       // samples with bytes a training batch holds at most (0: the batch size)
   uint64_t eval_slot_reads = 0;  // and an evaluation batch

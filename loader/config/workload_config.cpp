@@ -381,11 +381,16 @@ void ExtractReader(const Extractor& x, WorkloadConfig* c) {
   }
   if (c->read_threads == 0) c->read_threads = 1;  // DLIO: 0 means "read in the main process"
   x.ReadU64("reader.transfer_size", &c->transfer_size, 512);
+  if (x.Get("reader.transfer_size").IsDefined() && !x.Get("reader.transfer_size").IsNull()) c->tf_buffer_size = c->transfer_size;
   x.ReadChoice("reader.file_shuffle", &c->file_shuffle, {"off", "seed", "random"});
   x.ReadChoice("reader.sample_shuffle", &c->sample_shuffle, {"off", "seed", "random"});
   x.ReadU64("reader.shuffle_size", &c->shuffle_size, 1);
   x.ReadChoice("reader.read_type", &c->read_type, {"on_demand", "memory"});
   x.Read("reader.odirect", &c->odirect);
+  if (c->data_loader == DataLoader::kTensorFlow && c->format == DataFormat::kTfRecord) {
+    c->batches_in_flight += TfRecordReadAhead(c->read_threads, c->sample_shuffle != "off" ? c->shuffle_size : 0, c->batch_size);
+    c->batches_in_flight = std::min(c->batches_in_flight, kMaxBatchesInFlight);
+  }
 
 }
 
@@ -489,6 +494,11 @@ uint64_t DlioBatchesInFlight(DataLoader loader, uint64_t read_threads, uint64_t 
     default:
       return std::max<uint64_t>(1, prefetch_size);
   }
+}
+
+uint64_t TfRecordReadAhead(uint64_t read_threads, uint64_t shuffle_records, uint64_t batch) {
+  const uint64_t records = 3 * std::max<uint64_t>(1, read_threads) * 2 + shuffle_records;
+  return (records + std::max<uint64_t>(1, batch) - 1) / std::max<uint64_t>(1, batch);
 }
 
 WorkloadConfig ParseWorkload(const std::string& yaml_text, const std::string& source, const std::string& name,

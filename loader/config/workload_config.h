@@ -107,6 +107,8 @@ struct WorkloadConfig {
   // feedrate.batches_in_flight: the Prefetcher's batches in flight, and the slots of retained or staged batches.
   uint64_t batches_in_flight = 2;
   uint64_t transfer_size = 1 << 20;    // DLIO default is None; Feedrate reads in 1 MiB transfers
+  uint64_t tf_buffer_size = 256 << 10; // TFRecordDataset's buffer_size: reader.transfer_size when set (DLIO passes
+                                       // it), else TensorFlow's default for None, 256 KiB
   std::string file_shuffle = "off";
   std::string sample_shuffle = "off";
   uint64_t shuffle_size = 1024;        // reader.shuffle_size: TensorFlow path record shuffle buffer
@@ -176,6 +178,10 @@ std::string TrainingCheckpointNote(const WorkloadConfig& c);
 // (prefetch_size, 2 when 0). At least 1: with read_threads 0 DLIO's PyTorch loader reads a batch only when the step
 // asks for it, which Feedrate does not emulate (it overlaps one batch with the compute).
 uint64_t DlioBatchesInFlight(DataLoader loader, uint64_t read_threads, uint64_t prefetch_size);
+// The batches TensorFlow's TFRecord pipeline reads ahead of its prefetch(prefetch_size): ParallelInterleave's
+// read_threads current and 2 x read_threads prefetched files buffer 2 records each, and shuffle(shuffle_size) fills
+// its buffer (0 when sample_shuffle is off), in batches of `batch` records.
+uint64_t TfRecordReadAhead(uint64_t read_threads, uint64_t shuffle_records, uint64_t batch);
 
 // Built-in workload YAML texts, embedded at build time from workloads/*.yaml.
 const std::map<std::string, std::string_view>& BuiltinWorkloads();

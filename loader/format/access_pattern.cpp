@@ -238,6 +238,19 @@ void PlanIndexedBinary(const SampleExtent& e, uint64_t size, uint64_t block, std
   f.ReadInto(e.length);
 }
 
+// TensorFlow's TFRecordDataset (DLIO reader/tf_reader.py: buffer_size = transfer_size): a SequentialRecordReader over
+// a BufferedInputStream over a RandomAccessInputStream (tensorflow/core/lib/io/record_reader.cc,
+// buffered_inputstream.cc, random_inputstream.cc). The buffer is filled with pread(buffer) calls from offset 0, one
+// after another, whatever the record boundaries; PosixRandomAccessFile::Read loops until it has the buffer or a
+// pread returns 0, so the short fill at the end of the file is followed by one that returns nothing, and the header
+// read after the last record fills once more at the end (nothing: end of file). Record [b, e) is charged the fills
+// that start inside it (the first record also the one at 0); the last record, the fills at the end.
+// buffer 0 (unbuffered): the header's 12 bytes, then payload and footer, in one pread each.
+void PlanTfRecord(const SampleExtent& e, uint64_t size, uint64_t buffer, std::vector<AccessRead>* out) {
+  uint64_t next = buffer == 0 ? e.offset : (e.offset + buffer - 1) / buffer * buffer;
+  PlanTfRecordStream(e, size, buffer, &next, out);
+}
+
 }  // namespace
 
 std::string_view Name(AccessKind k) {
@@ -249,6 +262,7 @@ std::string_view Name(AccessKind k) {
     case AccessKind::kJpeg: return "jpeg (PIL Image.open + load)";
     case AccessKind::kPng: return "png (PIL Image.open + load)";
     case AccessKind::kIndexedBinary: return "indexed_binary (seek + readinto)";
+    case AccessKind::kTfRecord: return "tfrecord (TensorFlow TFRecordDataset, buffered stream per file)";
   }
   return "?";
 }
@@ -261,6 +275,7 @@ AccessKind DlioAccessKind(DataFormat format) {
     case DataFormat::kJpeg: return AccessKind::kJpeg;
     case DataFormat::kPng: return AccessKind::kPng;
     case DataFormat::kIndexedBinary: return AccessKind::kIndexedBinary;
+    case DataFormat::kTfRecord: return AccessKind::kTfRecord;
     default: return AccessKind::kNone;
   }
 }
@@ -268,6 +283,7 @@ AccessKind DlioAccessKind(DataFormat format) {
 void PlanDlioReads(AccessKind kind, const FileLayout& layout, const SampleExtent& e, uint64_t block,
                    std::vector<AccessRead>* out) {
   out->clear();
+  if (kind == AccessKind::kTfRecord) return PlanTfRecord(e, layout.size, block, out);  // block: TF's buffer_size
   if (block <= 1) block = 8192;  // io.DEFAULT_BUFFER_SIZE when st_blksize says nothing
   switch (kind) {
     case AccessKind::kNpz: return PlanNpz(layout, block, out);
@@ -276,11 +292,37 @@ void PlanDlioReads(AccessKind kind, const FileLayout& layout, const SampleExtent
     case AccessKind::kJpeg: return PlanJpeg(layout, block, out);
     case AccessKind::kPng: return PlanPng(layout, block, out);
     case AccessKind::kIndexedBinary: return PlanIndexedBinary(e, layout.size, block, out);
+    case AccessKind::kTfRecord:
     case AccessKind::kNone: return;
   }
 }
 
+void PlanTfRecordStream(const SampleExtent& e, uint64_t size, uint64_t buffer, uint64_t* next, std::vector<AccessRead>* out) {
+  out->clear();
+  const uint64_t end = e.offset + e.length;
+  if (*next == kStreamEnded) return;
+  if (buffer == 0) {  // unbuffered: the header's 12 bytes, then payload and footer, one pread each
+    out->push_back({e.offset, 12});
+    if (e.length > 12) out->push_back({e.offset + 12, e.length - 12});
+    *next = end;
+    if (end >= size) {
+      out->push_back({size, 12});
+      *next = kStreamEnded;
+    }
+    return;
+  }
+  for (; *next < end && *next < size; *next += buffer) {
+    out->push_back({*next, buffer});
+    if (size - *next < buffer) out->push_back({size, buffer - (size - *next)});  // the loop's pread that returns 0
+  }
+  if (end >= size) {
+    out->push_back({size, buffer});  // the next header's fill: end of file
+    *next = kStreamEnded;
+  }
+}
+
 uint64_t MaxDlioReads(AccessKind kind, uint64_t max_bytes, uint64_t max_file, uint64_t block) {
+  if (kind == AccessKind::kTfRecord) return 4 + (block == 0 ? 0 : max_bytes / block);
   if (block <= 1) block = 8192;
   if (max_bytes == kWholeFile) max_bytes = 0;  // a whole file of unknown size: max_file bounds it
   switch (kind) {
@@ -290,6 +332,7 @@ uint64_t MaxDlioReads(AccessKind kind, uint64_t max_bytes, uint64_t max_file, ui
     case AccessKind::kJpeg: return 4 + std::max(max_bytes, max_file) / kPilBlock;
     case AccessKind::kPng: return 6 + 3 * (std::max(max_bytes, max_file) / kPilBlock + 1);
     case AccessKind::kIndexedBinary: return 1;
+    case AccessKind::kTfRecord:
     case AccessKind::kNone: return 0;
   }
   return 0;

@@ -21,6 +21,7 @@ enum class AccessKind : uint8_t {
   kJpeg,   // np.asarray(PIL.Image.open(f)): one buffer fill, then 64 KiB reads to end of file
   kPng,    // np.asarray(PIL.Image.open(f)): the chunks before IDAT through the buffer, each IDAT in <= 64 KiB reads
   kIndexedBinary,  // open(f, 'rb'); seek(offset); readinto(sample): one block, or one read of the sample if larger
+  kTfRecord,  // tf.data.TFRecordDataset: each file one stream of buffer_size preads from 0 (derived from TF's source)
 };
 std::string_view Name(AccessKind k);
 
@@ -36,13 +37,19 @@ struct FileLayout {
 
 // Appends to `out` (cleared first) the reads DLIO's reader of `kind` makes for sample extent `e` of a file with
 // `layout`, in order, one after another; `block` is the file's st_blksize (Python's buffer size; 8192 when the file
-// system says 0 or 1). Appends nothing for kNone. Reserve MaxDlioReads first and nothing is allocated.
+// system says 0 or 1). kTfRecord: `block` is TensorFlow's buffer_size (0: unbuffered), `e` the framed record, and its
+// reads are the stream's fills charged to that record (a file's records are read in order, one stream per file).
+// Appends nothing for kNone. Reserve MaxDlioReads first and nothing is allocated.
 void PlanDlioReads(AccessKind kind, const FileLayout& layout, const SampleExtent& e, uint64_t block,
                    std::vector<AccessRead>* out);
+// TensorFlow's stream of one file as its records are asked for: the fills from `*next` (the stream's next fill
+// offset, 0 at the file's open) until record `e` is in the buffer, and at the file's end the fills that meet it
+// (`*next` then kStreamEnded, io_engine.h: nothing more is read). A record already in the buffer reads nothing. Clears `out`.
+void PlanTfRecordStream(const SampleExtent& e, uint64_t size, uint64_t buffer, uint64_t* next, std::vector<AccessRead>* out);
 // The most reads PlanDlioReads appends for a sample of at most `max_bytes` (and a file of at most `max_file`).
 uint64_t MaxDlioReads(AccessKind kind, uint64_t max_bytes, uint64_t max_file, uint64_t block);
 
-// The pattern Feedrate replays for a format: kNone where none is built (TFRecord, Parquet).
+// The pattern Feedrate replays for a format: kNone where none is built (Parquet, csv).
 AccessKind DlioAccessKind(DataFormat format);
 
 }  // namespace feedrate

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <algorithm>
+#include <new>
 
 #include "loader/format/access_pattern.h"
 #include "loader/format/image_decode.h"
 #include "loader/format/sample_table.h"
+#include "loader/format/tfrecord.h"
 #include "loader/io/dlio_engine.h"
 
 namespace feedrate {
@@ -14,10 +16,11 @@ namespace feedrate {
 class TableReadPlanner final : public ReadPlanner {
  public:
   // REQUIRES: `table` outlives the planner; `max_file` bounds the files' sizes (for MaxReads; a larger file costs
-  // its lane one reallocation of its plan).
-  TableReadPlanner(AccessKind kind, const SampleTable& table, uint64_t max_file)
-      : kind_(kind), table_(table), check_(table.check),
-        max_reads_(MaxDlioReads(kind, table.MaxLength(), max_file, 4096)) {}
+  // its lane one reallocation of its plan). `stream_buffer`: TFRecord's TensorFlow buffer_size (0: unbuffered);
+  // the table's TFRecord check (frame, or frame and CRC) runs on the streams' bytes (StreamFeed).
+  TableReadPlanner(AccessKind kind, const SampleTable& table, uint64_t max_file, uint64_t stream_buffer = 0)
+      : kind_(kind), table_(table), check_(table.check), stream_buffer_(stream_buffer),
+        max_reads_(MaxDlioReads(kind, table.MaxLength(), max_file, Streams() ? stream_buffer : 4096)) {}
   // Image datasets not opened at setup: each file's signature, from the first read DLIO's reader makes.
   Status CheckHead(const char* data, uint64_t n, const char* path) const override {
     if (check_ == SampleCheck::kJpegSignature) return CheckImageSignature(DataFormat::kJpeg, data, n, path);
@@ -27,15 +30,36 @@ class TableReadPlanner final : public ReadPlanner {
   void Plan(const ReadRequest& r, uint64_t file_size, uint64_t block, std::vector<AccessRead>* out) const override {
     FileLayout l = table_.LayoutOf(r.extent.file);
     l.size = file_size;
-    PlanDlioReads(kind_, l, r.extent, block, out);
+    PlanDlioReads(kind_, l, r.extent, Streams() ? stream_buffer_ : block, out);
   }
   uint64_t MaxReads() const override { return max_reads_; }
+  bool StreamsFiles() const override { return Streams(); }
+  void PlanStream(const ReadRequest& r, uint64_t file_size, uint64_t* next, std::vector<AccessRead>* out) const override {
+    PlanTfRecordStream(r.extent, file_size, stream_buffer_, next, out);
+  }
+  uint64_t StreamCheckBytes() const override { return Checks() ? sizeof(TfRecordStreamCheck) : 0; }
+  // A fill, or unbuffered the largest record (its payload is one read).
+  uint64_t StreamFillBytes() const override { return Checks() ? std::max<uint64_t>(stream_buffer_, table_.MaxLength()) : 0; }
+  void StreamReset(void* state) const override {
+    new (state) TfRecordStreamCheck();
+    static_cast<TfRecordStreamCheck*>(state)->Reset(check_ == SampleCheck::kTfRecordCrc);
+  }
+  Status StreamFeed(void* state, const char* data, uint64_t n, const char* path) const override {
+    return static_cast<TfRecordStreamCheck*>(state)->Feed(data, n, path);
+  }
+  Status StreamEnd(const void* state, const char* path) const override {
+    return static_cast<const TfRecordStreamCheck*>(state)->End(path);
+  }
   AccessKind kind() const { return kind_; }
 
  private:
   AccessKind kind_;
   const SampleTable& table_;
+  bool Streams() const { return kind_ == AccessKind::kTfRecord; }
+  bool Checks() const { return check_ == SampleCheck::kTfRecordCrc || check_ == SampleCheck::kTfRecordFrame; }
+
   SampleCheck check_;  // the table's check when the planner was made (the signature checks run in CheckHead)
+  uint64_t stream_buffer_;
   uint64_t max_reads_;
 };
 

@@ -1,6 +1,7 @@
 // TFRecord framing, indexing and checks.
 #include "loader/format/tfrecord.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -50,6 +51,56 @@ void EncodeTfRecordHeader(uint64_t length, char out[kTfRecordHeaderBytes]) {
 }
 
 uint32_t TfRecordPayloadCrc(const void* payload, uint64_t n) { return MaskCrc(Crc32c(payload, n)); }
+
+void TfRecordStreamCheck::Reset(bool verify_payload) {
+  *this = TfRecordStreamCheck{};
+  verify = verify_payload;
+}
+
+Status TfRecordStreamCheck::Feed(const char* data, uint64_t n, std::string_view path) {
+  while (n > 0) {
+    if (phase == 1) {  // payload
+      const uint64_t take = std::min(n, left);
+      if (verify) crc = Crc32cExtend(crc, data, take);
+      left -= take;
+      pos += take;
+      data += take;
+      n -= take;
+      if (left == 0) phase = 2;
+      continue;
+    }
+    const uint64_t want = phase == 0 ? kTfRecordHeaderBytes : kTfRecordFooterBytes;
+    const uint64_t take = std::min<uint64_t>(n, want - have);
+    std::memcpy(buf + have, data, take);
+    have = static_cast<uint8_t>(have + take);
+    pos += take;
+    data += take;
+    n -= take;
+    if (have < want) continue;
+    have = 0;
+    if (phase == 0) {
+      FEEDRATE_ASSIGN_OR_RETURN(left, ParseHeader(buf, path, record, record_at));
+      crc = 0;
+      phase = left > 0 ? 1 : 2;
+      continue;
+    }
+    const uint32_t stored = LoadU32(buf);
+    if (verify && stored != MaskCrc(crc)) {
+      return Status::Corruption(Where(path, record, record_at) + ": payload CRC mismatch (stored " + Hex(stored) +
+                                ", computed " + Hex(MaskCrc(crc)) + ")");
+    }
+    ++record;
+    record_at = pos;
+    phase = 0;
+  }
+  return Status::Ok();
+}
+
+Status TfRecordStreamCheck::End(std::string_view path) const {
+  if (phase == 0 && have == 0) return Status::Ok();
+  return Status::Corruption(Where(path, record, record_at) + ": truncated record at the end of the file (offset " +
+                            std::to_string(pos) + ")");
+}
 
 Status CheckTfRecord(const char* rec, uint64_t expected_length, bool verify_payload, std::string_view path,
                      uint64_t record_index, uint64_t offset) {

@@ -32,6 +32,27 @@ uint32_t TfRecordPayloadCrc(const void* payload, uint64_t n);
 Status CheckTfRecord(const char* rec, uint64_t expected_length, bool verify_payload, std::string_view path,
                      uint64_t record_index, uint64_t offset);
 
+// TensorFlow's record reader over one file's stream, checking as the bytes go by (the DLIO pattern's fills land in
+// a buffer a record spans several of): each record's length CRC and, with verify_payload, its payload CRC and
+// footer. Trivially copyable: it lives in the engine's per-lane state. Call order: Reset, then Feed with the
+// stream's bytes in order from offset 0, then End at the end of the file. Errors name the file, record and offset.
+struct TfRecordStreamCheck {
+  void Reset(bool verify_payload);
+  Status Feed(const char* data, uint64_t n, std::string_view path);
+  // The stream met the end of the file: a record cut short is Corruption.
+  Status End(std::string_view path) const;
+
+  uint64_t pos = 0;        // stream bytes fed so far
+  uint64_t record = 0;     // the record being parsed, and where it starts
+  uint64_t record_at = 0;
+  uint64_t left = 0;       // its payload bytes still to come
+  uint32_t crc = 0;        // the payload's CRC-32C so far
+  uint8_t phase = 0;       // 0: header, 1: payload, 2: footer
+  uint8_t have = 0;        // header or footer bytes gathered
+  bool verify = true;
+  char buf[kTfRecordHeaderBytes] = {};
+};
+
 // Walks the file's headers (length CRCs checked; payloads skipped), reading ahead in large blocks so small
 // records cost no syscall each. A truncated header, a length past the end of the file or a bad length CRC is
 // Corruption naming the record and its offset.

@@ -25,6 +25,7 @@ constexpr uint64_t kHead = 4096;    // a first read at offset 0 this short lands
 // close waits for FUSE's flush: measured on latencyfs, each I/O thread then made one open at a time (2 threads at
 // 50 ms: ~40 opens/s, whatever the lanes). Reads are tried inline: FUSE refuses nowait reads at once.
 constexpr uint64_t kEofProbe = 0x80;  // tag bit: the piece was a read at EOF, sent as the last byte (PrepPiece)
+constexpr uint64_t kDetachedClose = 0x40;  // tag: the close of a stream's file the lane has left (nothing waits on it)
 
 enum Phase : uint8_t { kOpen, kStat, kRead, kClose };
 
@@ -52,6 +53,16 @@ struct Lane {
   uint64_t bytes = 0;              // what the planned reads returned (headers and re-reads included)
   int64_t start_ns = 0;
   Status error;
+  // A streaming reader's file (ReadPlanner::StreamsFiles): the one this lane streams in this pass, its descriptor
+  // between requests (-1 once the stream met the end; owned: opened here), where the stream's next read goes, and
+  // when the planner checks the stream, its state and the buffer the reads land in.
+  bool streaming = false;
+  bool stream_owned = false;
+  uint32_t stream_file = 0, stream_pass = 0;
+  int stream_fd = -1;
+  uint64_t stream_next = 0;
+  std::unique_ptr<uint64_t[]> stream_state;
+  std::unique_ptr<char[]> stream_buf;
 };
 
 struct DlioEngine::Worker {
@@ -75,6 +86,9 @@ struct DlioEngine::Worker {
 
   ~Worker() {
     if (ring_ready) io_uring_queue_exit(&ring);
+    for (Lane& l : lanes) {
+      if (l.stream_fd >= 0 && l.stream_owned) ::close(l.stream_fd);
+    }
   }
 
   Status Setup(size_t local_lanes) {
@@ -104,6 +118,10 @@ struct DlioEngine::Worker {
       l.queue = RequestRing(d.lane_capacity);
       l.plan.reserve(engine->planner_.MaxReads() + 8);
       l.head_buf = std::make_unique<char[]>(kHead);
+      if (const uint64_t n = engine->planner_.StreamCheckBytes(); n > 0) {
+        l.stream_state = std::make_unique<uint64_t[]>(n / 8 + 1);
+        l.stream_buf = std::make_unique<char[]>(engine->planner_.StreamFillBytes());
+      }
     }
     requests = std::make_unique<RequestQueue>(engine->options_.queue_capacity);
     return Status::Ok();
@@ -136,6 +154,7 @@ struct DlioEngine::Worker {
       return Finish(li);
     }
     if (engine->options_.stats != nullptr) l.start_ns = NowNs();
+    if (engine->planner_.StreamsFiles() && !NewStream(li)) return Resume(li);
     const FileTable& files = engine->files_;
     if (int fd = files.open_fd(l.req.extent.file); fd >= 0) {
       l.fd = fd;
@@ -148,6 +167,38 @@ struct DlioEngine::Worker {
     io_uring_prep_openat(sqe, AT_FDCWD, files.path(l.req.extent.file), O_RDONLY | O_CLOEXEC | files.open_flags(), 0);
     io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);  // see kMetadataAsync
     io_uring_sqe_set_data64(sqe, Tag(li));
+  }
+
+  // Whether the request starts a stream (another file, or the same file in a new pass); if so the lane's last one is
+  // left (its close goes now, no sample waiting on it) and the new one starts at offset 0.
+  bool NewStream(size_t li) {
+    Lane& l = lanes[li];
+    if (l.streaming && l.stream_file == l.req.extent.file && l.stream_pass == l.req.pass) return false;
+    if (l.stream_fd >= 0 && l.stream_owned) {
+      io_uring_sqe* sqe = Sqe();
+      io_uring_prep_close(sqe, l.stream_fd);
+      io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+      io_uring_sqe_set_data64(sqe, Tag(li, kDetachedClose));
+    }
+    l.stream_fd = -1;
+    l.streaming = true;
+    l.stream_file = l.req.extent.file;
+    l.stream_pass = l.req.pass;
+    l.stream_next = 0;
+    if (l.stream_state) engine->planner_.StreamReset(l.stream_state.get());
+    return true;
+  }
+
+  // The lane's stream goes on: no open or statx (the size is the one read at the open); once the stream met the
+  // end there is no descriptor and nothing more to read.
+  void Resume(size_t li) {
+    Lane& l = lanes[li];
+    l.fd = l.stream_fd;
+    l.own_fd = l.stream_owned;
+    l.stream_fd = -1;
+    if (l.req.probe_residency && l.fd >= 0) l.req.target->BeforeRead(l.req, l.fd);
+    l.phase = kStat;
+    OnStat(li, 0);
   }
 
   // fstat after the open, as Python's open() does: the size and block size the reader's calls follow.
@@ -189,7 +240,9 @@ struct DlioEngine::Worker {
   }
 
   // The sample's first read, when it starts the file and fits the head buffer, lands there for CheckHead.
-  static bool IsHead(const Lane& l) { return l.op == 0 && l.plan[0].offset == 0 && l.plan[0].length <= kHead; }
+  static bool IsHead(const Lane& l) {
+    return !l.streaming && l.op == 0 && l.plan[0].offset == 0 && l.plan[0].length <= kHead;
+  }
 
   // A read that starts at or past the end of the file (numpy's read(1) at the end, PIL's last read) is the reader
   // meeting EOF: a synchronous read(2) there still makes the round trip to a FUSE daemon, but FUSE answers an
@@ -198,7 +251,9 @@ struct DlioEngine::Worker {
   void PrepPiece(size_t li, uint32_t slot) {
     Lane& l = lanes[li];
     io_uring_sqe* sqe = Sqe();
-    char* dst = IsHead(l) ? l.head_buf.get() + l.piece_off[slot] : scratch.data();
+    char* dst = IsHead(l)        ? l.head_buf.get() + l.piece_off[slot]
+                : l.stream_buf ? l.stream_buf.get() + (l.piece_off[slot] - l.plan[l.op].offset)  // a checked stream
+                               : scratch.data();
     const uint64_t size = l.stx.stx_size;
     if (l.piece_off[slot] >= size && size > 0) {
       io_uring_prep_read(sqe, l.fd, scratch.data(), 1, size - 1);
@@ -211,6 +266,14 @@ struct DlioEngine::Worker {
 
   void Close(size_t li) {
     Lane& l = lanes[li];
+    if (l.streaming) {  // a stream keeps its file until its reads meet the end; one that failed ends here
+      l.streaming = l.error.ok();
+      if (l.streaming && l.stream_next != kStreamEnded) {
+        l.stream_fd = l.fd;
+        l.stream_owned = l.own_fd;
+        return Finish(li);
+      }
+    }
     if (!l.own_fd || l.fd < 0) return Finish(li);
     l.phase = kClose;
     io_uring_sqe* sqe = Sqe();
@@ -259,7 +322,11 @@ struct DlioEngine::Worker {
                                    std::to_string(e.offset + e.length) + " but data ends at offset " + std::to_string(size));
       return Close(li);
     }
-    engine->planner_.Plan(l.req, size, l.stx.stx_blksize, &l.plan);
+    if (l.streaming) {
+      engine->planner_.PlanStream(l.req, size, &l.stream_next, &l.plan);
+    } else {
+      engine->planner_.Plan(l.req, size, l.stx.stx_blksize, &l.plan);
+    }
     l.op = 0;
     l.pieces_inflight = 0;
     l.piece_used = 0;
@@ -313,6 +380,11 @@ struct DlioEngine::Worker {
                                    std::to_string(l.op_got));
     }
     if (l.error.ok() && IsHead(l)) l.error = engine->planner_.CheckHead(l.head_buf.get(), l.op_got, PathOf(l));
+    if (l.error.ok() && l.streaming && l.stream_state) {  // the stream's bytes, checked in order as they come
+      const ReadPlanner& p = engine->planner_;
+      l.error = a.offset >= size ? p.StreamEnd(l.stream_state.get(), PathOf(l))
+                                 : p.StreamFeed(l.stream_state.get(), l.stream_buf.get(), l.op_got, PathOf(l));
+    }
     if (!l.error.ok()) return Close(li);
     ++l.op;
     BeginRead(l);
@@ -322,6 +394,7 @@ struct DlioEngine::Worker {
   void OnCqe(uint64_t tag, int res) {
     const size_t li = static_cast<size_t>(tag >> 8);
     --inflight;
+    if ((tag & 0xff) == kDetachedClose) return;  // a left stream's close: read-only, nothing to report
     switch (lanes[li].phase) {
       case kOpen: return OnOpen(li, res);
       case kStat: return OnStat(li, res);
@@ -339,6 +412,9 @@ struct DlioEngine::Worker {
     inflight = 0;
     for (size_t li = 0; li < lanes.size(); ++li) {
       Lane& l = lanes[li];
+      if (l.stream_fd >= 0 && l.stream_owned) ::close(l.stream_fd);
+      l.stream_fd = -1;
+      l.streaming = false;
       if (!l.active) continue;
       if (l.own_fd && l.fd >= 0 && l.phase != kOpen) ::close(l.fd);
       l.own_fd = false;

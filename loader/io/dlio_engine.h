@@ -1,5 +1,6 @@
 // DlioEngine: reads each sample as DLIO's reader does, with DLIO's concurrency. Every request belongs to a lane (one
-// DataLoader worker of one accelerator); a lane reads its requests one after another, each as its reader's calls:
+// DataLoader worker of one accelerator, or one of TensorFlow's file streams); a lane reads its requests one after
+// another, each as its reader's calls:
 // openat, statx, the planned read(2)s in order, close. All of them go through io_uring, so a waiting request holds
 // no thread: a few I/O threads keep every lane's request in flight (256 accelerators x 4 workers = 1,024).
 #pragma once
@@ -21,6 +22,38 @@ class ReadPlanner {
  public:
   virtual void Plan(const ReadRequest& r, uint64_t file_size, uint64_t block, std::vector<AccessRead>* out) const = 0;
   virtual uint64_t MaxReads() const = 0;
+  // True for a reader that streams each file (TensorFlow's TFRecordDataset): a lane reads each file it is given
+  // once per pass (ReadRequest::pass), in one stream opened at its first request (no further open or statx) and
+  // closed once the stream meets the file's end, or left (closed) when a request for another file or pass comes.
+  // Its requests are planned by PlanStream instead of Plan.
+  virtual bool StreamsFiles() const { return false; }
+  // The reads for request `r` of the stream whose next read is at *next (0 when the file was opened, kStreamEnded
+  // once it met the end); advances *next. A request whose bytes the stream already read plans nothing.
+  virtual void PlanStream(const ReadRequest& r, uint64_t file_size, uint64_t* next, std::vector<AccessRead>* out) const {
+    (void)r;
+    (void)file_size;
+    (void)next;
+    out->clear();
+  }
+  // A stream's check of the bytes as they come (0 bytes of state: none). Each lane holds StreamCheckBytes of state
+  // (8-aligned) and a buffer of StreamFillBytes that every planned read (at most that long) lands in; the engine
+  // calls StreamReset at the open, StreamFeed with each read's bytes in stream order, StreamEnd when a read meets
+  // the end. Thread-safe (the state is the lane's); errors name `path`.
+  virtual uint64_t StreamCheckBytes() const { return 0; }
+  virtual uint64_t StreamFillBytes() const { return 0; }
+  virtual void StreamReset(void* state) const { (void)state; }
+  virtual Status StreamFeed(void* state, const char* data, uint64_t n, const char* path) const {
+    (void)state;
+    (void)data;
+    (void)n;
+    (void)path;
+    return Status::Ok();
+  }
+  virtual Status StreamEnd(const void* state, const char* path) const {
+    (void)state;
+    (void)path;
+    return Status::Ok();
+  }
   // The bytes of a sample's first read when it starts the file (at most 4 KiB): a format's signature check (a PNG
   // named .jpeg is refused, as DLIO's reader would fail on it). Thread-safe; `path` names the file in the error.
   virtual Status CheckHead(const char* data, uint64_t n, const char* path) const {
@@ -41,8 +74,9 @@ struct DlioEngineOptions {
   uint64_t chunk = 1 << 20;     // a planned read larger than this goes as pieces of it, up to 8 at once
 };
 
-// REQUIRES: `files`, `planner` and the options' faults and stats outlive the engine; FileTable modes kPerSample
-// (open and close per sample) or kOnce (the table's descriptors); buffered reads only (no O_DIRECT: DLIO's readers
+// REQUIRES: `files`, `planner` and the options' faults and stats outlive the engine; FileTable modes kPerSample or
+// kStream (the lane opens and closes the file per sample, or per stream where the planner StreamsFiles) or kOnce
+// (the table's descriptors); buffered reads only (no O_DIRECT: DLIO's readers
 // do not use it). The bytes land in a scratch buffer per I/O thread: completions carry data == nullptr, so it
 // serves runs whose samples are neither checked nor retained.
 class DlioEngine final : public IoEngine {

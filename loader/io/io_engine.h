@@ -64,6 +64,7 @@ struct ReadRequest {
   uint64_t tag = 0;
   bool probe_residency = false;       // the engine calls target->BeforeRead first (a sampled residency probe)
   uint32_t lane = 0;                  // DlioEngine: the DataLoader worker (of one accelerator) that reads it
+  uint32_t pass = 0;                  // DlioEngine streams: which pass over the files (a prefetcher's epoch)
 };
 
 // One read(2) of DLIO's access pattern: `length` bytes asked at `offset` (fewer may come back at end of file).
@@ -71,6 +72,9 @@ struct AccessRead {
   uint64_t offset = 0;
   uint64_t length = 0;
 };
+
+// A file stream's next read offset once the stream met the file's end (DlioEngine streams, PlanTfRecordStream).
+inline constexpr uint64_t kStreamEnded = ~uint64_t{0};
 
 // How reads get file descriptors.
 enum class FileOpenMode {

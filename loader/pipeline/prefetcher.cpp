@@ -102,8 +102,10 @@ void Prefetcher::SubmitBatch(uint64_t step) {
   for (uint64_t i = 0; i < batch_;) {
     ReadRequest& r = requests_[queued++];
     r = ReadRequest{};
-    r.lane = lane_first_ + static_cast<uint32_t>(step % lane_count_);  // PyTorch: batch k goes to worker k % workers
     r.extent = table_.At(ids[i]);
+    // PyTorch: batch k goes to worker k % workers; TensorFlow: each file is one stream's
+    r.pass = static_cast<uint32_t>(epoch_salt_);  // a stream reads each file once per epoch
+    r.lane = lane_first_ + (file_lanes_ != nullptr ? (*file_lanes_)[r.extent.file] : static_cast<uint32_t>(step % lane_count_));
     uint64_t n = 1;
     for (; i + n < batch_ && coalesce_bytes_ > 0 && r.extent.length != kWholeFile; ++n) {
       const SampleExtent next = table_.At(ids[i + n]);

@@ -103,9 +103,13 @@ class Prefetcher final : public CompletionTarget {
   }
   // DLIO's DataLoader workers (DlioEngine): batch `step` of each epoch is read by lane first + step % count, as
   // PyTorch's DataLoader hands batch k to worker k % read_threads. Call before StartEpoch; default: lane 0 alone.
-  void set_lanes(uint32_t first, uint32_t count) {
+  // `file_lanes` (TensorFlow's streams): a request goes to lane first + (*file_lanes)[its file] instead, so each
+  // file is one lane's stream. REQUIRES: file_lanes, when given, outlives the prefetcher, has an entry < count for
+  // every file of the table.
+  void set_lanes(uint32_t first, uint32_t count, const std::vector<uint32_t>* file_lanes = nullptr) {
     lane_first_ = first;
     lane_count_ = count == 0 ? 1 : count;
+    file_lanes_ = file_lanes;
   }
   // Content verification on the I/O threads as samples complete (nullptr: off); needs samples in one buffer,
   // like the sample checks.
@@ -185,6 +189,7 @@ class Prefetcher final : public CompletionTarget {
   std::atomic<uint64_t>* check_ns_ = nullptr;
   ContentCheck* content_ = nullptr;
   uint64_t epoch_salt_ = 0;
+  const std::vector<uint32_t>* file_lanes_ = nullptr;
   uint32_t lane_first_ = 0, lane_count_ = 1;  // varies the verified window's position between epochs
   int64_t completion_timeout_ns_ = 0;
   const std::atomic<bool>* stop_ = nullptr;

@@ -87,7 +87,9 @@ void Sampler::DlioPytorch(uint64_t acc, SampleSequence* out) const {
 }
 
 // DLIO TensorFlow: the (file_shuffle-permuted) file list is sharded round-robin (list position i to accelerator
-// i mod W), records in file order; with fewer files than accelerators, records are sharded round-robin instead.
+// i mod W); TFRecordDataset(num_parallel_reads = read_threads) reads tf_cycle files at once, one record of each in
+// turn (ParallelInterleave, block_length 1, deterministic), the next tf_cycle files when they end (DLIO's files hold
+// equal record counts). With fewer files than accelerators, the interleaved records are sharded round-robin instead.
 // sample_shuffle adds tf.data's shuffle(shuffle_size, seed): a buffer of shuffle_size records from which each
 // output is drawn uniformly and refilled from the stream, reshuffled every epoch. TensorFlow's own RNG is not
 // reproduced (numpy's MT19937 seeded with seed+epoch draws instead), so the order has the same locality, not
@@ -100,13 +102,18 @@ void Sampler::DlioTensorflow(uint64_t epoch, uint64_t acc, std::vector<uint64_t>
   // The shuffle buffer reads at most shuffle_size - 1 records past what it emits.
   const uint64_t want = buffered ? need + cfg_.shuffle_size - 1 : need;
   dst.reserve(std::min(want, total_));
-  if (cfg_.num_files >= cfg_.world) {
-    for (uint64_t i = acc; i < cfg_.num_files && dst.size() < want; i += cfg_.world) {
-      const uint64_t f = tf_files_[i];
-      for (uint64_t k = 0; k < cfg_.samples_per_file && dst.size() < want; ++k) dst.push_back(f * cfg_.samples_per_file + k);
+  const bool by_file = cfg_.num_files >= cfg_.world;
+  std::vector<uint64_t> files;
+  for (uint64_t i = by_file ? acc : 0; i < cfg_.num_files; i += by_file ? cfg_.world : 1) files.push_back(tf_files_[i]);
+  const uint64_t cycle = std::max<uint64_t>(1, cfg_.tf_cycle), spf = cfg_.samples_per_file;
+  uint64_t index = 0;  // place in the interleaved stream (sharded round-robin when by_file is false)
+  for (size_t g = 0; g < files.size() && dst.size() < want; g += cycle) {
+    const size_t n = std::min<size_t>(cycle, files.size() - g);
+    for (uint64_t k = 0; k < spf && dst.size() < want; ++k) {
+      for (size_t j = 0; j < n && dst.size() < want; ++j, ++index) {
+        if (by_file || index % cfg_.world == acc) dst.push_back(files[g + j] * spf + k);
+      }
     }
-  } else {
-    for (uint64_t g = acc; g < total_ && dst.size() < want; g += cfg_.world) dst.push_back(g);
   }
   if (!buffered) return;
   NumpyRandomState rng(cfg_.seed + static_cast<uint32_t>(epoch));
@@ -121,6 +128,14 @@ void Sampler::DlioTensorflow(uint64_t epoch, uint64_t acc, std::vector<uint64_t>
     out->push_back(buffer[j]);
     buffer[j] = buffer.back();
     buffer.pop_back();
+  }
+}
+
+void Sampler::TfFileLanes(uint32_t lanes, uint64_t offset, std::vector<uint32_t>* out) const {
+  const bool by_file = cfg_.num_files >= cfg_.world;
+  for (uint64_t pos = 0; pos < tf_files_.size(); ++pos) {
+    const uint64_t place = by_file ? pos / cfg_.world : pos;  // its place in its accelerator's list
+    (*out)[offset + tf_files_[pos]] = static_cast<uint32_t>(place % std::max<uint32_t>(1, lanes));
   }
 }
 

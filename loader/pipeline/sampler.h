@@ -22,6 +22,8 @@ struct SamplerConfig {
   bool file_shuffle = false;
   bool sample_shuffle = false;
   uint64_t shuffle_size = 1024;        // TensorFlow path: the record shuffle buffer (reader.shuffle_size)
+  uint64_t tf_cycle = 1;               // TensorFlow path: files read at once (TFRecordDataset's num_parallel_reads =
+                                       // read_threads, an interleave of one record from each in turn)
   uint32_t seed = 123;
   bool seed_change_epoch = true;
   int64_t total_training_steps = -1;   // caps steps per epoch when > 0
@@ -41,6 +43,12 @@ class Sampler {
   // Sets `out` to accelerator `acc`'s steps*batch sample ids for `epoch` (1-based), in read order: a contiguous
   // range in DLIO's PyTorch order (no memory per sample), a list otherwise.
   void EpochSamples(uint64_t epoch, uint64_t acc, SampleSequence* out) const;
+  // TensorFlow path: read `cycle` files at once (SamplerConfig::tf_cycle). Call before EpochSamples.
+  void set_tf_cycle(uint64_t cycle) { cfg_.tf_cycle = cycle; }
+  // TensorFlow path: for each of the dataset's files, the stream (lane) of `lanes` that reads it: its place in its
+  // accelerator's file list modulo `lanes` (the interleave's files at a time then never share one), written to
+  // (*out)[offset + file]. REQUIRES: out has offset + num_files entries.
+  void TfFileLanes(uint32_t lanes, uint64_t offset, std::vector<uint32_t>* out) const;
   // The same ids as a list (tests).
   void EpochSamples(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const {
     SampleSequence s;

@@ -156,6 +156,59 @@ TEST(Latency, EachSampleIsReadAsDliosReaderReadsIt) {
   }
 }
 
+// TensorFlow's TFRecordDataset: each file one stream, opened once, read in buffer_size fills from its start to the
+// pread at its end that returns nothing (access_pattern.h); 3 x read_threads streams at once per accelerator (the
+// interleave's read_threads files and 2 x read_threads prefetched), here files of one record each.
+TEST(Latency, TfRecordIsOneBufferedStreamPerFile) {
+  LatencyCase c;
+  const std::string params = "--param dataset.num_files_train=8 --param dataset.num_samples_per_file=4 "
+                             "--param dataset.record_length_bytes=65536 --param dataset.record_length_bytes_stdev=0 "
+                             "--param reader.transfer_size=65536";
+  ASSERT_EQ(Sh(Feedrate("datagen -w resnet50_h100 --data-dir " + c.src() + " " + params)).code, 0);
+  const std::string file = c.src() + "/train/img_0_of_8.tfrecord";
+  ASSERT_TRUE(fs::exists(file)) << file;
+  FileLayout l;
+  l.size = fs::file_size(file);
+  const uint64_t framed = l.size / 4;
+  uint64_t per_file = 0;
+  std::vector<AccessRead> reads;
+  for (uint64_t k = 0; k < 4; ++k) {
+    PlanDlioReads(AccessKind::kTfRecord, l, SampleExtent{0, k * framed, framed}, 65536, &reads);
+    per_file += reads.size();
+  }
+  ASSERT_EQ(per_file, 7u);  // fills at 0, 64, 128, 192 KiB and the short one at 256 KiB, its pread of 0, the end's
+  LatencyFs lfs(c.src(), c.mnt(), 2);
+  ASSERT_TRUE(lfs.mounted()) << test::ReadFile(c.mnt() + ".log");
+  const std::string run = "run -w resnet50_h100 --param reader.batch_size=2 "
+                          "--param reader.read_threads=2 --param train.computation_time=0.001 -n 1 ";
+  // With tf.data's shuffle buffer the records come out of order, the fills stay the stream's: the same requests.
+  for (const std::string shuffle : {"", " --param reader.sample_shuffle=seed --param reader.shuffle_size=3"}) {
+    SCOPED_TRACE(shuffle);
+    Counters at[3];
+    at[0] = lfs.Read();
+    for (int epochs : {1, 2}) {
+      const std::string out = c.dir / ("r" + std::to_string(epochs) + (shuffle.empty() ? "" : "s"));
+      auto m = RunMeasured(lfs, run + params + shuffle + " --data-dir " + c.mnt() + " --param train.epochs=" +
+                                    std::to_string(epochs) + " --results-dir " + out);
+      ASSERT_TRUE(m.code == 0 || m.code == 3) << m.output;
+      const auto s = ReadJson(out + "/summary.json")["feedrate"];
+      EXPECT_EQ(s["access_pattern"], "dlio") << s["access_pattern_reason"];
+      EXPECT_EQ(s["sample_check"], "tfrecord: length and payload CRC-32C");
+      at[epochs] = lfs.Read();
+    }
+    EXPECT_EQ((at[2].opens - at[1].opens) - (at[1].opens - at[0].opens), 8u);  // one per file, not per record
+    EXPECT_EQ((at[2].reads - at[1].reads) - (at[1].reads - at[0].reads), 8 * per_file);
+  }
+  // One record a file: six streams of an accelerator wait at once (the hold releases them only then).
+  const std::string one = "--param dataset.num_files_train=64 --param dataset.num_samples_per_file=1 "
+                          "--param dataset.record_length_bytes=65536 --param dataset.record_length_bytes_stdev=0";
+  ASSERT_EQ(Sh(Feedrate("datagen -w resnet50_h100 --data-dir " + c.src() + "/one " + one)).code, 0);
+  auto m = RunMeasured(lfs, run + one + " --data-dir " + c.mnt() + "/one --param train.epochs=1 --results-dir " +
+                                (c.dir / "one"), 6);
+  ASSERT_TRUE(m.code == 0 || m.code == 3) << m.output;
+  EXPECT_EQ(m.training.max_in_flight, 6u);
+}
+
 // 64 accelerators x 2 workers on the 2-core client: 128 requests in flight, each lane one at a time (latencyfs raises
 // FUSE's max_background, which io_uring's asynchronous direct reads are counted against; docs/engines.md). The hold
 // makes it independent of timing: replies wait until 128 are in flight, which only a client keeping 128 reaches

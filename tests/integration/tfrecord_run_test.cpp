@@ -80,9 +80,21 @@ TEST(TfRecordRun, MpiRunReadsEveryFramedRecordAndChecksCrcs) {
   EXPECT_EQ(f["steps_per_epoch"], 10);  // floor(8 files x 40 / batch 8 / 4 accelerators)
   EXPECT_EQ(f["bytes_read"].get<uint64_t>(), 2 * 320 * Framed());
   EXPECT_EQ(f["sample_check"], "tfrecord: length and payload CRC-32C");
-  EXPECT_EQ(f["coalesce_reads_bytes"], 1048576);
+  // TensorFlow's stream replayed (DLIO's pattern): each file once, in buffer_size fills, checked as they come
+  EXPECT_EQ(f["access_pattern"], "dlio") << f["access_pattern_reason"];
+  EXPECT_EQ(f["coalesce_reads_bytes"], 0);
   EXPECT_EQ(f["file_open_mode"], "per_file_visit");  // TensorFlow streams each file
-  EXPECT_FALSE(f["retain_batches"].get<bool>());  // records fit one transfer: checked in place
+  EXPECT_FALSE(f["retain_batches"].get<bool>());
+  // Read coalesced, the records fit one transfer: checked in place.
+  auto co = Sh(MpiFeedrate(2, "run -w resnet50_h100 --data-dir " + d.data + kParams +
+                                  " --accelerators 2 --param reader.batch_size=8 --param train.epochs=1"
+                                  " --param train.computation_time=0.01 --param feedrate.access_pattern=coalesced"
+                                  " --results-dir " + results + "_co"));
+  ASSERT_TRUE(co.code == 0 || co.code == 3) << co.output;
+  const auto c = ReadJson(results + "_co/summary.json")["feedrate"];
+  EXPECT_EQ(c["sample_check"], "tfrecord: length and payload CRC-32C");
+  EXPECT_EQ(c["coalesce_reads_bytes"], 1048576);
+  EXPECT_FALSE(c["retain_batches"].get<bool>());
 }
 
 TEST(TfRecordRun, CorruptRecordStopsTheRunNamingFileAndRecord) {
@@ -102,6 +114,13 @@ TEST(TfRecordRun, CorruptRecordStopsTheRunNamingFileAndRecord) {
       << run.output;
   const std::string r1 = d.dir / "r1/summary.json";
   EXPECT_FALSE(fs::exists(r1) && ReadJson(r1)["feedrate"]["status"] == "success");
+  // The same from the coalesced reads (each record checked whole) as from TensorFlow's replayed stream above.
+  auto co = Sh(MpiFeedrate(2, args + " --param feedrate.access_pattern=coalesced --results-dir " + (d.dir / "r3")));
+  EXPECT_EQ(co.code, 2) << co.output;
+  EXPECT_NE(co.output.find("img_5_of_8.tfrecord: record 7 at offset " + std::to_string(7 * Framed()) +
+                           ": payload CRC mismatch"),
+            std::string::npos)
+      << co.output;
   // Pure-I/O runs can turn the payload CRC off (the length framing is still checked).
   auto nocrc = Sh(MpiFeedrate(2, args + " --param feedrate.verify_crc=false --results-dir " + (d.dir / "r2")));
   EXPECT_TRUE(nocrc.code == 0 || nocrc.code == 3) << nocrc.output;

@@ -125,5 +125,30 @@ TEST(AccessPattern, IndexedBinaryIsOneBlockOrOneReadOfTheSample) {
   EXPECT_EQ(Plan(AccessKind::kIndexedBinary, l, SampleExtent{0, 7, 200000}), (Reads{{7, 200000}}));
 }
 
+// TensorFlow's TFRecordDataset (derived from its source, not run here: TensorFlow is not in Debian): buffer_size fills
+// from offset 0 whatever the records' bounds, each charged to the record it starts in; the short fill at the end is
+// followed by PosixRandomAccessFile's pread that returns 0, and the header after the last record by one more fill
+// at the end. Three records of 100,016 framed bytes, buffer 256 KiB: 4 preads for the file.
+TEST(AccessPattern, TfRecordIsOneBufferedStreamPerFile) {
+  FileLayout l;
+  l.size = 3 * 100016;
+  const uint64_t b = 262144;
+  EXPECT_EQ(Plan(AccessKind::kTfRecord, l, SampleExtent{0, 0, 100016}, b), (Reads{{0, b}}));
+  EXPECT_EQ(Plan(AccessKind::kTfRecord, l, SampleExtent{0, 100016, 100016}, b), (Reads{}));
+  EXPECT_EQ(Plan(AccessKind::kTfRecord, l, SampleExtent{0, 200032, 100016}, b),
+            (Reads{{262144, b}, {300048, b - (300048 - 262144)}, {300048, b}}));
+  // A file that ends on a fill's bound: no short fill, the end met by the next header's fill.
+  l.size = 2 * 65536;
+  EXPECT_EQ(Plan(AccessKind::kTfRecord, l, SampleExtent{0, 65536, 65536}, 65536), (Reads{{65536, 65536}, {131072, 65536}}));
+  // Records larger than the buffer: every fill they start.
+  l.size = 300000;
+  EXPECT_EQ(Plan(AccessKind::kTfRecord, l, SampleExtent{0, 0, 300000}, 131072),
+            (Reads{{0, 131072}, {131072, 131072}, {262144, 131072}, {300000, 131072 - 37856}, {300000, 131072}}));
+  // buffer_size 0 (unbuffered): the header and the payload with its footer, one pread each.
+  EXPECT_EQ(Plan(AccessKind::kTfRecord, l, SampleExtent{0, 0, 150000}, 0), (Reads{{0, 12}, {12, 149988}}));
+  EXPECT_EQ(Plan(AccessKind::kTfRecord, l, SampleExtent{0, 150000, 150000}, 0), (Reads{{150000, 12}, {150012, 149988}, {300000, 12}}));
+  EXPECT_LE(5u, MaxDlioReads(AccessKind::kTfRecord, 300000, 300000, 131072));
+}
+
 }  // namespace
 }  // namespace feedrate

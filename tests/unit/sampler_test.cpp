@@ -65,6 +65,29 @@ TEST(Sampler, TensorflowRoundRobinFiles) {
   EXPECT_EQ(v, (std::vector<uint64_t>{2, 3, 8, 9, 14, 15}));  // files 1, 4, 7
 }
 
+// TFRecordDataset(num_parallel_reads = 2): two files at once, one record of each in turn (ParallelInterleave,
+// block_length 1), then the next two; each file's stream is a lane of its own among an accelerator's.
+TEST(Sampler, TensorflowInterleavesReadThreadsFiles) {
+  auto c = Cfg(8, 2, 2);
+  c.data_loader = DataLoader::kTensorFlow;
+  c.samples_per_file = 3;
+  c.tf_cycle = 2;
+  auto s = Sampler::Create(c);
+  ASSERT_TRUE(s.ok());
+  std::vector<uint64_t> v;
+  s->EpochSamples(1, 1, &v);  // files 1, 3, 5, 7
+  EXPECT_EQ(v, (std::vector<uint64_t>{3, 9, 4, 10, 5, 11, 15, 21, 16, 22, 17, 23}));
+  std::vector<uint32_t> lanes(10, 99);
+  s->TfFileLanes(3, 2, &lanes);  // place in the accelerator's list (position / 2) mod 3, from entry 2 on
+  EXPECT_EQ(lanes, (std::vector<uint32_t>{99, 99, 0, 0, 1, 1, 2, 2, 0, 0}));
+  c.num_files = 1;  // fewer files than accelerators: the interleaved records round-robin
+  c.samples_per_file = 8;
+  auto few = Sampler::Create(c);
+  ASSERT_TRUE(few.ok());
+  few->EpochSamples(1, 1, &v);
+  EXPECT_EQ(v, (std::vector<uint64_t>{1, 3, 5, 7}));
+}
+
 // DLIO's reconfigure(1): np.random.seed(123 + 1); np.random.shuffle(file_list), then round-robin shards.
 // numpy 1.24: seed 124 shuffles arange(10) to [6, 8, 3, 5, 4, 0, 9, 2, 7, 1].
 TEST(Sampler, TensorflowFileShuffleIsNumpysPermutation) {

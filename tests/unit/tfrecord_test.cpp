@@ -1,6 +1,8 @@
 // TFRecord: CRC-32C and zip CRC-32 vectors, framing encode/scan/probe/index, record checks, payload classification, and every
 // TFRecord fixture in tests/fixtures against MANIFEST.json (offsets, lengths, CRCs, sha256, payload features).
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <zlib.h>
 
 #include <nlohmann/json.hpp>
@@ -123,6 +125,37 @@ TEST(TfRecord, CorruptionNamesRecordOffsetAndValues) {
   auto t = Scan(dir / "tail.tfrecord");
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("truncated header (3 trailing bytes)"), std::string::npos);
+}
+
+// TensorFlow's stream checked as its fills come (the DLIO pattern): any split of the bytes gives the same answer; a
+// bad payload CRC, a bad length CRC and a record cut short by the end of the file are named with record and offset.
+TEST(TfRecord, StreamCheckFollowsTheRecordsAcrossAnySplit) {
+  std::string file = Frame(std::string(1000, 'a')) + Frame("") + Frame(std::string(70000, 'b'));
+  for (uint64_t piece : {1u, 7u, 12u, 4096u, 100000u}) {
+    SCOPED_TRACE(piece);
+    TfRecordStreamCheck c;
+    c.Reset(true);
+    for (uint64_t at = 0; at < file.size(); at += piece) {
+      ASSERT_TRUE(c.Feed(file.data() + at, std::min<uint64_t>(piece, file.size() - at), "f").ok());
+    }
+    EXPECT_TRUE(c.End("f").ok());
+    EXPECT_EQ(c.record, 3u);
+  }
+  std::string bad = file;
+  bad[1016 + 12 + 500] ^= 1;  // record 2's payload
+  TfRecordStreamCheck c;
+  c.Reset(true);
+  Status st = c.Feed(bad.data(), bad.size(), "f.tfrecord");
+  EXPECT_NE(st.ToString().find("f.tfrecord: record 2 at offset 1032: payload CRC mismatch"), std::string::npos) << st.ToString();
+  c.Reset(false);  // feedrate.verify_crc off: the framing alone
+  EXPECT_TRUE(c.Feed(bad.data(), bad.size(), "f.tfrecord").ok());
+  bad[1016 + 3] ^= 1;  // record 1's length field
+  c.Reset(false);
+  st = c.Feed(bad.data(), bad.size(), "f.tfrecord");
+  EXPECT_NE(st.ToString().find("record 1 at offset 1016: length CRC mismatch"), std::string::npos) << st.ToString();
+  c.Reset(true);
+  ASSERT_TRUE(c.Feed(file.data(), file.size() - 5, "f.tfrecord").ok());
+  EXPECT_NE(c.End("f.tfrecord").ToString().find("record 2 at offset 1032: truncated record"), std::string::npos);
 }
 
 TEST(TfRecord, StaleIndexIsRejected) {
