@@ -416,6 +416,14 @@ const char* NoPatternReason(DataFormat format) {
   }
 }
 
+// TensorFlow's ParallelInterleave reads cycle_length (read_threads) files, each on a thread of its own, and 2 x
+// cycle_length more on threads that read 2 records of each ahead (prefetch_input_elements, buffer_output_elements):
+// files of 1 or 2 records are then read whole, 3 x read_threads at once; larger ones by read_threads streams, the
+// next file of each stream after its last (the 2 records read early are a small part of it).
+uint32_t TfStreams(const WorkloadConfig& cfg) {
+  return static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads) * (cfg.num_samples_per_file <= 2 ? 3 : 1));
+}
+
 // feedrate.access_pattern: whether this run replays DLIO's reader calls (the DlioEngine), and if not, why.
 // TFRecord's frame and CRC checks run on TensorFlow's stream as its fills come (TableReadPlanner::StreamFeed), so
 // they need no record in one buffer (nor the retained batches that gave one).
@@ -449,8 +457,7 @@ bool ChooseAccessPattern(const WorkloadConfig& cfg, const RunOptions& opt, FileO
   s->access_reason = std::string("each sample read as DLIO's ") + std::string(Name(kind)) + " reader reads it";
   if (streams) {
     s->access_reason += " (buffer_size " + std::to_string(cfg.tf_buffer_size) + " bytes, " +
-                        std::to_string(3 * std::max<uint64_t>(1, cfg.read_threads)) +
-                        " files at once per accelerator: the interleave's read_threads and 2 x read_threads prefetched)";
+                        std::to_string(TfStreams(cfg)) + " files streamed at once per accelerator)";
   }
   if (tf_checks) s->retain = false;
   return true;
@@ -473,9 +480,8 @@ void AssignFileLanes(uint64_t read_threads, uint32_t lanes, Setup* s) {
 Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) {
   const AccessKind kind = DlioAccessKind(cfg.format);
   const bool streams = kind == AccessKind::kTfRecord;
-  // TensorFlow's ParallelInterleave reads cycle_length (read_threads) files and prefetches 2 x cycle_length more,
-  // each on a thread of its own: 3 x read_threads streams per accelerator, each file one lane's.
-  const uint32_t workers = static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads)) * (streams ? 3 : 1);
+  // TensorFlow: a lane per stream (TfStreams), each file one lane's.
+  const uint32_t workers = streams ? TfStreams(cfg) : static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads));
   s->planner = std::make_unique<TableReadPlanner>(kind, s->table, 64ULL << 20, cfg.tf_buffer_size);
   if (streams) AssignFileLanes(std::max<uint64_t>(1, cfg.read_threads), workers, s);
   DlioEngineOptions d;

@@ -58,7 +58,9 @@ struct Lane {
   // when the planner checks the stream, its state and the buffer the reads land in.
   bool streaming = false;
   bool stream_owned = false;
+  bool switching = false;  // reading the stream's file through before the request's file opens (StartStream)
   uint32_t stream_file = 0, stream_pass = 0;
+  uint32_t done_file = UINT32_MAX, done_pass = 0;  // the file last read through, and in which pass
   int stream_fd = -1;
   uint64_t stream_next = 0;
   std::unique_ptr<uint64_t[]> stream_state;
@@ -154,7 +156,13 @@ struct DlioEngine::Worker {
       return Finish(li);
     }
     if (engine->options_.stats != nullptr) l.start_ns = NowNs();
-    if (engine->planner_.StreamsFiles() && !NewStream(li)) return Resume(li);
+    if (engine->planner_.StreamsFiles()) return StartStream(li);
+    Open(li);
+  }
+
+  // The request's file: the table's descriptor (then statx), or openat.
+  void Open(size_t li) {
+    Lane& l = lanes[li];
     const FileTable& files = engine->files_;
     if (int fd = files.open_fd(l.req.extent.file); fd >= 0) {
       l.fd = fd;
@@ -169,11 +177,40 @@ struct DlioEngine::Worker {
     io_uring_sqe_set_data64(sqe, Tag(li));
   }
 
-  // Whether the request starts a stream (another file, or the same file in a new pass); if so the lane's last one is
-  // left (its close goes now, no sample waiting on it) and the new one starts at offset 0.
-  bool NewStream(size_t li) {
+  // A streaming reader's request (ReadPlanner::StreamsFiles). The lane's stream goes on where the request is its
+  // file's in this pass. Else, within a pass, the stream's file is first read through to its end, as TensorFlow's
+  // interleave reads a file through before its slot takes the next, whatever order tf.data's shuffle buffer hands
+  // the records on in; a record of the file the lane read through needs no read. Then the new file's stream opens.
+  void StartStream(size_t li) {
     Lane& l = lanes[li];
-    if (l.streaming && l.stream_file == l.req.extent.file && l.stream_pass == l.req.pass) return false;
+    const bool same_pass = l.streaming && l.stream_pass == l.req.pass;
+    if (same_pass && l.stream_file == l.req.extent.file) return Resume(li);
+    if (l.done_pass == l.req.pass && l.done_file == l.req.extent.file) return Finish(li);
+    if (same_pass && l.stream_next != kStreamEnded && l.stream_fd >= 0) return ReadThrough(li);
+    OpenStream(li);
+  }
+
+  // The stream's file to its end: its remaining fills (the record asked for waits until they are in).
+  void ReadThrough(size_t li) {
+    Lane& l = lanes[li];
+    l.fd = l.stream_fd;
+    l.own_fd = l.stream_owned;
+    l.stream_fd = -1;
+    l.switching = true;
+    ReadRequest rest = l.req;
+    rest.extent = {l.stream_file, l.stx.stx_size, 0};
+    engine->planner_.PlanStream(rest, l.stx.stx_size, &l.stream_next, &l.plan);
+    l.op = 0;
+    l.pieces_inflight = 0;
+    l.piece_used = 0;
+    BeginRead(l);
+    NextRead(li);
+  }
+
+  // A new stream at offset 0 of the request's file; the lane's last one, if still open, is left (its close goes
+  // now, no sample waiting on it).
+  void OpenStream(size_t li) {
+    Lane& l = lanes[li];
     if (l.stream_fd >= 0 && l.stream_owned) {
       io_uring_sqe* sqe = Sqe();
       io_uring_prep_close(sqe, l.stream_fd);
@@ -186,7 +223,7 @@ struct DlioEngine::Worker {
     l.stream_pass = l.req.pass;
     l.stream_next = 0;
     if (l.stream_state) engine->planner_.StreamReset(l.stream_state.get());
-    return true;
+    Open(li);
   }
 
   // The lane's stream goes on: no open or statx (the size is the one read at the open); once the stream met the
@@ -273,13 +310,27 @@ struct DlioEngine::Worker {
         l.stream_owned = l.own_fd;
         return Finish(li);
       }
+      if (l.streaming) {
+        l.done_file = l.stream_file;
+        l.done_pass = l.stream_pass;
+      }
     }
-    if (!l.own_fd || l.fd < 0) return Finish(li);
+    if (!l.own_fd || l.fd < 0) return AfterClose(li);
     l.phase = kClose;
     io_uring_sqe* sqe = Sqe();
     io_uring_prep_close(sqe, l.fd);
     io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
     io_uring_sqe_set_data64(sqe, Tag(li));
+  }
+
+  // A stream read through for the request's file (ReadThrough): that file's stream opens now, unless it failed.
+  void AfterClose(size_t li) {
+    Lane& l = lanes[li];
+    if (!l.switching) return Finish(li);
+    l.switching = false;
+    l.fd = -1;
+    if (!l.error.ok()) return Finish(li);
+    OpenStream(li);
   }
 
   void Finish(size_t li) {
@@ -296,7 +347,9 @@ struct DlioEngine::Worker {
     if (!l.queue.empty()) Start(li);
   }
 
-  const char* PathOf(const Lane& l) const { return engine->files_.path(l.req.extent.file); }
+  // The file the lane's calls are on: the request's, or while it reads a stream through, the stream's.
+  static uint32_t FileOf(const Lane& l) { return l.switching ? l.stream_file : l.req.extent.file; }
+  const char* PathOf(const Lane& l) const { return engine->files_.path(FileOf(l)); }
 
   void OnOpen(size_t li, int res) {
     Lane& l = lanes[li];
@@ -344,7 +397,7 @@ struct DlioEngine::Worker {
     const AccessRead& a = l.plan[l.op];
     FaultInjector* faults = engine->options_.faults;
     const uint64_t off = l.piece_off[slot], len = l.piece_len[slot];
-    const int64_t res = faults == nullptr ? cqe_res : faults->OnRead(l.req.extent.file, off, len, cqe_res);
+    const int64_t res = faults == nullptr ? cqe_res : faults->OnRead(FileOf(l), off, len, cqe_res);
     const uint64_t size = l.stx.stx_size;
     if (res == -EAGAIN || res == -EINTR || (res > 0 && static_cast<uint64_t>(res) < len && off + res < size)) {
       // Retried from where it stopped, as the Python reader's loop would: EAGAIN, EINTR or a short read before EOF.
@@ -401,7 +454,7 @@ struct DlioEngine::Worker {
       case kRead: return OnRead(li, static_cast<uint32_t>(tag & 0xff), res);  // slot, and kEofProbe
       case kClose:
         if (res < 0 && lanes[li].error.ok()) lanes[li].error = Status::Errno(std::string(PathOf(lanes[li])) + ": close failed", -res);
-        return Finish(li);
+        return AfterClose(li);
     }
   }
 
@@ -415,6 +468,7 @@ struct DlioEngine::Worker {
       if (l.stream_fd >= 0 && l.stream_owned) ::close(l.stream_fd);
       l.stream_fd = -1;
       l.streaming = false;
+      l.switching = false;
       if (!l.active) continue;
       if (l.own_fd && l.fd >= 0 && l.phase != kOpen) ::close(l.fd);
       l.own_fd = false;

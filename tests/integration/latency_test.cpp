@@ -157,8 +157,8 @@ TEST(Latency, EachSampleIsReadAsDliosReaderReadsIt) {
 }
 
 // TensorFlow's TFRecordDataset: each file one stream, opened once, read in buffer_size fills from its start to the
-// pread at its end that returns nothing (access_pattern.h); 3 x read_threads streams at once per accelerator (the
-// interleave's read_threads files and 2 x read_threads prefetched), here files of one record each.
+// pread at its end that returns nothing (access_pattern.h); read_threads streams at once per accelerator (the
+// interleave's files), 3 x that where files hold one or two records (its prefetched files are then read whole).
 TEST(Latency, TfRecordIsOneBufferedStreamPerFile) {
   LatencyCase c;
   const std::string params = "--param dataset.num_files_train=8 --param dataset.num_samples_per_file=4 "
@@ -189,8 +189,9 @@ TEST(Latency, TfRecordIsOneBufferedStreamPerFile) {
     for (int epochs : {1, 2}) {
       const std::string out = c.dir / ("r" + std::to_string(epochs) + (shuffle.empty() ? "" : "s"));
       auto m = RunMeasured(lfs, run + params + shuffle + " --data-dir " + c.mnt() + " --param train.epochs=" +
-                                    std::to_string(epochs) + " --results-dir " + out);
+                                    std::to_string(epochs) + " --results-dir " + out, 2);
       ASSERT_TRUE(m.code == 0 || m.code == 3) << m.output;
+      EXPECT_EQ(m.training.max_in_flight, 2u);  // read_threads streams, the next file of each after its last
       const auto s = ReadJson(out + "/summary.json")["feedrate"];
       EXPECT_EQ(s["access_pattern"], "dlio") << s["access_pattern_reason"];
       EXPECT_EQ(s["sample_check"], "tfrecord: length and payload CRC-32C");
