@@ -1,0 +1,224 @@
+// The engine a rank's run reads with, and the access pattern it replays (docs/engines.md, docs/dlio-compatibility.md).
+#include "emulator/run/run_engine.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+
+#include "emulator/host/sysinfo.h"
+#include "loader/format/dlio_planner.h"
+#include "loader/io/dlio_engine.h"
+#include "loader/s3/s3_engine.h"
+
+namespace feedrate {
+namespace {
+
+// run --gds: the cuFile engine over the stagings' registered device slots.
+Status OpenCuFileEngine(Setup* s) {
+  const gpu::CuFile& cufile = *s->staging.cufile;
+  FEEDRATE_ASSIGN_OR_RETURN(auto engine, gpu::CuFileEngine::Create(cufile, *s->file_table, s->engine_options,
+                                                                   s->staging.Regions()));
+  s->engine.engine = std::move(engine);
+  s->engine.description = "cufile (cuFileRead into GPU memory, " + std::to_string(s->engine_options.threads) +
+                          " threads; " + cufile.driver_info().Describe() + "; " + cufile.library() + ")";
+  return Status::Ok();
+}
+
+bool AskedFor(const WorkloadConfig& cfg, const std::string& key) {
+  return std::find(cfg.overridden_keys.begin(), cfg.overridden_keys.end(), key) != cfg.overridden_keys.end();
+}
+
+// Why a format has no DLIO reader calls to replay (docs/dlio-compatibility.md, "Requests per sample").
+const char* NoPatternReason(DataFormat format) {
+  switch (format) {
+    case DataFormat::kTfRecord:
+      return "TFRecord read by a loader other than TensorFlow's (DLIO's TFReader runs in tf.data only; DALI's reader is "
+             "not replayed)";
+    case DataFormat::kParquet:
+      return "Parquet: DLIO v3.0's reader reads a row group's span in one request (feedrate.parquet_group_reads=whole "
+             "reads so); no per-call pattern is replayed";
+    default: return "no DLIO reader pattern is built for this format";
+  }
+}
+
+// TensorFlow's ParallelInterleave reads cycle_length (read_threads) files, each on a thread of its own, and 2 x
+// cycle_length more on threads that read 2 records of each ahead (prefetch_input_elements, buffer_output_elements):
+// files of 1 or 2 records are then read whole, 3 x read_threads at once; larger ones by read_threads streams, the
+// next file of each stream after its last (the 2 records read early are a small part of it).
+uint32_t TfStreams(const WorkloadConfig& cfg) {
+  return static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads) * (cfg.num_samples_per_file <= 2 ? 3 : 1));
+}
+
+// feedrate.access_pattern: whether this run replays DLIO's reader calls (the DlioEngine), and if not, why.
+// TFRecord's frame and CRC checks run on TensorFlow's stream as its fills come (TableReadPlanner::StreamFeed), so
+// they need no record in one buffer (nor the retained batches that gave one).
+bool ChooseAccessPattern(const WorkloadConfig& cfg, const RunOptions& opt, FileOpenMode mode, Setup* s) {
+  AccessKind kind = DlioAccessKind(cfg.format);
+  if (kind == AccessKind::kTfRecord && cfg.data_loader != DataLoader::kTensorFlow) kind = AccessKind::kNone;
+  const bool streams = kind == AccessKind::kTfRecord;  // TensorFlow's reader: one stream per file (kStream)
+  const bool tf_checks =
+      streams && (s->table.check == SampleCheck::kTfRecordCrc || s->table.check == SampleCheck::kTfRecordFrame);
+  const SampleCheck check = tf_checks ? SampleCheck::kNone : s->table.check;
+  const bool retain = tf_checks ? RetainsBatches(opt) : s->retain;
+  const char* why = cfg.access_pattern != "dlio"                      ? "feedrate.access_pattern: coalesced"
+                    : kind == AccessKind::kNone                         ? NoPatternReason(cfg.format)
+                    : cfg.engine != EngineKind::kAuto                   ? "an explicit feedrate.engine (posix, uring) reads coalesced extents; auto replays DLIO's calls"
+                    : cfg.odirect                                       ? "O_DIRECT (DLIO's readers read buffered)"
+                    : mode == FileOpenMode::kStream && !streams         ? "files streamed per visit (TensorFlow)"
+                    : s->staging.mode != AcceleratorMemory::kHost       ? "batches staged into accelerator memory"
+                    : retain || s->content != nullptr                   ? "samples checked or retained need their bytes in one buffer"
+                    : check != SampleCheck::kNone && check != SampleCheck::kJpegSignature && check != SampleCheck::kPngSignature
+                        ? "samples are checked or decoded on the I/O threads"
+                    : IsMemoryFileSystem(FileSystemType(cfg.data_folder)) && !AskedFor(cfg, "feedrate.access_pattern")
+                        ? "memory-backed storage (tmpfs): no request waits there, every read is a copy (an explicit "
+                          "feedrate.access_pattern=dlio replays DLIO's calls anyway)"
+                        : nullptr;
+  if (why != nullptr) {
+    s->access_pattern = "coalesced";
+    s->access_reason = why;
+    return false;
+  }
+  s->access_pattern = "dlio";
+  s->access_reason = std::string("each sample read as DLIO's ") + std::string(Name(kind)) + " reader reads it";
+  if (streams) {
+    s->access_reason += " (buffer_size " + std::to_string(cfg.tf_buffer_size) + " bytes, " +
+                        std::to_string(TfStreams(cfg)) + " files streamed at once per accelerator)";
+  }
+  if (tf_checks) s->retain = false;
+  return true;
+}
+
+// TensorFlow's streams: records in the interleave's order (read_threads files at once; the coalesced engines keep
+// file order, whose back-to-back records they merge), each training and validation file's lane among its
+// accelerator's `lanes`.
+void AssignFileLanes(uint64_t read_threads, uint32_t lanes, Setup* s) {
+  s->sampler->set_tf_cycle(read_threads);
+  if (s->eval_sampler) s->eval_sampler->set_tf_cycle(read_threads);
+  const uint64_t spf = std::max<uint64_t>(1, s->table.samples_per_file());
+  s->file_lanes.assign(s->table.num_files(), 0);
+  s->sampler->TfFileLanes(lanes, 0, &s->file_lanes);
+  if (s->eval_sampler) s->eval_sampler->TfFileLanes(lanes, s->eval_id_offset / spf, &s->file_lanes);
+}
+
+// The DlioEngine: one lane per DataLoader worker of each accelerator (read_threads; 1 when DLIO reads in the
+// main process), a few I/O threads (one per CPU) driving them all through io_uring.
+Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) {
+  const AccessKind kind = DlioAccessKind(cfg.format);
+  const bool streams = kind == AccessKind::kTfRecord;
+  // TensorFlow: a lane per stream (TfStreams), each file one lane's.
+  const uint32_t workers = streams ? TfStreams(cfg) : static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads));
+  s->planner = std::make_unique<TableReadPlanner>(kind, s->table, 64ULL << 20, cfg.tf_buffer_size);
+  if (streams) AssignFileLanes(std::max<uint64_t>(1, cfg.read_threads), workers, s);
+  DlioEngineOptions d;
+  d.lanes = static_cast<uint32_t>(opt.accelerators) * workers;
+  // A lane holds at most its accelerator's batches in flight, training's and evaluation's (an epoch's end may overlap
+  // them): depth x the larger batch, twice.
+  d.lane_capacity = 2 * std::max<uint64_t>(1, cfg.batches_in_flight) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
+  d.chunk = std::max<uint64_t>({cfg.transfer_size, uint64_t{1} << 20, streams ? cfg.tf_buffer_size : uint64_t{0}});  // a fill: one read
+  EngineOptions eo = s->engine_options;
+  eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);
+  FEEDRATE_ASSIGN_OR_RETURN(auto engine, DlioEngine::Create(*s->file_table, eo, d, *s->planner));
+  if (s->table.check == SampleCheck::kJpegSignature || s->table.check == SampleCheck::kPngSignature ||
+      s->table.check == SampleCheck::kTfRecordCrc || s->table.check == SampleCheck::kTfRecordFrame) {
+    s->head_check = s->table.check;  // the engine checks each file's first read or stream (TableReadPlanner) ...
+    s->table.check = SampleCheck::kNone;  // ... the prefetcher, which gets no bytes, checks nothing
+  }
+  s->lanes_per_accelerator = workers;
+  s->engine.description = "dlio (" + engine->setup_description() + "): " + s->access_reason;
+  s->engine.engine = std::move(engine);
+  s->io_threads = eo.threads;
+  return Status::Ok();
+}
+
+// S3: DLIO's S3 readers (npz and npy: one GET of the whole object per sample, one sample at a time per DataLoader
+// worker) as lanes of the S3 engine, where feedrate.access_pattern is dlio and nothing needs the bytes; else ranged
+// GETs of transfer_size, as many at once as the loops take.
+Status OpenS3Engine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) {
+  if (cfg.engine != EngineKind::kAuto) {
+    s->warnings.push_back("feedrate.engine " + std::string(Name(cfg.engine)) +
+                          " does not apply to an S3 dataset: the s3 engine reads it");
+  }
+  const uint32_t workers = static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads));
+  const char* why = cfg.access_pattern != "dlio" ? "feedrate.access_pattern: coalesced"
+                    : cfg.format != DataFormat::kNpz && cfg.format != DataFormat::kNpy
+                        ? "S3: DLIO has S3 readers for npz and npy only"
+                    : s->staging.mode != AcceleratorMemory::kHost ? "batches staged into accelerator memory"
+                    : s->retain || s->content != nullptr || s->table.check != SampleCheck::kNone
+                        ? "samples checked or retained need their bytes in one buffer"
+                        : nullptr;
+  S3LaneOptions lanes;
+  if (why == nullptr) {
+    lanes.lanes = static_cast<uint32_t>(opt.accelerators) * workers;
+    lanes.lane_capacity = 2 * std::max<uint64_t>(1, cfg.batches_in_flight) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
+    s->lanes_per_accelerator = workers;
+    s->access_pattern = "dlio";
+    s->access_reason = "each sample one GET of its whole object, one sample at a time per DataLoader worker, as DLIO's "
+                       "S3 readers (npz_reader_s3.py, npy_reader_s3.py: storage.get_data)";
+  } else {
+    s->access_reason = std::string("S3: ranged GETs of reader.transfer_size (") + why + ")";
+  }
+  FEEDRATE_ASSIGN_OR_RETURN(auto engine, S3Engine::Create(*s->file_table, s->engine_options, s->s3->store, lanes));
+  s->engine.description = engine->description();
+  s->engine.engine = std::move(engine);
+  return Status::Ok();
+}
+
+}  // namespace
+
+// The file table, fault injection, I/O statistics and the engine (S3, cuFile, or MakeEngine's choice).
+Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
+  EngineOptions& eo = s->engine_options;
+  // DLIO's PyTorch readers open every sample's file (on_demand); TensorFlow streams each file through.
+  const FileOpenMode mode = cfg.keep_files_open ? FileOpenMode::kOnce
+                            : cfg.data_loader == DataLoader::kTensorFlow ? FileOpenMode::kStream
+                                                              : FileOpenMode::kPerSample;
+  // The table takes the paths over: one copy of a million-file listing, not two.
+  FEEDRATE_ASSIGN_OR_RETURN(auto table, FileTable::Create(std::move(s->files), s->s3 ? FileOpenMode::kPerSample : mode,
+                                                          cfg.odirect ? O_DIRECT : 0));
+  s->file_table = std::make_unique<FileTable>(std::move(table));
+  if (!opt.inject.empty()) {
+    FEEDRATE_ASSIGN_OR_RETURN(auto plan, ParseFaultPlan(opt.inject));
+    s->faults = std::make_unique<FaultInjector>(std::move(plan), cfg.odirect ? eo.direct_align : 1);
+    s->faults->BindFiles(*s->file_table);
+    eo.faults = s->faults.get();
+    s->warnings.push_back("faults injected into the training reads (--inject " + opt.inject +
+                          "): the results measure them, not the storage alone");
+  }
+  s->io_stats = std::make_unique<IoStats>(s->io_threads);
+  eo.stats = s->io_stats.get();
+  eo.thread_policy = opt.io_thread_policy == "idle"   ? IoThreadPolicy::kIdle
+                     : opt.io_thread_policy == "nice" ? IoThreadPolicy::kNice
+                                                      : IoThreadPolicy::kNormal;
+  if (s->s3) return OpenS3Engine(cfg, opt, s);
+  if (s->staging.gds) {
+    s->access_reason = "cuFile reads (GPUDirect Storage) straight into accelerator memory";
+    return OpenCuFileEngine(s);
+  }
+  if (ChooseAccessPattern(cfg, opt, mode, s)) {
+    Status st = OpenDlioEngine(cfg, opt, s);
+    if (st.ok()) return st;
+    s->access_pattern = "coalesced";  // no io_uring here: the coalesced engines' own fallback follows
+    s->access_reason = "the DLIO pattern needs io_uring: " + st.ToString();
+    s->planner.reset();
+    s->file_lanes.clear();
+    s->sampler->set_tf_cycle(1);  // file order again: the coalesced engines merge its back-to-back records
+    if (s->eval_sampler) s->eval_sampler->set_tf_cycle(1);
+  }
+  FEEDRATE_ASSIGN_OR_RETURN(auto engine, MakeEngine(cfg.engine, *s->file_table, eo));
+  s->engine = std::move(engine);
+  if (s->staging.mode == AcceleratorMemory::kDevice) {
+    s->engine.description += "; into GPU memory through pinned buffers and a copy (" + s->staging.gds_reason + ")";
+    if (opt.gds == GdsMode::kAuto) {
+      s->warnings.push_back("--gds auto: GPUDirect reads not used (" + s->staging.gds_reason +
+                            "): each batch goes through pinned host memory and a copy");
+    }
+  }
+  if (!s->engine.fallback_reason.empty()) {
+    std::fprintf(stderr, "feedrate: warning: rank %d: io_uring unavailable (%s); using the posix engine\n", comm.rank(),
+                 s->engine.fallback_reason.c_str());
+  }
+  return Status::Ok();
+}
+
+
+}  // namespace feedrate
