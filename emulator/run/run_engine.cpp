@@ -150,10 +150,16 @@ Status OpenS3Engine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) 
   if (why == nullptr) {
     lanes.lanes = static_cast<uint32_t>(opt.accelerators) * workers;
     lanes.lane_capacity = 2 * std::max<uint64_t>(1, cfg.batches_in_flight) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
+    lanes.part_size = cfg.s3_part_size;
+    lanes.object_sizes.assign(s->file_table->size(), 0);  // the listing's sizes: the CRT's parts follow them
+    for (size_t i = 0; i < lanes.object_sizes.size(); ++i) {
+      if (auto it = s->s3->sizes.find(s->file_table->path(i)); it != s->s3->sizes.end()) lanes.object_sizes[i] = it->second;
+    }
     s->lanes_per_accelerator = workers;
     s->access_pattern = "dlio";
-    s->access_reason = "each sample one GET of its whole object, one sample at a time per DataLoader worker, as DLIO's "
-                       "S3 readers (npz_reader_s3.py, npy_reader_s3.py: storage.get_data)";
+    s->access_reason = "each sample its whole object, one sample at a time per DataLoader worker, as DLIO's S3 readers "
+                       "(npz_reader_s3.py, npy_reader_s3.py: storage.get_data through s3torchconnector: a first GET of " +
+                       std::to_string(cfg.s3_part_size) + " bytes, then the rest in GETs of that size at once)";
   } else {
     s->access_reason = std::string("S3: ranged GETs of reader.transfer_size (") + why + ")";
   }

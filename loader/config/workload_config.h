@@ -138,6 +138,10 @@ struct WorkloadConfig {
   // with one lane per DataLoader worker (docs/dlio-compatibility.md); "coalesced" reads each extent in
   // reader.transfer_size reads, the storage's best case (OPEN).
   std::string access_pattern = "dlio";
+  // feedrate.s3_part_size: DLIO's S3 readers (s3torchconnector over the AWS CRT) fetch an object larger than this as
+  // a first ranged GET of this many bytes, then the rest in GETs of this many at once; s3torchconnector's
+  // S3ClientConfig.part_size default, which DLIO does not change.
+  uint64_t s3_part_size = 8 << 20;
   bool keep_files_open = false;        // default: open/close per sample, like DLIO's on_demand reader
   SampleOrder order = SampleOrder::kDlio;  // DLIO v2.0 order, or a seeded per-epoch shuffle
   EngineKind engine = EngineKind::kAuto;   // io_uring, else POSIX; uring; posix

@@ -20,10 +20,12 @@ struct Part : S3Request {
 };
 
 constexpr uint32_t kNoLane = UINT32_MAX;
+constexpr size_t kLaneParts = 16;  // part GETs of one lane's object in flight at once (the CRT's connections allow more)
 
 struct Op {
   ReadRequest req;
-  uint64_t issued = 0;   // bytes of the extent handed to parts so far
+  uint64_t issued = 0;   // bytes of the extent (with lanes: of the object) handed to parts so far
+  uint64_t end = 0;      // what `issued` reaches when every part is out: the extent's length, or the object's size
   uint32_t pending = 0;  // parts in flight
   uint32_t lane = kNoLane;  // with lanes: the loop's lane reading it
   int64_t t0 = 0;
@@ -56,6 +58,7 @@ struct S3Engine::Loop {
   std::vector<uint32_t> ready;
   uint64_t ready_head = 0, ready_count = 0;
   AlignedBuffer scratch;
+  std::vector<Op*> parting;  // lane samples whose first part answered, with parts still to send
 
   // Serve's two callbacks and their parts, on this loop's thread (`e` is the engine, `index` this loop's number).
   S3Request* Next(S3Engine& e, size_t index);    // the next GET to start, or nullptr
@@ -66,6 +69,8 @@ struct S3Engine::Loop {
   // of its whole object; a lane whose sample ended takes its next.
   void Enqueue(const ReadRequest& r, size_t loops);
   S3Request* NextLane(S3Engine& e, size_t index);
+  S3Request* NextPart(S3Engine& e);
+  S3Request* LaneGet(S3Engine& e, Op* op, uint64_t at, uint64_t len);
   void Ready(uint32_t lane);
   void LaneIdle(uint32_t lane);
   void Finish(S3Engine& e, size_t index, Op* op, const char* data);
@@ -83,7 +88,8 @@ Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const 
     auto loop = std::make_unique<Loop>();
     // With lanes every lane of the loop may have its GET in flight (on its own connection), and no part needs a buffer.
     const size_t local_lanes = lanes.lanes > i ? (lanes.lanes - i + loops - 1) / loops : 0;
-    const size_t depth = lanes.lanes > 0 ? std::max<size_t>(1, local_lanes) : std::max<size_t>(1, e->options_.queue_depth);
+    const size_t depth = lanes.lanes > 0 ? std::max<size_t>(1, local_lanes) * (lanes.object_sizes.empty() ? 1 : kLaneParts)
+                                         : std::max<size_t>(1, e->options_.queue_depth);
     FEEDRATE_ASSIGN_OR_RETURN(auto client, store.Connect(static_cast<unsigned>(depth)));
     loop->client = std::move(client);
     loop->parts.resize(depth);
@@ -98,6 +104,7 @@ Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const 
     }
     loop->redo.reserve(depth);
     loop->ops.resize(depth + 1);
+    loop->parting.reserve(depth + 1);
     for (auto& o : loop->ops) loop->free_ops.push_back(&o);
     if (lanes.lanes > 0) {
       loop->inbox = std::make_unique<MpmcQueue<ReadRequest>>(e->options_.queue_capacity);
@@ -218,8 +225,44 @@ void S3Engine::Loop::LaneIdle(uint32_t lane) {
   if (!l.queue.empty()) Ready(lane);
 }
 
+// One GET of a lane's sample: [at, at + len) of its object, or with len 0 the whole object (no Range header); the
+// bytes land in the loop's wrapping scratch buffer.
+S3Request* S3Engine::Loop::LaneGet(S3Engine& e, Op* op, uint64_t at, uint64_t len) {
+  Part* p = free_parts.back();
+  free_parts.pop_back();
+  p->op = op;
+  p->at = at;
+  p->method = S3Request::Method::kGet;
+  p->key = e.keys_.path(op->req.extent.file);
+  p->range_begin = at;
+  p->range_length = len;
+  p->dest = scratch.data();
+  p->dest_capacity = scratch.size();
+  p->dest_wraps = true;
+  ++op->pending;
+  e.requests_.fetch_add(1, std::memory_order_relaxed);
+  return p;
+}
+
+// The next part of an object whose first part answered: the CRT sends the rest at once.
+S3Request* S3Engine::Loop::NextPart(S3Engine& e) {
+  while (!parting.empty() && !free_parts.empty()) {
+    Op* op = parting.back();
+    if (op->issued >= op->end) {  // every part sent, or the sample failed
+      parting.pop_back();
+      continue;
+    }
+    const uint64_t len = std::min(e.lanes_.part_size, op->end - op->issued);
+    S3Request* r = LaneGet(e, op, op->issued, len);
+    op->issued += len;
+    return r;
+  }
+  return nullptr;
+}
+
 S3Request* S3Engine::Loop::NextLane(S3Engine& e, size_t index) {
   if (S3Request* r = TakeRedo(e)) return r;
+  if (S3Request* r = NextPart(e)) return r;
   ReadRequest in;
   while (inbox->TryPop(&in)) Enqueue(in, e.loops_.size());
   while (ready_count > 0 && !free_parts.empty() && !free_ops.empty()) {
@@ -232,28 +275,32 @@ S3Request* S3Engine::Loop::NextLane(S3Engine& e, size_t index) {
     op->req = l.queue.Pop();
     l.busy = true;
     op->lane = li;
-    op->issued = op->req.extent.length;
     op->pending = 0;
     op->t0 = e.options_.stats != nullptr ? NowNs() : 0;
+    const std::vector<uint64_t>& sizes = e.lanes_.object_sizes;
+    const uint64_t size = op->req.extent.file < sizes.size() ? sizes[op->req.extent.file] : 0;
     if (op->req.extent.length == 0) {  // nothing to read: done, and the lane takes its next
+      op->issued = op->end = 0;
       Finish(e, index, op, nullptr);
       LaneIdle(li);
       continue;
     }
-    Part* p = free_parts.back();  // storage.get_data(key): the whole object, no Range header
-    free_parts.pop_back();
-    p->op = op;
-    p->at = 0;
-    p->method = S3Request::Method::kGet;
-    p->key = e.keys_.path(op->req.extent.file);
-    p->range_begin = 0;
-    p->range_length = 0;
-    p->dest = scratch.data();
-    p->dest_capacity = scratch.size();
-    p->dest_wraps = true;
-    ++op->pending;
-    e.requests_.fetch_add(1, std::memory_order_relaxed);
-    return p;
+    if (size == 0) {  // storage.get_data(key): the whole object, no Range header
+      op->issued = op->end = op->req.extent.length;
+      return LaneGet(e, op, 0, 0);
+    }
+    if (size < op->req.extent.offset + op->req.extent.length) {
+      op->status = Status::Corruption(e.store_.Url(e.keys_.path(op->req.extent.file)) + ": object is truncated: sample extent ends at offset " +
+                                      std::to_string(op->req.extent.offset + op->req.extent.length) + " but the listing gave " +
+                                      std::to_string(size) + " bytes");
+      op->issued = op->end = 0;
+      Finish(e, index, op, nullptr);
+      LaneIdle(li);
+      continue;
+    }
+    op->end = size;  // the CRT's first part: its answer says how many more there are
+    op->issued = std::min(size, e.lanes_.part_size);
+    return LaneGet(e, op, 0, op->issued);
   }
   return nullptr;
 }
@@ -268,6 +315,7 @@ S3Request* S3Engine::Loop::Next(S3Engine& e, size_t index) {
     free_ops.pop_back();
     op->req = r;
     op->issued = 0;
+    op->end = r.extent.length;
     op->pending = 0;
     op->t0 = e.options_.stats != nullptr ? NowNs() : 0;
     if (r.extent.length == 0) {
@@ -343,13 +391,20 @@ void S3Engine::Loop::Done(S3Engine& e, size_t index, S3Request& r) {
   Account(e, p, r, op, &refetched);
   if (refetched) return;
   if (!op->status.ok() && current == op) {  // stop splitting a sample that already failed
-    op->issued = op->req.extent.length;
+    op->issued = op->end;
     current = nullptr;
+  }
+  if (op->lane != kNoLane) {
+    if (!op->status.ok()) {  // no more parts of a failed sample (nor, once it is freed, of whatever reuses its slot)
+      op->issued = op->end;
+      std::erase(parting, op);
+    }
+    if (p->at == 0 && op->issued < op->end) parting.push_back(op);  // the first part answered: the rest go now
   }
   // The sample is whole in one buffer when it had a destination, or when this single part covered it.
   const bool single = p->at == 0 && r.range_length == op->req.extent.length;
   const char* data = op->lane != kNoLane ? nullptr : op->req.dest != nullptr ? op->req.dest : (single ? p->buffer : nullptr);
-  if (op->pending == 0 && op->issued == op->req.extent.length) {
+  if (op->pending == 0 && op->issued == op->end) {
     const uint32_t lane = op->lane;
     op->lane = kNoLane;
     Finish(e, index, op, data);

@@ -1,8 +1,8 @@
 // S3Engine: the IoEngine for datasets in S3. Each sample extent is fetched as ranged GETs of transfer_size bytes,
 // many at once on a few curl multi loops (no thread per request), into the request's destination or into
 // recycled transfer buffers. The file table's paths are the objects' keys. With lanes (DLIO's access pattern), each
-// sample is one GET of its whole object, as DLIO's S3 readers fetch it, and each lane (one DataLoader worker) has one
-// sample in flight at a time, in the order its requests were submitted.
+// sample is its whole object, fetched as DLIO's S3 readers' client fetches it (S3LaneOptions), and each lane (one
+// DataLoader worker) has one sample in flight at a time, in the order its requests were submitted.
 // Allocation: the engine allocates nothing per sample (requests, buffers and sample slots are pooled); libcurl
 // builds each HTTP request itself (URL, headers, signature), which is the price of the protocol.
 #pragma once
@@ -20,11 +20,15 @@
 namespace feedrate {
 
 // DLIO's S3 readers (npz_reader_s3.py, npy_reader_s3.py at e1919d7): storage.get_data(key) of the whole object per
-// sample, one sample at a time per DataLoader worker.
+// sample, one sample at a time per DataLoader worker. s3torchconnector's client (the AWS CRT's auto-ranged GET)
+// fetches an object as a first ranged GET of part_size bytes, then, once that answered (its Content-Range gives
+// the size), the rest in GETs of part_size, at once (up to kLaneParts per lane here).
 struct S3LaneOptions {
   uint32_t lanes = 0;           // 0: ranged GETs of the extents (no lanes); else read_threads x accelerators, and
                                 // ReadRequest::lane < lanes
   uint64_t lane_capacity = 64;  // requests one lane may have queued; past it a request fails at once, naming the lane
+  uint64_t part_size = 8 << 20;
+  std::vector<uint64_t> object_sizes;  // by file index (the listing's); 0 or missing: one GET without a Range
 };
 
 class S3Engine final : public IoEngine {

@@ -92,23 +92,28 @@ TEST(S3Dataset, DlioPatternIsOneWholeObjectGetPerSample) {
   ASSERT_EQ(Sh(srv.Env() + Feedrate("datagen" + shape + S3Args(srv, url))).code, 0);
   std::map<std::string, double> per_epoch;
   std::map<std::string, std::vector<uint64_t>> bytes;
-  for (const std::string pattern : {"dlio", "coalesced"}) {
+  // "parts": the CRT's part size lowered to 64 KiB, so each ~257 KiB object is a first ranged GET and 4 more.
+  for (const std::string variant : {"dlio", "coalesced", "parts"}) {
+    const std::string pattern = variant == "parts" ? "dlio" : variant;
+    const std::string extra = variant == "parts" ? " --param feedrate.s3_part_size=65536" : "";
     double gets[3] = {0, 0, 0};
     for (int epochs : {1, 2}) {
-      const std::string out = dir / (pattern + std::to_string(epochs));
+      const std::string out = dir / (variant + std::to_string(epochs));
       auto run = Sh(srv.Env() + Feedrate("run" + shape + S3Args(srv, url) + " --param train.epochs=" + std::to_string(epochs) +
-                                         " --param feedrate.access_pattern=" + pattern + " -n 1 --results-dir " + out));
+                                         " --param feedrate.access_pattern=" + pattern + extra + " -n 1 --results-dir " + out));
       ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
       const auto j = ReadJson(out + "/summary.json");
       EXPECT_EQ(j["feedrate"]["access_pattern"], pattern) << j["feedrate"]["access_pattern_reason"];
       gets[epochs] = j["feedrate"]["s3"]["get_requests"].get<double>();
-      if (epochs == 2) bytes[pattern] = EpochBytes(j);
+      if (epochs == 2) bytes[variant] = EpochBytes(j);
     }
-    per_epoch[pattern] = gets[2] - gets[1];
+    per_epoch[variant] = gets[2] - gets[1];
   }
-  EXPECT_EQ(per_epoch["dlio"], 8);          // one GET per sample
+  EXPECT_EQ(per_epoch["dlio"], 8);          // one GET per sample (objects under the 8 MiB part)
   EXPECT_GE(per_epoch["coalesced"], 8 * 4);  // 256 KiB in 64 KiB ranges
+  EXPECT_EQ(per_epoch["parts"], 8 * 5);     // ceil(~257 KiB / 64 KiB) parts per sample
   EXPECT_EQ(bytes["dlio"], bytes["coalesced"]);
+  EXPECT_EQ(bytes["dlio"], bytes["parts"]);
 }
 
 // HDF5 objects: libhdf5 reads their metadata through the ByteSource driver (ranged GETs); the rows come from
