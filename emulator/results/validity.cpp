@@ -7,6 +7,8 @@
 #include <initializer_list>
 #include <set>
 
+#include "loader/format/access_pattern.h"
+
 namespace feedrate {
 
 namespace {
@@ -17,7 +19,8 @@ const std::set<std::string> kClosedKeys = {
     "reader.computation_threads", "reader.transfer_size", "reader.odirect", "reader.prefetch_size",
     "checkpoint.checkpoint_folder", "storage.storage_type", "storage.storage_root"};
 const std::set<std::string> kOpenKeys = {"framework", "dataset.format", "dataset.num_samples_per_file", "reader.data_loader"};
-// Feedrate's own keys that choose how bytes are read, not what is read: they keep a run CLOSED.
+// Feedrate's own keys that choose how bytes are read, not what is read: they keep a run CLOSED (feedrate.engine
+// only where it does not replace DLIO's reader calls with coalesced reads).
 const std::set<std::string> kHowKeys = {"feedrate.engine", "feedrate.queue_depth", "feedrate.coalesce_reads"};
 
 int Rank(const std::string& c) { return c == "CLOSED" ? 0 : c == "OPEN" ? 1 : 2; }
@@ -108,7 +111,17 @@ Validity CheckTrainingRun(const WorkloadConfig& cfg, const RunFacts& f) {
     v.Demote("OPEN", "the workload file " + cfg.source + " is not one of the built-in (MLPerf) workloads, whose YAML "
                      "CLOSED and OPEN both keep unchanged");
   }
+  // An explicit engine reads coalesced extents where DLIO's reader calls would be replayed (file datasets whose
+  // format has a pattern): what the storage sees is then the coalesced case's, which is OPEN.
+  const bool has_pattern = DlioAccessKind(cfg.format) != AccessKind::kNone && !cfg.on_s3() &&
+                           (cfg.format != DataFormat::kTfRecord || cfg.data_loader == DataLoader::kTensorFlow);
+  const bool engine_coalesces = cfg.engine != EngineKind::kAuto && cfg.access_pattern == "dlio" && has_pattern;
   for (const auto& key : cfg.overridden_keys) {
+    if (key == "feedrate.engine" && engine_coalesces) {
+      v.Demote("OPEN", "feedrate.engine=" + std::string(Name(cfg.engine)) + " reads coalesced extents, not DLIO's "
+                       "reader calls (feedrate.access_pattern: coalesced, the storage's best case)");
+      continue;
+    }
     if (kClosedKeys.count(key) != 0 || kHowKeys.count(key) != 0) continue;
     if (key == "feedrate.access_pattern" && cfg.access_pattern == "dlio") continue;  // DLIO's own calls
     if (kOpenKeys.count(key) != 0) {

@@ -47,10 +47,16 @@ TEST(Validity, ParquetWithoutRecordLengthTakesMlpstoragesColumnBytes) {
 TEST(Validity, ClosedOpenAndInvalidOverrides) {
   // resnet50: no checkpoint or O_DIRECT rules involved. 1 GiB of client memory keeps the size rule small.
   auto closed = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "reader.read_threads=8",
-                                               "feedrate.engine=posix", "dataset.data_folder=/x"});
+                                               "feedrate.queue_depth=8", "dataset.data_folder=/x"});
   auto v = CheckTrainingRun(closed, OneHost(1, 1));
   EXPECT_EQ(v.category, "CLOSED") << nlohmann::json(v.reasons).dump();
   EXPECT_TRUE(v.reasons.empty());
+  // An explicit engine reads coalesced extents instead of TensorFlow's replayed stream: the coalesced case, OPEN.
+  auto engine = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "feedrate.engine=posix"});
+  v = CheckTrainingRun(engine, OneHost(1, 1));
+  EXPECT_EQ(v.category, "OPEN");
+  ASSERT_EQ(v.reasons.size(), 1u);
+  EXPECT_NE(v.reasons[0].find("feedrate.engine=posix reads coalesced extents"), std::string::npos) << v.reasons[0];
 
   auto open = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "++workload.dataset.num_samples_per_file=2",
                                              "feedrate.order=shuffled"});
