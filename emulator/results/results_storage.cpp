@@ -81,14 +81,15 @@ json DeviceFigures(const RunRecord& r, std::vector<double>* dev_epoch, bool* any
 
 // The S3 engine's requests over ranks (S3 datasets only).
 json S3Figures(const RunRecord& r) {
-  double gets = 0, retries = 0;
+  double gets = 0, retries = 0, in_flight = 0;
   for (const auto& ri : r.rank_info) {
     if (!ri.storage.is_object() || !ri.storage.contains("s3")) continue;
     gets += ri.storage["s3"].value("get_requests", 0.0);
     retries += ri.storage["s3"].value("retries", 0.0);
+    in_flight = std::max(in_flight, ri.storage["s3"].value("max_gets_in_flight", 0.0));
   }
   return {{"location", r.cfg->DataLocation()}, {"endpoint", r.cfg->s3_endpoint}, {"get_requests", gets},
-          {"retries", retries},
+          {"retries", retries}, {"max_gets_in_flight_per_rank", in_flight},
           {"note", "ranged GETs the S3 engine sent over all ranks during training (retries of 5xx/SlowDown/dropped "
                    "connections included); the client has no page cache, so every byte came over HTTP"}};
 }

@@ -81,6 +81,7 @@ class TrainingRun {
   Setup setup_;
   RankExtras extras_;                            // what this rank reports at the end (filled in as the run goes)
   uint64_t s3_requests_ = 0, s3_retries_ = 0;    // the S3 engine's GETs (retries included) and retries
+  uint64_t s3_max_in_flight_ = 0;                 // and the most it had in flight at once
   std::unique_ptr<TimeSeriesRecorder> recorder_;  // once training started
   DeviceEpochs device_;
   TrainingResult result_;
@@ -218,7 +219,7 @@ std::vector<std::string> TrainingRun::GatherFacts() {
   extras_.faults = setup_.faults.get();
   if (setup_.cache) extras_.cache = setup_.cache->ToJson();
   extras_.storage = StorageJson(setup_, device_);
-  if (setup_.s3) AddS3Facts(*setup_.s3, s3_requests_, s3_retries_, &extras_.storage);
+  if (setup_.s3) AddS3Facts(*setup_.s3, {s3_requests_, s3_retries_, s3_max_in_flight_}, &extras_.storage);
   auto infos = comm_.GatherStrings(RankInfoJson(comm_, extras_));
   if (recorder_) {
     recorder_->Stop();
@@ -343,6 +344,7 @@ void TrainingRun::Train() {
   if (const auto* s3e = dynamic_cast<const S3Engine*>(&engine)) {
     s3_requests_ = s3e->requests();
     s3_retries_ = s3e->retries();
+    s3_max_in_flight_ = s3e->max_gets_in_flight();
   }
 }
 

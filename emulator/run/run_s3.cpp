@@ -62,11 +62,11 @@ Result<PathList> ListS3Split(const WorkloadConfig& cfg, const Comm& comm, const 
   return kept;
 }
 
-void AddS3Facts(const S3RunSetup& s, uint64_t get_requests, uint64_t retries, nlohmann::json* storage) {
+void AddS3Facts(const S3RunSetup& s, const S3EngineFigures& f, nlohmann::json* storage) {
   (*storage)["kind"] = "s3";
   (*storage)["device"] = s.store.endpoint.url;
   (*storage)["model"] = "bucket " + s.store.bucket;
-  (*storage)["s3"] = {{"get_requests", get_requests}, {"retries", retries}};
+  (*storage)["s3"] = {{"get_requests", f.get_requests}, {"retries", f.retries}, {"max_gets_in_flight", f.max_in_flight}};
 }
 
 Result<uint64_t> ReadS3ContentMarker(S3RunSetup& s) {

@@ -33,9 +33,13 @@ void PrepareS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& ca
 // keeps the keys `keep` marks (the objects it reads) and their sizes in s->sizes.
 Result<PathList> ListS3Split(const WorkloadConfig& cfg, const Comm& comm, const std::string& split, uint64_t n,
                              uint64_t subfolders, std::span<const char> keep, S3RunSetup* s);
+// The S3 engine's figures of one rank's training: GETs sent (retries included), retries, the most in flight at once.
+struct S3EngineFigures {
+  uint64_t get_requests = 0, retries = 0, max_in_flight = 0;
+};
 // This rank's storage facts for an S3 run (summary.json's devices and feedrate.s3): the endpoint, the bucket and
-// the S3 engine's GETs and retries.
-void AddS3Facts(const S3RunSetup& s, uint64_t get_requests, uint64_t retries, nlohmann::json* storage);
+// the S3 engine's figures.
+void AddS3Facts(const S3RunSetup& s, const S3EngineFigures& f, nlohmann::json* storage);
 // The seed in the dataset's .feedrate-content object (run --verify).
 Result<uint64_t> ReadS3ContentMarker(S3RunSetup& s);
 

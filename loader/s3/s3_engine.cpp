@@ -169,6 +169,14 @@ void S3Engine::Submit(std::span<const ReadRequest> requests) {
   for (auto& l : loops_) l->client->Wakeup();  // (each a flag load unless that loop sleeps)
 }
 
+void S3Engine::Sent() {
+  requests_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t now = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
+  uint64_t seen = max_in_flight_.load(std::memory_order_relaxed);
+  while (now > seen && !max_in_flight_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+  }
+}
+
 void S3Engine::Serve(Loop& loop, size_t index) {
   loop.client->Serve([&] { return lanes_.lanes > 0 ? loop.NextLane(*this, index) : loop.Next(*this, index); }, [&](S3Request& r) { loop.Done(*this, index, r); }, stopping_);
 }
@@ -184,7 +192,7 @@ S3Request* S3Engine::Loop::Issue(S3Engine& e, Part* p, Op* op, uint64_t at, uint
   p->dest_capacity = len;
   p->dest_wraps = false;
   ++op->pending;
-  e.requests_.fetch_add(1, std::memory_order_relaxed);
+  e.Sent();
   return static_cast<S3Request*>(p);
 }
 
@@ -201,7 +209,7 @@ S3Request* S3Engine::Loop::TakeRedo(S3Engine& e) {
   Part* p = redo.back();  // the rest of a part cut short by an injected fault
   redo.pop_back();
   ++p->op->pending;
-  e.requests_.fetch_add(1, std::memory_order_relaxed);
+  e.Sent();
   return p;  // (its range and destination were already moved past what arrived)
 }
 
@@ -240,7 +248,7 @@ S3Request* S3Engine::Loop::LaneGet(S3Engine& e, Op* op, uint64_t at, uint64_t le
   p->dest_capacity = scratch.size();
   p->dest_wraps = true;
   ++op->pending;
-  e.requests_.fetch_add(1, std::memory_order_relaxed);
+  e.Sent();
   return p;
 }
 
@@ -383,6 +391,7 @@ void S3Engine::Loop::Done(S3Engine& e, size_t index, S3Request& r) {
   Part* p = static_cast<Part*>(&r);
   Op* op = p->op;
   --op->pending;
+  e.in_flight_.fetch_sub(1, std::memory_order_relaxed);
   if (p->attempts > 1) {
     e.retries_.fetch_add(static_cast<uint64_t>(p->attempts - 1), std::memory_order_relaxed);
     e.requests_.fetch_add(static_cast<uint64_t>(p->attempts - 1), std::memory_order_relaxed);

@@ -52,12 +52,15 @@ class S3Engine final : public IoEngine {
   // GETs sent (retries included) and retries, over all loops.
   uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
   uint64_t retries() const { return retries_.load(std::memory_order_relaxed); }
+  // The most GETs this engine had in flight at once, over all loops.
+  uint64_t max_gets_in_flight() const { return max_in_flight_.load(std::memory_order_relaxed); }
   std::string description() const;
 
  private:
   struct Loop;
   S3Engine(const FileTable& keys, const EngineOptions& options, const S3Store& store, const S3LaneOptions& lanes);
   void Serve(Loop& loop, size_t index);
+  void Sent();  // a GET handed to a loop's client: counted, and in flight until its Done
 
   const FileTable& keys_;
   EngineOptions options_;
@@ -65,7 +68,7 @@ class S3Engine final : public IoEngine {
   S3LaneOptions lanes_;
   MpmcQueue<ReadRequest> queue_;
   std::atomic<bool> stopping_{false};
-  std::atomic<uint64_t> device_bytes_{0}, requeued_{0}, requests_{0}, retries_{0};
+  std::atomic<uint64_t> device_bytes_{0}, requeued_{0}, requests_{0}, retries_{0}, in_flight_{0}, max_in_flight_{0};
   std::vector<std::unique_ptr<Loop>> loops_;
 };
 

@@ -90,7 +90,7 @@ TEST(S3Dataset, DlioPatternIsOneWholeObjectGetPerSample) {
                             " --param dataset.record_length_bytes_stdev=0 --param train.computation_time=0.001"
                             " --param reader.batch_size=2 --param reader.read_threads=2 --param reader.transfer_size=65536";
   ASSERT_EQ(Sh(srv.Env() + Feedrate("datagen" + shape + S3Args(srv, url))).code, 0);
-  std::map<std::string, double> per_epoch;
+  std::map<std::string, double> per_epoch, in_flight;
   std::map<std::string, std::vector<uint64_t>> bytes;
   // "parts": the CRT's part size lowered to 64 KiB, so each ~257 KiB object is a first ranged GET and 4 more.
   for (const std::string variant : {"dlio", "coalesced", "parts"}) {
@@ -105,6 +105,7 @@ TEST(S3Dataset, DlioPatternIsOneWholeObjectGetPerSample) {
       const auto j = ReadJson(out + "/summary.json");
       EXPECT_EQ(j["feedrate"]["access_pattern"], pattern) << j["feedrate"]["access_pattern_reason"];
       gets[epochs] = j["feedrate"]["s3"]["get_requests"].get<double>();
+      in_flight[variant] = j["feedrate"]["s3"]["max_gets_in_flight_per_rank"].get<double>();
       if (epochs == 2) bytes[variant] = EpochBytes(j);
     }
     per_epoch[variant] = gets[2] - gets[1];
@@ -112,6 +113,9 @@ TEST(S3Dataset, DlioPatternIsOneWholeObjectGetPerSample) {
   EXPECT_EQ(per_epoch["dlio"], 8);          // one GET per sample (objects under the 8 MiB part)
   EXPECT_GE(per_epoch["coalesced"], 8 * 4);  // 256 KiB in 64 KiB ranges
   EXPECT_EQ(per_epoch["parts"], 8 * 5);     // ceil(~257 KiB / 64 KiB) parts per sample
+  EXPECT_LE(in_flight["dlio"], 2);          // one GET a DataLoader worker
+  EXPECT_GE(in_flight["parts"], 4);         // a first part, then the other 4 at once
+  EXPECT_LE(in_flight["parts"], 2 * 4);
   EXPECT_EQ(bytes["dlio"], bytes["coalesced"]);
   EXPECT_EQ(bytes["dlio"], bytes["parts"]);
 }
