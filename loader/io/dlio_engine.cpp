@@ -193,13 +193,24 @@ struct DlioEngine::Worker {
   // The stream's file to its end: its remaining fills (the record asked for waits until they are in).
   void ReadThrough(size_t li) {
     Lane& l = lanes[li];
-    l.fd = l.stream_fd;
-    l.own_fd = l.stream_owned;
-    l.stream_fd = -1;
+    TakeStreamFd(l);
     l.switching = true;
     ReadRequest rest = l.req;
     rest.extent = {l.stream_file, l.stx.stx_size, 0};
     engine->planner_.PlanStream(rest, l.stx.stx_size, &l.stream_next, &l.plan);
+    StartPlan(li);
+  }
+
+  // The stream's descriptor becomes the lane's call's (owned as the stream owned it).
+  static void TakeStreamFd(Lane& l) {
+    l.fd = l.stream_fd;
+    l.own_fd = l.stream_owned;
+    l.stream_fd = -1;
+  }
+
+  // The lane's planned reads, from the first.
+  void StartPlan(size_t li) {
+    Lane& l = lanes[li];
     l.op = 0;
     l.pieces_inflight = 0;
     l.piece_used = 0;
@@ -230,9 +241,7 @@ struct DlioEngine::Worker {
   // end there is no descriptor and nothing more to read.
   void Resume(size_t li) {
     Lane& l = lanes[li];
-    l.fd = l.stream_fd;
-    l.own_fd = l.stream_owned;
-    l.stream_fd = -1;
+    TakeStreamFd(l);
     if (l.req.probe_residency && l.fd >= 0) l.req.target->BeforeRead(l.req, l.fd);
     l.phase = kStat;
     OnStat(li, 0);
@@ -380,11 +389,7 @@ struct DlioEngine::Worker {
     } else {
       engine->planner_.Plan(l.req, size, l.stx.stx_blksize, &l.plan);
     }
-    l.op = 0;
-    l.pieces_inflight = 0;
-    l.piece_used = 0;
-    BeginRead(l);
-    NextRead(li);
+    StartPlan(li);
   }
 
   void OnRead(size_t li, uint32_t slot, int cqe_res) {
