@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU host check (issue 21, docs/gpu.md): on a machine with an NVIDIA GPU, runs every GPU path of an existing
 # build once, small, beside the reference tools where they are installed, and writes what it saw under OUT (default
-# results/<date>_gpu_check): the driver and GPUs, `iobench --xfer` in each gdsio mode with --verify against a 1 GiB
+# results/<date>/gpu_check): the driver and GPUs, `iobench --xfer` in each gdsio mode with --verify against a 1 GiB
 # file (gdsio and fio's libcufile engine on the same file when present), and `run --accelerator-memory
 # host|pinned|device` (device: bounce, and GDS with --gds on --odirect) and feedrate.compute gpu on a small unet3d
 # dataset. Exit 0 when every Feedrate step passed; the first failure is named.
@@ -17,7 +17,7 @@ if [ -n "${FEEDRATE_BUNDLE:-}" ]; then  # scripts/gpu-bundle.sh's archive: unpac
   tar xzf "$FEEDRATE_BUNDLE" -C "${DIR:-/var/tmp/feedrate-gpu-check}/bundle"
   B=$(ls -d "${DIR:-/var/tmp/feedrate-gpu-check}"/bundle/*/feedrate | head -1)
 fi
-OUT=${1:-results/$(date +%F)_gpu_check}
+OUT=${1:-results/$(date -u +%F)/gpu_check}
 DIR=${DIR:-/var/tmp/feedrate-gpu-check}
 SIZE=${SIZE:-1g}          # the iobench file
 RUNTIME=${RUNTIME:-3}     # seconds per iobench cell and reference run (7 modes x 4 cells: ~84 s)
