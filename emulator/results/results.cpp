@@ -321,7 +321,7 @@ nlohmann::json RunSetupFigures(const RunRecord& r) {
   f["io_threads_per_rank"] = r.io_threads_per_rank;
   f["access_pattern"] = r.access_pattern;
   f["access_pattern_reason"] = r.access_reason;
-  f["batches_in_flight_per_accelerator"] = c.batches_in_flight;
+  f["batches_in_flight_per_accelerator"] = r.batches_in_flight > 0 ? r.batches_in_flight : c.batches_in_flight;
   f["steps_per_epoch"] = r.steps_per_epoch;
   f["file_open_mode"] = r.file_open_mode;
   f["order"] = c.order == SampleOrder::kShuffled ? std::string("shuffled")

@@ -82,6 +82,7 @@ struct RunRecord {
   uint64_t io_threads_per_rank = 1;
   std::string access_pattern = "coalesced";  // feedrate.access_pattern as it ran ("dlio" or "coalesced")
   std::string access_reason;                 // what the dlio pattern replays, or why the run read coalesced
+  uint64_t batches_in_flight = 0;            // per accelerator, as the run kept them (0: the workload's)
   bool retain_batches = false;
   std::string sample_check = "none";  // what each sample is checked for once read
   std::string file_open_mode = "per_sample";  // per_sample | per_file_visit | keep_open

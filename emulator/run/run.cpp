@@ -179,6 +179,7 @@ void TrainingRun::DescribeSetup() {
   rec_.io_threads_per_rank = setup_.io_threads;
   rec_.access_pattern = setup_.access_pattern;
   rec_.access_reason = setup_.access_reason;
+  rec_.batches_in_flight = setup_.batches_in_flight > 0 ? setup_.batches_in_flight : cfg_.batches_in_flight;
   rec_.retain_batches = setup_.retain;
   if (setup_.file_table) rec_.file_open_mode = FileOpenModeName(setup_.file_table->mode());
   const SampleCheck check = setup_.head_check != SampleCheck::kNone ? setup_.head_check : setup_.table.check;
@@ -257,6 +258,7 @@ TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, Accel
   to.retain_batches = setup_.retain;
   to.lanes_per_accelerator = setup_.lanes_per_accelerator;
   to.file_lanes = setup_.file_lanes.empty() ? nullptr : &setup_.file_lanes;
+  to.batches_in_flight = setup_.batches_in_flight;
   to.slot_reads = setup_.slot_reads.train;
   to.eval_slot_reads = setup_.slot_reads.eval;
   to.direct_align = cfg_.odirect ? setup_.engine_options.direct_align : 0;

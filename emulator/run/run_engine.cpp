@@ -108,12 +108,20 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   // TensorFlow: a lane per stream (TfStreams), each file one lane's.
   const uint32_t workers = streams ? TfStreams(cfg) : static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads));
   s->planner = std::make_unique<TableReadPlanner>(kind, s->table, 64ULL << 20, cfg.tf_buffer_size);
-  if (streams) AssignFileLanes(std::max<uint64_t>(1, cfg.read_threads), workers, s);
+  uint64_t depth = cfg.batches_in_flight;
+  if (streams) {
+    AssignFileLanes(std::max<uint64_t>(1, cfg.read_threads), workers, s);
+    if (!AskedFor(cfg, "feedrate.batches_in_flight")) {  // what tf.data reads ahead of its prefetch
+      depth += TfRecordReadAhead(cfg.read_threads, cfg.sample_shuffle != "off" ? cfg.shuffle_size : 0, cfg.batch_size);
+      s->batches_in_flight = std::min<uint64_t>(depth, 4096);
+      depth = s->batches_in_flight;
+    }
+  }
   DlioEngineOptions d;
   d.lanes = static_cast<uint32_t>(opt.accelerators) * workers;
   // A lane holds at most its accelerator's batches in flight, training's and evaluation's (an epoch's end may overlap
   // them): depth x the larger batch, twice.
-  d.lane_capacity = 2 * std::max<uint64_t>(1, cfg.batches_in_flight) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
+  d.lane_capacity = 2 * std::max<uint64_t>(1, depth) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
   d.chunk = std::max<uint64_t>({cfg.transfer_size, uint64_t{1} << 20, streams ? cfg.tf_buffer_size : uint64_t{0}});  // a fill: one read
   EngineOptions eo = s->engine_options;
   eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);

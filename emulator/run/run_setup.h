@@ -50,6 +50,7 @@ struct Setup {
   std::string access_reason;
   uint32_t lanes_per_accelerator = 0;         // DLIO's workers per accelerator (dlio pattern), 0 otherwise
   std::vector<uint32_t> file_lanes;           // TensorFlow's streams (dlio pattern): each file's lane, else empty
+  uint64_t batches_in_flight = 0;             // per accelerator, where not the workload's (TensorFlow's streams)
   std::unique_ptr<TableReadPlanner> planner;  // the dlio pattern's calls; outlives the engine
   SampleCheck head_check = SampleCheck::kNone;  // a signature check the DlioEngine makes on each file's first read
   uint64_t io_threads = 1;

@@ -160,7 +160,8 @@ TrainingResult Trainer::Run() {
 // time counter, content check, completion timeout, the interrupt flag, and its staging slots when there are any.
 PrefetcherPtr Trainer::MakePrefetcher(uint64_t local, uint64_t batch, uint64_t slot_reads,
                                       const std::vector<BatchStaging*>& staging) {
-  PrefetcherPtr p(new Prefetcher(engine_, table_, batch, cfg_.batches_in_flight, opt_.retain_batches, opt_.direct_align,
+  const uint64_t depth = opt_.batches_in_flight > 0 ? opt_.batches_in_flight : cfg_.batches_in_flight;
+  PrefetcherPtr p(new Prefetcher(engine_, table_, batch, depth, opt_.retain_batches, opt_.direct_align,
                                  opt_.files, opt_.coalesce_bytes, slot_reads));
   const uint32_t lanes = opt_.lanes_per_accelerator;
   if (lanes > 0) p->set_lanes(static_cast<uint32_t>(local) * lanes, lanes, opt_.file_lanes);

@@ -58,6 +58,7 @@ struct TrainingResult {
 struct TrainerOptions {
   uint64_t accelerators = 1;  // per rank
   uint32_t lanes_per_accelerator = 0;  // DlioEngine: accelerator a's batches go to lanes [a x this, (a + 1) x this)
+  uint64_t batches_in_flight = 0;  // per accelerator; 0: the workload's (WorkloadConfig::batches_in_flight)
   const std::vector<uint32_t>* file_lanes = nullptr;  // DlioEngine streaming files (TensorFlow): each file's lane of
                                                       // its accelerator's (Prefetcher::set_lanes)
   bool retain_batches = false;

@@ -387,10 +387,6 @@ void ExtractReader(const Extractor& x, WorkloadConfig* c) {
   x.ReadU64("reader.shuffle_size", &c->shuffle_size, 1);
   x.ReadChoice("reader.read_type", &c->read_type, {"on_demand", "memory"});
   x.Read("reader.odirect", &c->odirect);
-  if (c->data_loader == DataLoader::kTensorFlow && c->format == DataFormat::kTfRecord) {
-    c->batches_in_flight += TfRecordReadAhead(c->read_threads, c->sample_shuffle != "off" ? c->shuffle_size : 0, c->batch_size);
-    c->batches_in_flight = std::min(c->batches_in_flight, kMaxBatchesInFlight);
-  }
 
 }
 

@@ -184,7 +184,8 @@ std::string TrainingCheckpointNote(const WorkloadConfig& c);
 uint64_t DlioBatchesInFlight(DataLoader loader, uint64_t read_threads, uint64_t prefetch_size);
 // The batches TensorFlow's TFRecord pipeline reads ahead of its prefetch(prefetch_size): ParallelInterleave's
 // read_threads current and 2 x read_threads prefetched files buffer 2 records each, and shuffle(shuffle_size) fills
-// its buffer (0 when sample_shuffle is off), in batches of `batch` records.
+// its buffer (0 when sample_shuffle is off), in batches of `batch` records. Added where TensorFlow's stream is
+// replayed (run_engine.cpp), where the requests' waits make it count and the bytes need no batch memory.
 uint64_t TfRecordReadAhead(uint64_t read_threads, uint64_t shuffle_records, uint64_t batch);
 
 // Built-in workload YAML texts, embedded at build time from workloads/*.yaml.

@@ -195,6 +195,8 @@ TEST(Latency, TfRecordIsOneBufferedStreamPerFile) {
       const auto s = ReadJson(out + "/summary.json")["feedrate"];
       EXPECT_EQ(s["access_pattern"], "dlio") << s["access_pattern_reason"];
       EXPECT_EQ(s["sample_check"], "tfrecord: length and payload CRC-32C");
+      // prefetch(2) and what tf.data reads ahead of it: 3 x 2 files x 2 records (and 3 shuffled), in batches of 2
+      EXPECT_EQ(s["batches_in_flight_per_accelerator"], shuffle.empty() ? 8 : 10);
       at[epochs] = lfs.Read();
     }
     EXPECT_EQ((at[2].opens - at[1].opens) - (at[1].opens - at[0].opens), 8u);  // one per file, not per record
