@@ -5,10 +5,34 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iterator>
 #include <fstream>
 
 namespace feedrate::it {
+namespace {
+
+// OpenMPI 4.1 makes its per-user session directory (/tmp/ompi.<host>.<uid>) with a check, then a mkdir, and removes
+// it when the last job in it ends: two MPI singletons starting at once in parallel tests can both see it missing,
+// and the second mkdir fails ("File exists": orte_init fails, the run exits 1; seen once in .ci/run's ASan stage).
+// Each test process gives the processes it starts a session base of its own (one test's runs go one at a time).
+struct OwnMpiSessionBase {
+  std::string dir;
+  OwnMpiSessionBase() {
+    if (std::getenv("OMPI_MCA_orte_tmpdir_base") != nullptr) return;  // the caller chose one
+    char tmpl[] = "/tmp/feedrate-it-ompi-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) return;
+    dir = tmpl;
+    ::setenv("OMPI_MCA_orte_tmpdir_base", tmpl, 0);
+  }
+  ~OwnMpiSessionBase() {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+};
+const OwnMpiSessionBase kOwnMpiSessionBase;
+
+}  // namespace
 
 CmdResult Sh(const std::string& cmd, int timeout_s) {
   std::string quoted;  // cmd inside sh -c '...': each ' becomes '\'' so commands can quote their own arguments
