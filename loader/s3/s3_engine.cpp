@@ -252,14 +252,13 @@ S3Request* S3Engine::Loop::LaneGet(S3Engine& e, Op* op, uint64_t at, uint64_t le
   return p;
 }
 
-// The next part of an object whose first part answered: the CRT sends the rest at once.
+// The next part of an object whose first part answered: the CRT sends the rest at once, here at most kLaneParts of
+// one object in flight, so one large object cannot hold every slot other workers' samples need.
 S3Request* S3Engine::Loop::NextPart(S3Engine& e) {
-  while (!parting.empty() && !free_parts.empty()) {
-    Op* op = parting.back();
-    if (op->issued >= op->end) {  // every part sent, or the sample failed
-      parting.pop_back();
-      continue;
-    }
+  std::erase_if(parting, [](const Op* op) { return op->issued >= op->end; });  // every part sent, or failed
+  if (free_parts.empty()) return nullptr;
+  for (Op* op : parting) {
+    if (op->pending >= kLaneParts) continue;
     const uint64_t len = std::min(e.lanes_.part_size, op->end - op->issued);
     S3Request* r = LaneGet(e, op, op->issued, len);
     op->issued += len;

@@ -22,8 +22,7 @@ namespace feedrate {
 // DLIO's S3 readers (npz_reader_s3.py, npy_reader_s3.py at e1919d7): storage.get_data(key) of the whole object per
 // sample, one sample at a time per DataLoader worker. s3torchconnector's client (the AWS CRT's auto-ranged GET)
 // fetches an object as a first ranged GET of part_size bytes, then, once that answered (its Content-Range gives
-// the size), the rest in GETs of part_size, at once (from the loop's pool of kLaneParts GET slots per lane, which
-// is shared: one object's parts may take more than its lane's share while other lanes wait for a slot).
+// the size), the rest in GETs of part_size, at once (here at most 16 of one object in flight).
 struct S3LaneOptions {
   uint32_t lanes = 0;           // 0: ranged GETs of the extents (no lanes); else read_threads x accelerators, and
                                 // ReadRequest::lane < lanes
