@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "emulator/training/compute_clock.h"
-#include "emulator/training/compute_draw.h"
+#include "loader/util/time_draw.h"
 #include "emulator/training/interrupt.h"
 #include "loader/pipeline/prefetcher.h"
 
@@ -101,11 +101,11 @@ EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetc
                             StepCompute* device) {
   opt_.eval_sampler->EpochSamples(epoch, global, ids);
   ids->Shift(opt_.eval_id_offset);
-  ComputeTime t;
+  TimeDistribution t;
   t.type = cfg_.eval_time_stdev > 0 ? "normal" : "constant";
   t.mean = cfg_.eval_time;
   t.stdev = cfg_.eval_time_stdev;
-  ComputeTimeDraw draw(t, 0xe7a1ULL * 7919 + global * 131 + epoch);
+  TimeDraw draw(t, 0xe7a1ULL * 7919 + global * 131 + epoch);
   const uint64_t steps = opt_.eval_sampler->steps_per_epoch();
   EvalEpoch r;
   r.ran = true;
@@ -186,7 +186,7 @@ void Trainer::AcceleratorMain(uint64_t local) {
   prefetcher.set_residency_sampling(opt_.residency_every);
   AcceleratorLive* live = opt_.live != nullptr ? &opt_.live[local] : nullptr;
   SampleSequence samples;
-  ComputeTimeDraw compute(cfg_.computation_time, 0x6a177e2ULL + global);
+  TimeDraw compute(cfg_.computation_time, 0x6a177e2ULL + global);
   StepCompute* device = opt_.compute.empty() ? nullptr : opt_.compute[local];
   PrefetcherPtr eval_prefetcher;
   SampleSequence eval_ids;

@@ -393,7 +393,7 @@ void ExtractReader(const Extractor& x, WorkloadConfig* c) {
 // train.computation_time: a constant (with _stdev: normal) or a distribution map, its mean known for each type.
 void ExtractComputeTime(const Extractor& x, WorkloadConfig* c) {
   YAML::Node ct = x.Get("train.computation_time");
-  ComputeTime& t = c->computation_time;
+  TimeDistribution& t = c->computation_time;
   if (ct.IsMap()) {
     t.type = "normal";
     x.ReadChoice("train.computation_time.type", &t.type, {"normal", "uniform", "gamma", "exponential", "poisson"});

@@ -13,23 +13,13 @@
 #include <vector>
 
 #include "loader/util/choices.h"
+#include "loader/util/time_draw.h"
 
 namespace feedrate {
 
 class ConfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
-};
-
-// train.computation_time: a scalar, {mean, stdev} (normal, |draw|, as DLIO v2.0) or a typed distribution
-// {type: normal|uniform|gamma|exponential|poisson} with numpy's parameter names (min/max, shape/scale, scale, lam).
-struct ComputeTime {
-  std::string type = "constant";  // constant | normal | uniform | gamma | exponential | poisson
-  double mean = 0.0;   // seconds per batch (the distribution's mean for the typed ones)
-  double stdev = 0.0;  // normal
-  double min = 0.0, max = 0.0;      // uniform
-  double shape = 0.0, scale = 0.0;  // gamma (shape, scale); exponential (scale)
-  double lam = 0.0;                 // poisson
 };
 
 // dataset.parquet.columns[]: one column of a Parquet dataset (MLPerf Storage v3.0's schema: name, dtype, size >1
@@ -120,7 +110,7 @@ struct WorkloadConfig {
   int64_t total_training_steps = -1;
   bool seed_change_epoch = true;
   int64_t seed = 123;
-  ComputeTime computation_time;
+  TimeDistribution computation_time;  // seconds per batch
 
   // evaluation (workflow.evaluation): after epoch eval_after_epoch, then every epochs_between_evals epochs
   double eval_time = 0;                // seconds per evaluation batch

@@ -2,14 +2,14 @@
 // negative), scalar and {mean, stdev} forms as DLIO v2.0.
 #include <gtest/gtest.h>
 
-#include "emulator/training/compute_draw.h"
+#include "loader/util/time_draw.h"
 #include "loader/config/workload_config.h"
 
 namespace feedrate {
 namespace {
 
-double MeanOf(const ComputeTime& t, int n = 20000) {
-  ComputeTimeDraw d(t, 7);
+double MeanOf(const TimeDistribution& t, int n = 20000) {
+  TimeDraw d(t, 7);
   double sum = 0;
   for (int i = 0; i < n; ++i) {
     double x = d.Next();
