@@ -41,6 +41,23 @@ const char* NoPatternReason(DataFormat format) {
   }
 }
 
+// reader.preprocess_time: a wait per sample in each DataLoader worker, which only the DlioEngine's lanes make.
+bool HasPreprocess(const WorkloadConfig& cfg) { return !TimeDraw(cfg.preprocess_time, 0).zero(); }
+
+// Where the run does not make DLIO's preprocess wait, it says so (DLIO's TFReader never calls it; the coalesced
+// engines have no DataLoader workers to wait in, nor has the S3 engine yet).
+void NotePreprocess(const WorkloadConfig& cfg, Setup* s) {
+  if (!HasPreprocess(cfg)) return;
+  const bool tf = cfg.data_loader == DataLoader::kTensorFlow;
+  if (!tf && s->access_pattern == "dlio" && !s->s3) return;
+  s->warnings.push_back(
+      std::string("reader.preprocess_time is not applied: ") +
+      (tf ? "DLIO's TensorFlow reader does not call preprocess (DLIO makes no such wait either)"
+          : s->s3 ? "the S3 engine does not make the per-sample wait"
+                 : "the per-sample wait is made by DLIO's access pattern only, and this run reads coalesced (" +
+                       s->access_reason + "): its AU does not include it"));
+}
+
 // TensorFlow's ParallelInterleave reads cycle_length (read_threads) files, each on a thread of its own, and 2 x
 // cycle_length more on threads that read 2 records of each ahead (prefetch_input_elements, buffer_output_elements):
 // files of 1 or 2 records are then read whole, 3 x read_threads at once; larger ones by read_threads streams, the
@@ -69,7 +86,8 @@ bool ChooseAccessPattern(const WorkloadConfig& cfg, const RunOptions& opt, FileO
                     : retain || s->content != nullptr                   ? "samples checked or retained need their bytes in one buffer"
                     : check != SampleCheck::kNone && check != SampleCheck::kJpegSignature && check != SampleCheck::kPngSignature
                         ? "samples are checked or decoded on the I/O threads"
-                    : IsMemoryFileSystem(FileSystemType(cfg.data_folder)) && !AskedFor(cfg, "feedrate.access_pattern")
+                    : IsMemoryFileSystem(FileSystemType(cfg.data_folder)) && !AskedFor(cfg, "feedrate.access_pattern") &&
+                            !HasPreprocess(cfg)
                         ? "memory-backed storage (tmpfs): no request waits there, every read is a copy (an explicit "
                           "feedrate.access_pattern=dlio replays DLIO's calls anyway)"
                         : nullptr;
@@ -123,6 +141,7 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   // them): depth x the larger batch, twice.
   d.lane_capacity = 2 * std::max<uint64_t>(1, depth) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
   d.chunk = std::max<uint64_t>({cfg.transfer_size, uint64_t{1} << 20, streams ? cfg.tf_buffer_size : uint64_t{0}});  // a fill: one read
+  if (!streams) d.preprocess = cfg.preprocess_time;
   EngineOptions eo = s->engine_options;
   eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, DlioEngine::Create(*s->file_table, eo, d, *s->planner));
@@ -177,10 +196,8 @@ Status OpenS3Engine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) 
   return Status::Ok();
 }
 
-}  // namespace
-
-// The file table, fault injection, I/O statistics and the engine (S3, cuFile, or MakeEngine's choice).
-Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
+// OpenEngine's choice and opening.
+Status OpenAnyEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
   EngineOptions& eo = s->engine_options;
   // DLIO's PyTorch readers open every sample's file (on_demand); TensorFlow streams each file through.
   const FileOpenMode mode = cfg.keep_files_open ? FileOpenMode::kOnce
@@ -234,5 +251,13 @@ Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& 
   return Status::Ok();
 }
 
+}  // namespace
+
+// The file table, fault injection, I/O statistics and the engine (S3, cuFile, or MakeEngine's choice).
+Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
+  FEEDRATE_RETURN_IF_ERROR(OpenAnyEngine(cfg, opt, comm, s));
+  NotePreprocess(cfg, s);
+  return Status::Ok();
+}
 
 }  // namespace feedrate

@@ -176,8 +176,9 @@ void CheckKeys(const YAML::Node& node, const std::string& prefix, const std::str
     if (*s == KeySupport::kNotYet) {
       warnings->push_back(key);
     }
-    // `model` is a section in v2.0 files (a plain name before); computation_time may be {mean, stdev, type}.
-    if (it->second.IsMap() && (key == "model" || key == "train.computation_time")) {
+    // `model` is a section in v2.0 files (a plain name before); computation_time and preprocess_time may be
+    // {mean, stdev, type, ...}.
+    if (it->second.IsMap() && (key == "model" || key == "train.computation_time" || key == "reader.preprocess_time")) {
       CheckKeys(it->second, key, source, warnings);
     }
   }
@@ -390,21 +391,22 @@ void ExtractReader(const Extractor& x, WorkloadConfig* c) {
 
 }
 
-// train.computation_time: a constant (with _stdev: normal) or a distribution map, its mean known for each type.
-void ExtractComputeTime(const Extractor& x, WorkloadConfig* c) {
-  YAML::Node ct = x.Get("train.computation_time");
-  TimeDistribution& t = c->computation_time;
+// A time in DLIO's forms (train.computation_time, reader.preprocess_time): a constant (with `<key>_stdev`: normal)
+// or a distribution map, its mean known for each type.
+void ExtractTime(const Extractor& x, const std::string& key, TimeDistribution* out, const WorkloadConfig& c) {
+  YAML::Node ct = x.Get(key);
+  TimeDistribution& t = *out;
   if (ct.IsMap()) {
     t.type = "normal";
-    x.ReadChoice("train.computation_time.type", &t.type, {"normal", "uniform", "gamma", "exponential", "poisson"});
-    x.ReadDouble("train.computation_time.mean", &t.mean, 0, 86400);
-    x.ReadDouble("train.computation_time.stdev", &t.stdev, 0, 86400);
-    x.ReadDouble("train.computation_time.min", &t.min, 0, 86400);
-    x.ReadDouble("train.computation_time.max", &t.max, 0, 86400);
-    x.ReadDouble("train.computation_time.shape", &t.shape, 0, 1e6);
-    x.ReadDouble("train.computation_time.scale", &t.scale, 0, 86400);
-    x.ReadDouble("train.computation_time.lam", &t.lam, 0, 86400);
-    const std::string where = c->source + ": key train.computation_time: ";
+    x.ReadChoice(key + ".type", &t.type, {"normal", "uniform", "gamma", "exponential", "poisson"});
+    x.ReadDouble(key + ".mean", &t.mean, 0, 86400);
+    x.ReadDouble(key + ".stdev", &t.stdev, 0, 86400);
+    x.ReadDouble(key + ".min", &t.min, 0, 86400);
+    x.ReadDouble(key + ".max", &t.max, 0, 86400);
+    x.ReadDouble(key + ".shape", &t.shape, 0, 1e6);
+    x.ReadDouble(key + ".scale", &t.scale, 0, 86400);
+    x.ReadDouble(key + ".lam", &t.lam, 0, 86400);
+    const std::string where = c.source + ": key " + key + ": ";
     if (t.type == "uniform") {
       if (t.max < t.min) throw ConfigError(where + "uniform needs min <= max");
       t.mean = (t.min + t.max) / 2;
@@ -418,11 +420,10 @@ void ExtractComputeTime(const Extractor& x, WorkloadConfig* c) {
       t.mean = t.lam;
     }
   } else {
-    x.ReadDouble("train.computation_time", &t.mean, 0, 86400);
+    x.ReadDouble(key, &t.mean, 0, 86400);
   }
-  x.ReadDouble("train.computation_time_stdev", &t.stdev, 0, 86400);
+  x.ReadDouble(key + "_stdev", &t.stdev, 0, 86400);
   if (t.type == "constant" && t.stdev > 0) t.type = "normal";
-
 }
 
 void Extract(const YAML::Node& root, WorkloadConfig* c) {
@@ -440,7 +441,8 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   }
   x.Read("train.seed_change_epoch", &c->seed_change_epoch);
   x.Read("train.seed", &c->seed);
-  ExtractComputeTime(x, c);
+  ExtractTime(x, "train.computation_time", &c->computation_time, *c);
+  ExtractTime(x, "reader.preprocess_time", &c->preprocess_time, *c);
   x.ReadU64("output.metric.exclude_start_steps", &c->metric_exclude_start_steps, 0);
   x.ReadU64("output.metric.exclude_end_steps", &c->metric_exclude_end_steps, 0);
   x.ReadDouble("metric.au", &c->au, 0, 1);

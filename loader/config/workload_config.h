@@ -104,6 +104,9 @@ struct WorkloadConfig {
   uint64_t shuffle_size = 1024;        // reader.shuffle_size: TensorFlow path record shuffle buffer
   std::string read_type = "on_demand";
   bool odirect = false;                // reader.odirect: O_DIRECT reads (aligned windows)
+  // reader.preprocess_time: seconds each DataLoader worker sleeps after each sample's reads (DLIO's
+  // FormatReader.preprocess), before its next sample; PyTorch's loader only (DLIO's TFReader does not call it).
+  TimeDistribution preprocess_time;
 
   // train
   uint64_t epochs = 1;

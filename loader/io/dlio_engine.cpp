@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/request_ring.h"
@@ -27,7 +28,7 @@ constexpr uint64_t kHead = 4096;    // a first read at offset 0 this short lands
 constexpr uint64_t kEofProbe = 0x80;  // tag bit: the piece was a read at EOF, sent as the last byte (PrepPiece)
 constexpr uint64_t kDetachedClose = 0x40;  // tag: the close of a stream's file the lane has left (nothing waits on it)
 
-enum Phase : uint8_t { kOpen, kStat, kRead, kClose };
+enum Phase : uint8_t { kOpen, kStat, kRead, kPreprocess, kClose };
 
 }  // namespace
 
@@ -52,6 +53,8 @@ struct Lane {
   bool op_short = false;           // a piece came back short: end of file
   uint64_t bytes = 0;              // what the planned reads returned (headers and re-reads included)
   int64_t start_ns = 0;
+  int64_t preprocess_ns = 0;       // the sample's preprocess wait (not I/O: IoStats leaves it out)
+  __kernel_timespec preprocess_ts {};  // the wait's timeout; read by the kernel at submission
   Status error;
   // A streaming reader's file (ReadPlanner::StreamsFiles): the one this lane streams in this pass, its descriptor
   // between requests (-1 once the stream met the end; owned: opened here), where the stream's next read goes, and
@@ -73,6 +76,7 @@ struct DlioEngine::Worker {
   io_uring ring {};
   bool ring_ready = false;
   AlignedBuffer scratch;
+  std::optional<TimeDraw> preprocess;  // reader.preprocess_time's draws for this thread's lanes; none when always 0
   std::vector<Lane> lanes;  // this thread's lanes: global lane = local * threads + index
   std::unique_ptr<RequestQueue> requests;
   uint64_t inflight = 0;    // SQEs submitted and not completed
@@ -115,6 +119,7 @@ struct DlioEngine::Worker {
       setup_description += ", io-wq bounded workers up to " + std::to_string(local_lanes * kMaxPieces);
     }
     scratch = AlignedBuffer(d.chunk, AlignedBuffer::kAlignment);
+    if (TimeDraw draw(d.preprocess, 0x9e3779b97f4a7c15ULL + index); !draw.zero()) preprocess.emplace(draw);
     lanes.resize(local_lanes);
     for (Lane& l : lanes) {
       l.queue = RequestRing(d.lane_capacity);
@@ -147,6 +152,7 @@ struct DlioEngine::Worker {
     l.active = true;
     ++active;
     l.bytes = 0;
+    l.preprocess_ns = 0;
     l.error = ring_error;  // Ok unless the ring failed for good: then the sample fails at once
     l.plan.clear();
     l.op = 0;
@@ -269,7 +275,7 @@ struct DlioEngine::Worker {
   void NextRead(size_t li) {
     Lane& l = lanes[li];
     l.phase = kRead;
-    if (l.op >= l.plan.size()) return Close(li);
+    if (l.op >= l.plan.size()) return Preprocess(li);
     const AccessRead& a = l.plan[l.op];
     const uint64_t end = a.offset + a.length;
     while (l.piece_next < end && !l.op_short && l.pieces_inflight < kMaxPieces) {
@@ -310,6 +316,22 @@ struct DlioEngine::Worker {
     io_uring_sqe_set_data64(sqe, Tag(li, slot));
   }
 
+  // The sample's reads are in: DLIO's worker sleeps reader.preprocess_time (FormatReader.preprocess) before the
+  // on-demand close, a timeout here. Streams (TensorFlow) and failed samples go on at once.
+  void Preprocess(size_t li) {
+    Lane& l = lanes[li];
+    if (!preprocess || l.streaming || !l.error.ok()) return Close(li);
+    const double s = preprocess->Next();
+    l.preprocess_ns = static_cast<int64_t>(s * 1e9);
+    if (l.preprocess_ns <= 0) return Close(li);
+    l.phase = kPreprocess;
+    l.preprocess_ts.tv_sec = l.preprocess_ns / 1000000000;
+    l.preprocess_ts.tv_nsec = l.preprocess_ns % 1000000000;
+    io_uring_sqe* sqe = Sqe();
+    io_uring_prep_timeout(sqe, &l.preprocess_ts, 0, 0);
+    io_uring_sqe_set_data64(sqe, Tag(li));
+  }
+
   void Close(size_t li) {
     Lane& l = lanes[li];
     if (l.streaming) {  // a stream keeps its file until its reads meet the end; one that failed ends here
@@ -347,7 +369,7 @@ struct DlioEngine::Worker {
     l.fd = -1;
     l.active = false;
     --active;
-    if (IoStats* stats = engine->options_.stats; stats != nullptr && l.error.ok()) stats->Record(index, l.bytes, NowNs() - l.start_ns);
+    if (IoStats* stats = engine->options_.stats; stats != nullptr && l.error.ok()) stats->Record(index, l.bytes, NowNs() - l.start_ns - l.preprocess_ns);
     const ReadRequest req = l.req;
     // The sample's bytes, every one of which the planned reads covered (a whole file: its size); the reads' headers
     // and re-reads count in device_bytes, not as sample bytes.
@@ -457,6 +479,9 @@ struct DlioEngine::Worker {
       case kOpen: return OnOpen(li, res);
       case kStat: return OnStat(li, res);
       case kRead: return OnRead(li, static_cast<uint32_t>(tag & 0xff), res);  // slot, and kEofProbe
+      case kPreprocess:  // a timeout's end: -ETIME
+        if (res < 0 && res != -ETIME && lanes[li].error.ok()) lanes[li].error = Status::Errno("preprocess wait failed", -res);
+        return Close(li);
       case kClose:
         if (res < 0 && lanes[li].error.ok()) lanes[li].error = Status::Errno(std::string(PathOf(lanes[li])) + ": close failed", -res);
         return AfterClose(li);

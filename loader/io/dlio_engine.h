@@ -12,6 +12,7 @@
 
 #include "loader/io/io_engine.h"
 #include "loader/io/request_queue.h"
+#include "loader/util/time_draw.h"
 
 namespace feedrate {
 
@@ -72,6 +73,10 @@ struct DlioEngineOptions {
   uint64_t lane_capacity = 64;  // requests one lane may have queued (its batches in flight x batch); past it a request
                                 // fails at once, naming the lane
   uint64_t chunk = 1 << 20;     // a planned read larger than this goes as pieces of it, up to 8 at once
+  // reader.preprocess_time: after a sample's planned reads and before its close, the lane waits a draw of this (an
+  // io_uring timeout: no thread sleeps), as DLIO's worker sleeps in FormatReader.preprocess before its next sample.
+  // Not for streams (DLIO's TFReader does not call it). The sample completes after the wait.
+  TimeDistribution preprocess;
 };
 
 // REQUIRES: `files`, `planner` and the options' faults and stats outlive the engine; FileTable modes kPerSample or

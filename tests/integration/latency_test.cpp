@@ -257,6 +257,35 @@ TEST(Latency, AuFollowsTheRequestArithmetic) {
   EXPECT_NEAR(m.au_pct, expect, 10) << "requests per sample " << requests;
 }
 
+// reader.preprocess_time: each DataLoader worker waits it after each sample's reads, before its next (DLIO's
+// FormatReader.preprocess sleeps there). 4 samples a batch x 50 ms a worker, 2 workers, 50 ms compute: AU = 50%,
+// at 1 accelerator and at 16 (32 workers' waits at once on a 2-CPU client: none of them holds a thread), where the
+// same run without it is storage-bound by nothing. A run that reads coalesced says it does not make the wait.
+TEST(Latency, PreprocessTimeIsAWaitPerSampleInEachWorker) {
+  test::TempDir dir("/var/tmp");
+  const std::string params = "--param dataset.record_length_bytes=65536 --param dataset.record_length_bytes_stdev=0";
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + (dir / "d") + " --param dataset.num_files_train=512 " + params)).code, 0);
+  auto run = [&](int n, const std::string& extra) {
+    const std::string out = dir / ("r" + std::to_string(n) + std::to_string(extra.size()));
+    auto r = Sh(Feedrate("run -w unet3d_h100 --data-dir " + (dir / "d") + " " + params + " --param dataset.num_files_train=" +
+                         std::to_string(32 * n) + " --param reader.batch_size=4 --param reader.read_threads=2"
+                         " --param train.epochs=1 --param train.computation_time=0.05 -n " + std::to_string(n) + " " +
+                         extra + " --results-dir " + out + " 2>&1"));
+    EXPECT_TRUE(r.code == 0 || r.code == 3) << r.output;
+    return std::make_pair(ReadJson(out + "/summary.json"), r.output);
+  };
+  for (int n : {1, 16}) {
+    SCOPED_TRACE(n);
+    auto [with, out] = run(n, "--param reader.preprocess_time=0.05 --param feedrate.access_pattern=dlio");
+    EXPECT_EQ(with["feedrate"]["access_pattern"], "dlio") << out;
+    EXPECT_NEAR(with["metric"]["train_au_mean_percentage"].get<double>(), 50, 10) << out;
+    EXPECT_EQ(out.find("preprocess_time is not applied"), std::string::npos) << out;
+  }
+  EXPECT_GT(run(1, "--param feedrate.access_pattern=dlio").first["metric"]["train_au_mean_percentage"].get<double>(), 90);
+  auto [coalesced, out] = run(1, "--param reader.preprocess_time=0.05 --param feedrate.access_pattern=coalesced");
+  EXPECT_NE(out.find("reader.preprocess_time is not applied"), std::string::npos) << out;
+}
+
 // With the client's page cache on, set-up's index reads (npz: each file's zip directory and header) leave nothing
 // that serves training (DLIO reads nothing before training): training makes as many read requests as a run that
 // evicts the dataset after set-up (--cache drop-once). Before set-up cleaned up after itself its pages and readahead

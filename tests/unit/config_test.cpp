@@ -206,6 +206,24 @@ TEST(Config, ComputationTimeForms) {
   EXPECT_DOUBLE_EQ(s.computation_time.stdev, 0.03);
 }
 
+// reader.preprocess_time takes DLIO's forms (config.py: a number, a map, a typed distribution; _stdev beside it).
+TEST(Config, PreprocessTimeForms) {
+  EXPECT_DOUBLE_EQ(Parse("reader:\n  preprocess_time: 0.004\n").preprocess_time.mean, 0.004);
+  EXPECT_TRUE(TimeDraw(Parse("train:\n  computation_time: 0.1\n").preprocess_time, 1).zero());  // none by default
+  auto d = Parse("reader:\n  preprocess_time:\n    mean: 0.2\n    stdev: 0.01\n");
+  EXPECT_DOUBLE_EQ(d.preprocess_time.stdev, 0.01);
+  EXPECT_EQ(d.preprocess_time.type, "normal");
+  auto s = Parse("reader:\n  preprocess_time: 0.2\n  preprocess_time_stdev: 0.03\n");
+  EXPECT_EQ(s.preprocess_time.type, "normal");
+  EXPECT_DOUBLE_EQ(s.preprocess_time.stdev, 0.03);
+  auto u = Parse("reader:\n  preprocess_time: {type: uniform, min: 0.1, max: 0.3}\n");
+  EXPECT_DOUBLE_EQ(u.preprocess_time.mean, 0.2);
+  const std::string e = ErrorOf("reader:\n  preprocess_time: {type: gamma, shape: 0, scale: 1}\n");
+  EXPECT_NE(e.find("reader.preprocess_time"), std::string::npos) << e;
+  EXPECT_NE(ErrorOf("reader:\n  preprocess_time: {mean: 0.1, sigma: 2}\n").find("reader.preprocess_time.sigma"),
+            std::string::npos);
+}
+
 TEST(Config, ShuffleOffReadsAsOffNotBoolean) {
   // YAML 1.1 turns a bare `off` into false; DLIO's value is the string "off".
   auto c = Parse("reader:\n  sample_shuffle: off\n  file_shuffle: seed\n");
