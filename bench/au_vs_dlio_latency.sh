@@ -9,12 +9,13 @@
 #   env: DLIO_ENV=/opt/dlio-peer/env.sh (../shared/peers/dlio/install.sh, or your own; it sets $DLIO and PYTHONPATH)
 #        FORMATS="npz hdf5 jpeg" DELAYS="2 20" COUNTS="1 2 4 8" CACHE=off RECORD=524288 BATCH=8 THREADS=2
 #        STEPS=8 (steps per accelerator per epoch) COMPUTE=0.323 WORK=/var/tmp/feedrate-au-latency
+#        FEEDRATE_PARAMS="k=v ..." (overrides for Feedrate's runs only, named in the table's header: a diagnostic)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dlio_env=${DLIO_ENV:-/opt/dlio-peer/env.sh}
 formats=${FORMATS:-npz hdf5 jpeg}; delays=${DELAYS:-2 20}; counts=${COUNTS:-1 2 4 8}
 cache=${CACHE:-off}; record=${RECORD:-524288}; batch=${BATCH:-8}; threads=${THREADS:-2}; steps=${STEPS:-8}
-compute=${COMPUTE:-0.323}; work=${WORK:-/var/tmp/feedrate-au-latency}
+compute=${COMPUTE:-0.323}; work=${WORK:-/var/tmp/feedrate-au-latency}; feedrate_params=${FEEDRATE_PARAMS:-}
 out=${1:-results/$(date -u +%Y-%m-%d)/au_vs_dlio_latency}
 mkdir -p "$(dirname "$out")"
 case "$out" in -*) echo "OUT_PREFIX must not start with '-': $out" >&2; exit 2 ;; esac
@@ -87,7 +88,7 @@ run_dlio() {
 }
 run_feedrate() {
   local o=$4 t args=()
-  for kv in $(shape "$1" "$2"); do args+=("--param=$kv"); done
+  for kv in $(shape "$1" "$2") $feedrate_params; do args+=("--param=$kv"); done
   rm -f "$o.train_start"
   # The file system's counters at the run's training_start event (set-up done), to tell its requests from training's.
   t=$( { TIMEFORMAT='%U %S'; time { { "$feedrate" run -w unet3d_h100 --data-dir "$3" "${args[@]}" -n "$2" \
@@ -104,6 +105,7 @@ run_feedrate() {
   echo "- machine: $(nproc) CPUs, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r); date $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- DLIO: $(cd "$(python3 -c 'import dlio_benchmark,os;print(os.path.dirname(dlio_benchmark.__file__))')" && git rev-parse --short HEAD 2>/dev/null || echo "from $dlio_env"); Feedrate: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo " with uncommitted changes")"
   echo "- dataset: DLIO-generated, $files files x $record bytes, 1 sample each; batch $batch, read_threads $threads, compute $compute s a step, one epoch of $steps steps per accelerator; latencyfs page cache $cache"
+  [ -n "$feedrate_params" ] && echo "- Feedrate's runs only: --param $feedrate_params (a diagnostic: DLIO runs its defaults)"
   echo "- requests: what the file system saw, per sample trained: DLIO's whole run (it reads nothing before training but, for indexed_binary, each worker's index files), Feedrate's training and (+) its set-up's index reads; client CPU: user + system of the whole process tree"
   echo "- host busy: the share of the client's CPUs busy (all processes) over DLIO's training, from /proc/stat: near 100% DLIO is client-bound, not storage-bound"
   echo "- each tool reads through its own fresh latencyfs mount (cold page cache, counters from zero)"
