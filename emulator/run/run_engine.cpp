@@ -45,17 +45,16 @@ const char* NoPatternReason(DataFormat format) {
 bool HasPreprocess(const WorkloadConfig& cfg) { return !TimeDraw(cfg.preprocess_time, 0).zero(); }
 
 // Where the run does not make DLIO's preprocess wait, it says so (DLIO's TFReader never calls it; the coalesced
-// engines have no DataLoader workers to wait in, nor has the S3 engine yet).
+// engines have no DataLoader workers to wait in).
 void NotePreprocess(const WorkloadConfig& cfg, Setup* s) {
   if (!HasPreprocess(cfg)) return;
   const bool tf = cfg.data_loader == DataLoader::kTensorFlow;
-  if (!tf && s->access_pattern == "dlio" && !s->s3) return;
+  if (!tf && s->access_pattern == "dlio") return;
   s->warnings.push_back(
       std::string("reader.preprocess_time is not applied: ") +
       (tf ? "DLIO's TensorFlow reader does not call preprocess (DLIO makes no such wait either)"
-          : s->s3 ? "the S3 engine does not make the per-sample wait"
-                 : "the per-sample wait is made by DLIO's access pattern only, and this run reads coalesced (" +
-                       s->access_reason + "): its AU does not include it"));
+          : "the per-sample wait is made by DLIO's access pattern only, and this run reads coalesced (" +
+                s->access_reason + "): its AU does not include it"));
 }
 
 // TensorFlow's ParallelInterleave reads cycle_length (read_threads) files, each on a thread of its own, and 2 x
@@ -178,6 +177,7 @@ Status OpenS3Engine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) 
     lanes.lanes = static_cast<uint32_t>(opt.accelerators) * workers;
     lanes.lane_capacity = 2 * std::max<uint64_t>(1, cfg.batches_in_flight) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
     lanes.part_size = cfg.s3_part_size;
+    lanes.preprocess = cfg.preprocess_time;
     lanes.object_sizes.assign(s->file_table->size(), 0);  // the listing's sizes: the CRT's parts follow them
     for (size_t i = 0; i < lanes.object_sizes.size(); ++i) {
       if (auto it = s->s3->sizes.find(s->file_table->path(i)); it != s->s3->sizes.end()) lanes.object_sizes[i] = it->second;

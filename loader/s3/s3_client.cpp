@@ -126,7 +126,7 @@ struct S3Client::Impl {
   std::atomic<bool> sleeping{false};  // a Serve loop waits in curl_multi_poll for work
 
   void Loop(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done,
-            const std::atomic<bool>* stop);
+            const std::atomic<bool>* stop, const std::function<int64_t()>* due_ms = nullptr);
   struct Pass;  // one Loop call's state and steps
 
   ~Impl() {
@@ -304,8 +304,8 @@ void S3Client::RunStream(const std::function<S3Request*()>& next, const std::fun
 }
 
 void S3Client::Serve(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done,
-                     const std::atomic<bool>& stop) {
-  impl_->Loop(next, done, &stop);
+                     const std::atomic<bool>& stop, const std::function<int64_t()>* due_ms) {
+  impl_->Loop(next, done, &stop, due_ms);
 }
 
 void S3Client::Wakeup(bool always) {
@@ -324,6 +324,7 @@ struct S3Client::Impl::Pass {
   const std::function<S3Request*()>& next;
   const std::function<void(S3Request&)>& done;
   const std::atomic<bool>* stop;  // serving until set; nullptr: run until the source is empty
+  const std::function<int64_t()>* due_ms;  // serving: ms until the source has work of its own (Serve's due_ms), or null
   std::deque<S3Request*> ready;   // retries whose backoff is over
   std::vector<Retry> retries;
   std::vector<Slot*> free_slots;
@@ -387,12 +388,15 @@ struct S3Client::Impl::Pass {
     if (retries.empty() && ready.empty()) {
       if (stop == nullptr || stop->load(std::memory_order_acquire)) return Idle::kEnd;
       if (TakeOneBeforeSleeping()) return Idle::kGo;
-      curl_multi_poll(m.multi, nullptr, 0, 1000, nullptr);
+      curl_multi_poll(m.multi, nullptr, 0, PollMs(1000), nullptr);
       m.sleeping.store(false, std::memory_order_relaxed);
       return Idle::kAgain;
     }
     auto wake = retries.front().at;  // only retries waiting out their backoff
     for (const auto& r : retries) wake = std::min(wake, r.at);
+    if (const int64_t due = due_ms != nullptr ? (*due_ms)() : -1; due >= 0) {
+      wake = std::min(wake, Clock::now() + std::chrono::milliseconds(due));
+    }
     std::this_thread::sleep_until(wake);
     return Idle::kAgain;
   }
@@ -422,14 +426,21 @@ struct S3Client::Impl::Pass {
   void Poll() {
     const bool wakeable = stop != nullptr && !free_slots.empty();
     if (wakeable && TakeOneBeforeSleeping()) return;
-    curl_multi_poll(m.multi, nullptr, 0, 50, nullptr);
+    curl_multi_poll(m.multi, nullptr, 0, PollMs(50), nullptr);
     if (wakeable) m.sleeping.store(false, std::memory_order_relaxed);
+  }
+
+  // A poll's longest wait: `most`, or less where the source has work due sooner (0: none in a millisecond).
+  int PollMs(int most) const {
+    if (due_ms == nullptr) return most;
+    const int64_t due = (*due_ms)();
+    return due < 0 ? most : static_cast<int>(std::min<int64_t>(most, due));
   }
 };
 
 void S3Client::Impl::Loop(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done,
-                          const std::atomic<bool>* stop) {
-  Pass p{*this, next, done, stop, {}, {}, {}, 0, false};
+                          const std::atomic<bool>* stop, const std::function<int64_t()>* due_ms) {
+  Pass p{*this, next, done, stop, due_ms, {}, {}, {}, 0, false};
   for (auto& s : slots) p.free_slots.push_back(&s);
   for (;;) {
     p.PromoteDueRetries();

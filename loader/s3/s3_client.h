@@ -67,9 +67,10 @@ class S3Client {
   void RunStream(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done);
   // Server form for an engine thread: like RunStream, but next() returning nullptr means "nothing now": the loop
   // then sleeps in curl_multi_poll until Wakeup() or a transfer needs it, and returns only once *stop is set
-  // and nothing is left in flight.
+  // and nothing is left in flight. `due_ms`, if given, says in how many ms next() will have work without a
+  // Wakeup (a timer of the caller's: -1 none); the loop's sleeps end by then.
   void Serve(const std::function<S3Request*()>& next, const std::function<void(S3Request&)>& done,
-             const std::atomic<bool>& stop);
+             const std::atomic<bool>& stop, const std::function<int64_t()>* due_ms = nullptr);
   // Wakes a sleeping Serve loop (thread-safe; a no-op, without a syscall, when it is not sleeping). Callers that
   // publish work first and then call this need a seq_cst fence in between (the loop re-checks next() after
   // announcing that it sleeps).

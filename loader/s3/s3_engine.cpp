@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <functional>
+#include <optional>
 
 #include "loader/io/request_ring.h"
 
@@ -59,6 +61,15 @@ struct S3Engine::Loop {
   uint64_t ready_head = 0, ready_count = 0;
   AlignedBuffer scratch;
   std::vector<Op*> parting;  // lane samples whose first part answered, with parts still to send
+  // reader.preprocess_time (S3LaneOptions::preprocess): its draws, and the lane samples whose object is in, waiting
+  // out theirs before they complete (at most one per lane; reserved at set-up).
+  struct Waiting {
+    int64_t until_ns;
+    Op* op;
+  };
+  std::optional<TimeDraw> preprocess;
+  std::vector<Waiting> waiting;
+  std::function<int64_t()> due_ms;  // Serve's: ms until the first wait ends (-1: none)
 
   // Serve's two callbacks and their parts, on this loop's thread (`e` is the engine, `index` this loop's number).
   S3Request* Next(S3Engine& e, size_t index);    // the next GET to start, or nullptr
@@ -74,6 +85,9 @@ struct S3Engine::Loop {
   void Ready(uint32_t lane);
   void LaneIdle(uint32_t lane);
   void Finish(S3Engine& e, size_t index, Op* op, const char* data);
+  // A lane sample whose GETs all ended: its preprocess wait starts, or it completes and its lane takes its next.
+  void LaneDone(S3Engine& e, size_t index, Op* op);
+  void EndWaits(S3Engine& e, size_t index);  // the waits that are over: their samples complete
   // An injected short read or EAGAIN: the part's rest is fetched again (true), as a file engine reads the remainder.
   bool Refetch(S3Engine& e, Part* p, int64_t n);
   // What a GET that arrived says of its sample: the bytes counted, faults applied, a read error or a truncation.
@@ -112,6 +126,17 @@ Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const 
       for (auto& l : loop->lanes) l.queue = RequestRing(lanes.lane_capacity);
       loop->ready.resize(std::max<size_t>(1, local_lanes));
       loop->scratch = AlignedBuffer(e->options_.transfer_size);
+      if (TimeDraw draw(lanes.preprocess, 0x5eed5ULL + i); !draw.zero()) {
+        loop->preprocess.emplace(draw);
+        loop->waiting.reserve(local_lanes);
+        Loop* raw = loop.get();
+        loop->due_ms = [raw] {
+          if (raw->waiting.empty()) return int64_t{-1};
+          int64_t first = raw->waiting.front().until_ns;
+          for (const Loop::Waiting& w : raw->waiting) first = std::min(first, w.until_ns);
+          return std::max<int64_t>(0, (first - NowNs() + 999999) / 1000000);
+        };
+      }
     }
     e->loops_.push_back(std::move(loop));
   }
@@ -178,7 +203,8 @@ void S3Engine::Sent() {
 }
 
 void S3Engine::Serve(Loop& loop, size_t index) {
-  loop.client->Serve([&] { return lanes_.lanes > 0 ? loop.NextLane(*this, index) : loop.Next(*this, index); }, [&](S3Request& r) { loop.Done(*this, index, r); }, stopping_);
+  loop.client->Serve([&] { return lanes_.lanes > 0 ? loop.NextLane(*this, index) : loop.Next(*this, index); },
+                     [&](S3Request& r) { loop.Done(*this, index, r); }, stopping_, loop.due_ms ? &loop.due_ms : nullptr);
 }
 
 S3Request* S3Engine::Loop::Issue(S3Engine& e, Part* p, Op* op, uint64_t at, uint64_t len) {
@@ -267,7 +293,40 @@ S3Request* S3Engine::Loop::NextPart(S3Engine& e) {
   return nullptr;
 }
 
+void S3Engine::Loop::LaneDone(S3Engine& e, size_t index, Op* op) {
+  const uint32_t lane = op->lane;
+  op->lane = kNoLane;
+  if (preprocess && op->status.ok()) {
+    if (const int64_t ns = static_cast<int64_t>(preprocess->Next() * 1e9); ns > 0) {
+      if (e.options_.stats != nullptr) op->t0 += ns;  // the wait is not the GETs' latency (Finish records it)
+      op->lane = lane;
+      waiting.push_back({NowNs() + ns, op});
+      return;
+    }
+  }
+  Finish(e, index, op, nullptr);
+  LaneIdle(lane);
+}
+
+void S3Engine::Loop::EndWaits(S3Engine& e, size_t index) {
+  const int64_t now = NowNs();
+  for (size_t i = 0; i < waiting.size();) {
+    if (waiting[i].until_ns > now) {
+      ++i;
+      continue;
+    }
+    Op* op = waiting[i].op;
+    waiting[i] = waiting.back();
+    waiting.pop_back();
+    const uint32_t lane = op->lane;
+    op->lane = kNoLane;
+    Finish(e, index, op, nullptr);
+    LaneIdle(lane);
+  }
+}
+
 S3Request* S3Engine::Loop::NextLane(S3Engine& e, size_t index) {
+  if (!waiting.empty()) EndWaits(e, index);
   if (S3Request* r = TakeRedo(e)) return r;
   if (S3Request* r = NextPart(e)) return r;
   ReadRequest in;
@@ -413,10 +472,11 @@ void S3Engine::Loop::Done(S3Engine& e, size_t index, S3Request& r) {
   const bool single = p->at == 0 && r.range_length == op->req.extent.length;
   const char* data = op->lane != kNoLane ? nullptr : op->req.dest != nullptr ? op->req.dest : (single ? p->buffer : nullptr);
   if (op->pending == 0 && op->issued == op->end) {
-    const uint32_t lane = op->lane;
-    op->lane = kNoLane;
-    Finish(e, index, op, data);
-    if (lane != kNoLane) LaneIdle(lane);
+    if (op->lane != kNoLane) {
+      LaneDone(e, index, op);
+    } else {
+      Finish(e, index, op, data);
+    }
   }
   free_parts.push_back(p);
 }

@@ -16,6 +16,7 @@
 #include "loader/io/io_engine.h"
 #include "loader/io/mpmc_queue.h"
 #include "loader/s3/s3_dataset.h"
+#include "loader/util/time_draw.h"
 
 namespace feedrate {
 
@@ -29,6 +30,10 @@ struct S3LaneOptions {
   uint64_t lane_capacity = 64;  // requests one lane may have queued; past it a request fails at once, naming the lane
   uint64_t part_size = 8 << 20;
   std::vector<uint64_t> object_sizes;  // by file index (the listing's); 0 or missing: one GET without a Range
+  // reader.preprocess_time: after a sample's object is in, its lane waits a draw of this (a timer of the loop: no
+  // thread sleeps) before the sample completes and the lane takes its next, as DLIO's worker sleeps in
+  // FormatReader.preprocess.
+  TimeDistribution preprocess;
 };
 
 class S3Engine final : public IoEngine {

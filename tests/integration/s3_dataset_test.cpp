@@ -120,6 +120,28 @@ TEST(S3Dataset, DlioPatternIsOneWholeObjectGetPerSample) {
   EXPECT_EQ(bytes["dlio"], bytes["parts"]);
 }
 
+// reader.preprocess_time on S3 (DLIO's S3 readers call it as the file readers do): each lane waits it after its
+// object is in, before its next. 4 samples a batch x 50 ms a worker, 2 workers, 50 ms compute: AU = 50%.
+TEST(S3Dataset, PreprocessTimeIsAWaitPerSampleInEachWorker) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  const std::string url = "s3://" + Bucket("preprocess") + "/sets/unet";
+  const std::string shape = " -w unet3d_h100 --param dataset.num_files_train=32 --param dataset.record_length_bytes=65536"
+                            " --param dataset.record_length_bytes_stdev=0 --param train.computation_time=0.05"
+                            " --param reader.batch_size=4 --param reader.read_threads=2 --param train.epochs=1";
+  ASSERT_EQ(Sh(srv.Env() + Feedrate("datagen" + shape + S3Args(srv, url))).code, 0);
+  auto run = Sh(srv.Env() + Feedrate("run" + shape + S3Args(srv, url) + " --param reader.preprocess_time=0.05 -n 1"
+                                     " --results-dir " + (dir / "r") + " 2>&1"));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  const auto j = ReadJson(dir / "r/summary.json");
+  EXPECT_EQ(j["feedrate"]["access_pattern"], "dlio") << run.output;
+  // At most 50% plus the first step's head start; lower where the GETs themselves take long (a sanitizer build).
+  const double au = j["metric"]["train_au_mean_percentage"].get<double>();
+  EXPECT_GE(au, 35) << run.output;
+  EXPECT_LE(au, 62) << run.output;  // without the wait: 80-99% on this shape
+  EXPECT_EQ(run.output.find("preprocess_time is not applied"), std::string::npos) << run.output;
+}
+
 // HDF5 objects: libhdf5 reads their metadata through the ByteSource driver (ranged GETs); the rows come from
 // where the library says they lie, the same bytes as from the files.
 TEST(S3Dataset, Hdf5ThroughTheSourceDriver) {
