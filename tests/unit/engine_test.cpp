@@ -379,6 +379,50 @@ TEST(DlioEngine, ARingThatFailsForGoodFailsEveryRequest) {
       2);
 }
 
+// reader.preprocess_time: each sample of a lane waits it after its reads, so one lane's 4 samples take 4 waits;
+// 4 lanes' waits run at once on one I/O thread (a timeout each, no thread asleep). Bounds, not timings: a lane
+// cannot finish sooner than its waits, and 4 lanes on 1 thread finish well before 4 waits one after another.
+TEST(DlioEngine, PreprocessWaitsAfterEachSampleOfALane) {
+  struct WholeExtent final : ReadPlanner {
+    void Plan(const ReadRequest& r, uint64_t, uint64_t, std::vector<AccessRead>* out) const override {
+      out->assign(1, AccessRead{r.extent.offset, r.extent.length});
+    }
+    uint64_t MaxReads() const override { return 1; }
+  } planner;
+  test::TempDir dir;
+  test::WriteFile(dir / "f", std::string(8192, 'p'));
+  auto table = FileTable::Create({dir / "f"}, false);
+  ASSERT_TRUE(table.ok());
+  for (const uint32_t lanes : {1u, 4u}) {
+    SCOPED_TRACE(lanes);
+    DlioEngineOptions d;
+    d.lanes = lanes;
+    d.lane_capacity = 8;
+    d.preprocess.mean = 0.2;
+    EngineOptions o;
+    o.threads = 1;
+    auto engine = DlioEngine::Create(*table, o, d, planner);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    test::Collector done(4);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (uint64_t k = 0; k < 4; ++k) {
+      ReadRequest r{{0, k * 2048, 2048}, nullptr, &done, k};
+      r.lane = static_cast<uint32_t>(k % lanes);
+      (*engine)->Submit(r);
+    }
+    done.Wait();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (uint64_t k = 0; k < 4; ++k) {
+      ASSERT_TRUE(done.status_[k].ok()) << done.status_[k].ToString();
+      EXPECT_EQ(done.bytes_[k], 2048u);
+    }
+    EXPECT_GE(s, lanes == 1 ? 0.8 : 0.2);  // every sample completes after its wait
+    if (lanes == 4) {
+      EXPECT_LT(s, 0.7);  // the 4 lanes' waits overlap on the one thread
+    }
+  }
+}
+
 // One truth for the engine's numbers: what ResolveEngineOptions returns is what the engines, the memory check,
 // coalescing and retained batches use (run.cpp used the unrounded O_DIRECT transfer size in three places).
 TEST(EngineOptions, ResolvedOnceForEveryUser) {

@@ -247,7 +247,9 @@ TEST(Report, CompletedRecordsOldAndNewNeedTheirMetrics) {
     const bool completed = std::string(status) == "missed_au" || std::string(status) == "fail" || std::string(status) == "success";
     auto in = LoadResultDir(d);
     EXPECT_EQ(in.ok(), !completed) << status << ": " << in.status().ToString();
-    if (completed) EXPECT_NE(in.status().ToString().find("train_au_mean_percentage"), std::string::npos) << in.status().ToString();
+    if (completed) {
+      EXPECT_NE(in.status().ToString().find("train_au_mean_percentage"), std::string::npos) << in.status().ToString();
+    }
   }
   EXPECT_TRUE(CompletedStatus(kStatusMissedAu) && CompletedStatus("fail") && !CompletedStatus(kStatusFailed));
 }
