@@ -8,6 +8,7 @@
 #include "emulator/host/sysinfo.h"
 #include "loader/format/dlio_planner.h"
 #include "loader/io/dlio_engine.h"
+#include "loader/io/page_cache.h"
 #include "loader/s3/s3_engine.h"
 
 namespace feedrate {
@@ -117,6 +118,14 @@ void AssignFileLanes(uint64_t read_threads, uint32_t lanes, Setup* s) {
   if (s->eval_sampler) s->eval_sampler->TfFileLanes(lanes, s->eval_id_offset / spf, &s->file_lanes);
 }
 
+// A FUSE mount read through the client's page cache (probed on the first file at set-up: one 1-byte read, its page
+// dropped again): the DlioEngine's reads go straight to io-wq there (DlioEngineOptions::async_reads says why).
+bool CachedFuse(const FileTable& files) {
+  if (files.size() == 0 || FileSystemType(files.path(0)) != "fuse") return false;
+  auto cached = ReadsFillPageCache(files.path(0));
+  return cached.ok() && *cached;
+}
+
 // The DlioEngine: one lane per DataLoader worker of each accelerator (read_threads; 1 when DLIO reads in the
 // main process), a few I/O threads (one per CPU) driving them all through io_uring.
 Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) {
@@ -141,6 +150,7 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   d.lane_capacity = 2 * std::max<uint64_t>(1, depth) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
   d.chunk = std::max<uint64_t>({cfg.transfer_size, uint64_t{1} << 20, streams ? cfg.tf_buffer_size : uint64_t{0}});  // a fill: one read
   if (!streams) d.preprocess = cfg.preprocess_time;
+  d.async_reads = CachedFuse(*s->file_table);
   EngineOptions eo = s->engine_options;
   eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, DlioEngine::Create(*s->file_table, eo, d, *s->planner));

@@ -309,10 +309,12 @@ struct DlioEngine::Worker {
     const uint64_t size = l.stx.stx_size;
     if (l.piece_off[slot] >= size && size > 0) {
       io_uring_prep_read(sqe, l.fd, scratch.data(), 1, size - 1);
+      if (engine->dlio_.async_reads) io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
       io_uring_sqe_set_data64(sqe, Tag(li, slot | kEofProbe));
       return;
     }
     io_uring_prep_read(sqe, l.fd, dst, static_cast<unsigned>(l.piece_len[slot]), l.piece_off[slot]);
+    if (engine->dlio_.async_reads) io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
     io_uring_sqe_set_data64(sqe, Tag(li, slot));
   }
 
@@ -565,8 +567,8 @@ Result<std::unique_ptr<DlioEngine>> DlioEngine::Create(const FileTable& files, c
     return eng->workers_[i]->Setup((eng->dlio_.lanes + threads - 1 - i) / threads);  // lanes i, i + threads, ...
   };
   FEEDRATE_RETURN_IF_ERROR(StartRingThreads(threads, setup, [eng](size_t i) { eng->workers_[i]->Run(); }, &e->threads_));
-  e->setup_ = std::to_string(threads) + " I/O threads, " + std::to_string(e->dlio_.lanes) + " lanes; " +
-              e->workers_.front()->setup_description;
+  e->setup_ = std::to_string(threads) + " I/O threads, " + std::to_string(e->dlio_.lanes) + " lanes" +
+              (e->dlio_.async_reads ? ", reads straight to io-wq" : "") + "; " + e->workers_.front()->setup_description;
   return e;
 }
 

@@ -142,6 +142,20 @@ Result<Residency> ProbeFileResidency(const std::string& path) {
   return r;
 }
 
+Result<bool> ReadsFillPageCache(const std::string& path) {
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
+  FEEDRATE_ASSIGN_OR_RETURN(auto before, ProbeResidency(fd.get(), 0, 1));
+  if (before.resident_bytes > 0) return true;  // only a cached read puts a page there
+  char byte = 0;
+  const ssize_t n = ::pread(fd.get(), &byte, 1, 0);
+  if (n < 0) return Status::Errno(path + ": read failed at offset 0", errno);
+  if (n == 0) return false;  // an empty file says nothing
+  FEEDRATE_ASSIGN_OR_RETURN(auto after, ProbeResidency(fd.get(), 0, 1));
+  if (after.resident_bytes == 0) return false;
+  (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);  // leave the cache as it was
+  return true;
+}
+
 Status EvictFromPageCache(const std::string& path, bool flush_first) {
   FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(path));
   if (flush_first && ::fdatasync(fd.get()) != 0 && errno != EINVAL) {

@@ -45,6 +45,11 @@ Result<Residency> ProbeResidency(const std::string& path, uint64_t offset, uint6
 // The whole file.
 Result<Residency> ProbeFileResidency(const std::string& path);
 
+// Whether reads of `path` go through the client's page cache (a FUSE server may open a file direct_io): its first
+// byte is read once (one request to the storage) and its page looked up; a page the read brought in is dropped
+// again. True when that page was already resident; false for an empty file.
+Result<bool> ReadsFillPageCache(const std::string& path);
+
 // Asks the kernel to drop `path`'s clean pages from the page cache (posix_fadvise POSIX_FADV_DONTNEED). With
 // `flush_first`, dirty pages are written back first (fdatasync), since DONTNEED leaves dirty pages in place:
 // a dataset generated moments ago is still dirty. Pages of tmpfs/shmem files are their storage and stay.

@@ -253,6 +253,8 @@ TEST(Latency, AuFollowsTheRequestArithmetic) {
                                 " --param reader.batch_size=4 --param reader.read_threads=2 --param train.epochs=1"
                                 " --param train.computation_time=0.1 --param feedrate.access_pattern=dlio -n 1 --results-dir " + (c.dir / "r"));
   ASSERT_TRUE(m.code == 0 || m.code == 3) << m.output;
+  const std::string engine = ReadJson(c.dir / "r/summary.json")["feedrate"]["engine_detail"];
+  EXPECT_EQ(engine.find("reads straight to io-wq"), std::string::npos) << engine;  // direct_io: inline reads
   const double expect = 100 * std::min(1.0, compute * workers / (batch * per_sample));
   EXPECT_NEAR(m.au_pct, expect, 10) << "requests per sample " << requests;
 }
@@ -307,6 +309,9 @@ TEST(Latency, SetUpLeavesNothingInThePageCacheForTraining) {
                                   " --cache " + (drop ? "drop-once" : "keep") + " --results-dir " + (c.dir / ("r" + std::to_string(drop))));
     ASSERT_TRUE(m.code == 0 || m.code == 3) << m.output;
     reads[drop] = m.training.reads;
+    // A FUSE mount read through the page cache: the reads go straight to io-wq (DlioEngineOptions::async_reads).
+    const std::string engine = ReadJson(c.dir / ("r" + std::to_string(drop)) + "/summary.json")["feedrate"]["engine_detail"];
+    EXPECT_NE(engine.find("reads straight to io-wq"), std::string::npos) << engine;
   }
   EXPECT_GT(reads[1], 32u * 4);  // a 512 KiB file is more than 4 requests through 128 KiB readahead
   EXPECT_NEAR(static_cast<double>(reads[0]), static_cast<double>(reads[1]), 0.03 * static_cast<double>(reads[1]));

@@ -49,6 +49,22 @@ TEST(PageCache, ResidencyAfterReadAndAfterEviction) {
   EXPECT_EQ(ProbeResidency(path, 1 << 20, 1 << 20)->resident_bytes, 0u);
 }
 
+// The probe behind the DLIO engine's choice for FUSE (run_engine.cpp CachedFuse): a disk file's reads fill the
+// page cache, and the page its one read brought in is dropped again; an empty file says no.
+TEST(PageCache, ReadsFillPageCacheProbesAndLeavesTheCacheAsItWas) {
+  test::TempDir dir("/var/tmp");
+  ASSERT_EQ(FileSystemType(dir.path()).find("tmpfs"), std::string::npos) << "/var/tmp must be on a disk";
+  const std::string path = WriteDiskFile(dir);
+  ASSERT_TRUE(EvictFromPageCache(path, true).ok());
+  auto cached = ReadsFillPageCache(path);
+  ASSERT_TRUE(cached.ok()) << cached.status().ToString();
+  EXPECT_TRUE(*cached);
+  EXPECT_EQ(ProbeResidency(path, 0, 4096)->resident_bytes, 0u);
+  test::WriteFile(dir / "empty", "");
+  EXPECT_FALSE(*ReadsFillPageCache(dir / "empty"));
+  EXPECT_NE(ReadsFillPageCache(dir / "absent").status().ToString().find("absent"), std::string::npos);
+}
+
 // Set-up's index reads leave the page cache as they found them (DLIO reads nothing before training): a cold file
 // is cold again once indexed, a cached one stays cached. indexed_binary: its .idx files and the data file's size.
 TEST(PageCache, IndexingAFileLeavesItsPagesAsTheyWere) {
