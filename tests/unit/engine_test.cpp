@@ -360,14 +360,17 @@ TEST(Engines, RingThatFailsForGoodFailsEveryRequestInsteadOfSpinning) {
       1);
 }
 
+// A DlioEngine planner of one read per extent.
+struct WholeExtent final : ReadPlanner {
+  void Plan(const ReadRequest& r, uint64_t, uint64_t, std::vector<AccessRead>* out) const override {
+    out->assign(1, AccessRead{r.extent.offset, r.extent.length});
+  }
+  uint64_t MaxReads() const override { return 1; }
+};
+
 // The DLIO engine: it used to end the process with abort().
 TEST(DlioEngine, ARingThatFailsForGoodFailsEveryRequest) {
-  struct WholeExtent final : ReadPlanner {
-    void Plan(const ReadRequest& r, uint64_t, uint64_t, std::vector<AccessRead>* out) const override {
-      out->assign(1, AccessRead{r.extent.offset, r.extent.length});
-    }
-    uint64_t MaxReads() const override { return 1; }
-  } planner;
+  const WholeExtent planner;
   ExpectEveryRequestFailsOnABrokenRing(
       [&planner](const FileTable& table) -> Result<std::unique_ptr<IoEngine>> {
         DlioEngineOptions d;
@@ -383,12 +386,7 @@ TEST(DlioEngine, ARingThatFailsForGoodFailsEveryRequest) {
 // 4 lanes' waits run at once on one I/O thread (a timeout each, no thread asleep). Bounds, not timings: a lane
 // cannot finish sooner than its waits, and 4 lanes on 1 thread finish well before 4 waits one after another.
 TEST(DlioEngine, PreprocessWaitsAfterEachSampleOfALane) {
-  struct WholeExtent final : ReadPlanner {
-    void Plan(const ReadRequest& r, uint64_t, uint64_t, std::vector<AccessRead>* out) const override {
-      out->assign(1, AccessRead{r.extent.offset, r.extent.length});
-    }
-    uint64_t MaxReads() const override { return 1; }
-  } planner;
+  const WholeExtent planner;
   test::TempDir dir;
   test::WriteFile(dir / "f", std::string(8192, 'p'));
   auto table = FileTable::Create({dir / "f"}, false);
