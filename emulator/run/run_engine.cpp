@@ -43,7 +43,7 @@ const char* NoPatternReason(DataFormat format) {
 }
 
 // reader.preprocess_time: a wait per sample in each DataLoader worker, which only the DlioEngine's lanes make.
-bool HasPreprocess(const WorkloadConfig& cfg) { return !TimeDraw(cfg.preprocess_time, 0).zero(); }
+bool HasPreprocess(const WorkloadConfig& cfg) { return !TimeDraw::AlwaysZero(cfg.preprocess_time); }
 
 // Where the run does not make DLIO's preprocess wait, it says so (DLIO's TFReader never calls it; the coalesced
 // engines have no DataLoader workers to wait in).

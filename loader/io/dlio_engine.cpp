@@ -482,7 +482,9 @@ struct DlioEngine::Worker {
       case kStat: return OnStat(li, res);
       case kRead: return OnRead(li, static_cast<uint32_t>(tag & 0xff), res);  // slot, and kEofProbe
       case kPreprocess:  // a timeout's end: -ETIME
-        if (res < 0 && res != -ETIME && lanes[li].error.ok()) lanes[li].error = Status::Errno("preprocess wait failed", -res);
+        if (res < 0 && res != -ETIME && lanes[li].error.ok()) {
+          lanes[li].error = Status::Errno(std::string(PathOf(lanes[li])) + ": the reader.preprocess_time wait failed", -res);
+        }
         return Close(li);
       case kClose:
         if (res < 0 && lanes[li].error.ok()) lanes[li].error = Status::Errno(std::string(PathOf(lanes[li])) + ": close failed", -res);

@@ -28,6 +28,7 @@ class TimeDraw {
   TimeDraw(const TimeDistribution& t, uint64_t seed) : t_(t), kind_(KindOf(t)), rng_(seed) {}
   // True where every draw is 0 (nothing to wait for).
   bool zero() const { return kind_ == Kind::kConstant && t_.mean <= 0; }
+  static bool AlwaysZero(const TimeDistribution& t) { return KindOf(t) == Kind::kConstant && t.mean <= 0; }
   double Next() {
     switch (kind_) {
       case Kind::kNormal: return std::fabs(std::normal_distribution<double>(t_.mean, t_.stdev)(rng_));
