@@ -1,0 +1,340 @@
+// DlioEngine's lanes: one DataLoader worker's sample as its reader's calls (openat, statx, the planned reads, a
+// preprocess wait, close), each prepared when the one before completes; TensorFlow's streams ride the same chain.
+#include <fcntl.h>
+#include <liburing.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <string>
+
+#include "loader/io/dlio_worker.h"
+
+namespace feedrate {
+
+using namespace dlio_detail;  // NOLINT: the engine's own constants and lane
+
+// A queued request becomes the lane's sample: its open (or, for a table descriptor, its statx).
+void DlioEngine::Worker::Start(size_t li) {
+  Lane& l = lanes[li];
+  l.req = l.queue.Pop();
+  l.active = true;
+  ++active;
+  l.bytes = 0;
+  l.preprocess_ns = 0;
+  l.error = ring_error;  // Ok unless the ring failed for good: then the sample fails at once
+  l.plan.clear();
+  l.op = 0;
+  if (!ring_error.ok()) {
+    l.fd = -1;
+    l.own_fd = false;
+    return Finish(li);
+  }
+  if (engine->options_.stats != nullptr) l.start_ns = NowNs();
+  if (engine->planner_.StreamsFiles()) return StartStream(li);
+  Open(li);
+}
+
+// The request's file: the table's descriptor (then statx), or openat.
+void DlioEngine::Worker::Open(size_t li) {
+  Lane& l = lanes[li];
+  const FileTable& files = engine->files_;
+  if (int fd = files.open_fd(l.req.extent.file); fd >= 0) {
+    l.fd = fd;
+    l.own_fd = false;
+    return Stat(li);
+  }
+  l.phase = kOpen;
+  l.own_fd = true;
+  io_uring_sqe* sqe = Sqe();
+  io_uring_prep_openat(sqe, AT_FDCWD, files.path(l.req.extent.file), O_RDONLY | O_CLOEXEC | files.open_flags(), 0);
+  io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);  // see kMetadataAsync
+  io_uring_sqe_set_data64(sqe, Tag(li));
+}
+
+// A streaming reader's request (ReadPlanner::StreamsFiles). The lane's stream goes on where the request is its
+// file's in this pass. Else, within a pass, the stream's file is first read through to its end, as TensorFlow's
+// interleave reads a file through before its slot takes the next, whatever order tf.data's shuffle buffer hands
+// the records on in; a record of the file the lane read through needs no read. Then the new file's stream opens.
+void DlioEngine::Worker::StartStream(size_t li) {
+  Lane& l = lanes[li];
+  const bool same_pass = l.streaming && l.stream_pass == l.req.pass;
+  if (same_pass && l.stream_file == l.req.extent.file) return Resume(li);
+  if (l.done_pass == l.req.pass && l.done_file == l.req.extent.file) return Finish(li);
+  if (same_pass && l.stream_next != kStreamEnded && l.stream_fd >= 0) return ReadThrough(li);
+  OpenStream(li);
+}
+
+// The stream's file to its end: its remaining fills (the record asked for waits until they are in).
+void DlioEngine::Worker::ReadThrough(size_t li) {
+  Lane& l = lanes[li];
+  TakeStreamFd(l);
+  l.switching = true;
+  ReadRequest rest = l.req;
+  rest.extent = {l.stream_file, l.stx.stx_size, 0};
+  engine->planner_.PlanStream(rest, l.stx.stx_size, &l.stream_next, &l.plan);
+  StartPlan(li);
+}
+
+// The stream's descriptor becomes the lane's call's (owned as the stream owned it).
+void DlioEngine::Worker::TakeStreamFd(Lane& l) {
+  l.fd = l.stream_fd;
+  l.own_fd = l.stream_owned;
+  l.stream_fd = -1;
+}
+
+// The lane's planned reads, from the first.
+void DlioEngine::Worker::StartPlan(size_t li) {
+  Lane& l = lanes[li];
+  l.op = 0;
+  l.pieces_inflight = 0;
+  l.piece_used = 0;
+  BeginRead(l);
+  NextRead(li);
+}
+
+// A new stream at offset 0 of the request's file; the lane's last one, if still open, is left (its close goes
+// now, no sample waiting on it).
+void DlioEngine::Worker::OpenStream(size_t li) {
+  Lane& l = lanes[li];
+  if (l.stream_fd >= 0 && l.stream_owned) {
+    io_uring_sqe* sqe = Sqe();
+    io_uring_prep_close(sqe, l.stream_fd);
+    io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+    io_uring_sqe_set_data64(sqe, Tag(li, kDetachedClose));
+  }
+  l.stream_fd = -1;
+  l.streaming = true;
+  l.stream_file = l.req.extent.file;
+  l.stream_pass = l.req.pass;
+  l.stream_next = 0;
+  if (l.stream_state) engine->planner_.StreamReset(l.stream_state.get());
+  Open(li);
+}
+
+// The lane's stream goes on: no open or statx (the size is the one read at the open); once the stream met the
+// end there is no descriptor and nothing more to read.
+void DlioEngine::Worker::Resume(size_t li) {
+  Lane& l = lanes[li];
+  TakeStreamFd(l);
+  if (l.req.probe_residency && l.fd >= 0) l.req.target->BeforeRead(l.req, l.fd);
+  l.phase = kStat;
+  OnStat(li, 0);
+}
+
+// fstat after the open, as Python's open() does: the size and block size the reader's calls follow.
+void DlioEngine::Worker::Stat(size_t li) {
+  Lane& l = lanes[li];
+  if (l.req.probe_residency) l.req.target->BeforeRead(l.req, l.fd);
+  l.phase = kStat;
+  io_uring_sqe* sqe = Sqe();
+  io_uring_prep_statx(sqe, l.fd, "", AT_EMPTY_PATH, STATX_SIZE | STATX_BLOCKS, &l.stx);
+  io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+  io_uring_sqe_set_data64(sqe, Tag(li));
+}
+
+// The planned read `op` begins: its first piece at its offset.
+void DlioEngine::Worker::BeginRead(Lane& l) {
+  l.piece_next = l.op < l.plan.size() ? l.plan[l.op].offset : 0;
+  l.op_got = 0;
+  l.op_short = false;
+}
+
+// The planned reads, one after another; a read larger than the scratch buffer goes as pieces, up to 8 at once.
+void DlioEngine::Worker::NextRead(size_t li) {
+  Lane& l = lanes[li];
+  l.phase = kRead;
+  if (l.op >= l.plan.size()) return Preprocess(li);
+  const AccessRead& a = l.plan[l.op];
+  const uint64_t end = a.offset + a.length;
+  while (l.piece_next < end && !l.op_short && l.pieces_inflight < kMaxPieces) {
+    const uint64_t len = std::min<uint64_t>(end - l.piece_next, scratch.size());
+    uint32_t slot = 0;
+    while (l.piece_used & (1u << slot)) ++slot;
+    l.piece_used = static_cast<uint8_t>(l.piece_used | (1u << slot));
+    l.piece_off[slot] = l.piece_next;
+    l.piece_len[slot] = len;
+    PrepPiece(li, slot);
+    l.pieces_inflight++;
+    l.piece_next += len;
+  }
+}
+
+// The sample's first read, when it starts the file and fits the head buffer, lands there for CheckHead.
+bool DlioEngine::Worker::IsHead(const Lane& l) {
+  return !l.streaming && l.op == 0 && l.plan[0].offset == 0 && l.plan[0].length <= kHead;
+}
+
+// A read that starts at or past the end of the file (numpy's read(1) at the end, PIL's last read) is the reader
+// meeting EOF: a synchronous read(2) there still makes the round trip to a FUSE daemon, but FUSE answers an
+// asynchronous one (io_uring's) from i_size without asking. It goes as a read of the file's last byte instead,
+// which makes the same round trip wherever DLIO's does (and is served from the cache wherever DLIO's is).
+void DlioEngine::Worker::PrepPiece(size_t li, uint32_t slot) {
+  Lane& l = lanes[li];
+  io_uring_sqe* sqe = Sqe();
+  char* dst = IsHead(l)        ? l.head_buf.get() + l.piece_off[slot]
+              : l.stream_buf ? l.stream_buf.get() + (l.piece_off[slot] - l.plan[l.op].offset)  // a checked stream
+                             : scratch.data();
+  const uint64_t size = l.stx.stx_size;
+  if (l.piece_off[slot] >= size && size > 0) {
+    io_uring_prep_read(sqe, l.fd, scratch.data(), 1, size - 1);
+    if (engine->dlio_.async_reads) io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+    io_uring_sqe_set_data64(sqe, Tag(li, slot | kEofProbe));
+    return;
+  }
+  io_uring_prep_read(sqe, l.fd, dst, static_cast<unsigned>(l.piece_len[slot]), l.piece_off[slot]);
+  if (engine->dlio_.async_reads) io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+  io_uring_sqe_set_data64(sqe, Tag(li, slot));
+}
+
+// The sample's reads are in: DLIO's worker sleeps reader.preprocess_time (FormatReader.preprocess) before the
+// on-demand close, a timeout here. Streams (TensorFlow) and failed samples go on at once.
+void DlioEngine::Worker::Preprocess(size_t li) {
+  Lane& l = lanes[li];
+  if (!preprocess || l.streaming || !l.error.ok()) return Close(li);
+  const double s = preprocess->Next();
+  l.preprocess_ns = static_cast<int64_t>(s * 1e9);
+  if (l.preprocess_ns <= 0) return Close(li);
+  l.phase = kPreprocess;
+  l.preprocess_ts.tv_sec = l.preprocess_ns / 1000000000;
+  l.preprocess_ts.tv_nsec = l.preprocess_ns % 1000000000;
+  io_uring_sqe* sqe = Sqe();
+  io_uring_prep_timeout(sqe, &l.preprocess_ts, 0, 0);
+  io_uring_sqe_set_data64(sqe, Tag(li));
+}
+
+void DlioEngine::Worker::Close(size_t li) {
+  Lane& l = lanes[li];
+  if (l.streaming) {  // a stream keeps its file until its reads meet the end; one that failed ends here
+    l.streaming = l.error.ok();
+    if (l.streaming && l.stream_next != kStreamEnded) {
+      l.stream_fd = l.fd;
+      l.stream_owned = l.own_fd;
+      return Finish(li);
+    }
+    if (l.streaming) {
+      l.done_file = l.stream_file;
+      l.done_pass = l.stream_pass;
+    }
+  }
+  if (!l.own_fd || l.fd < 0) return AfterClose(li);
+  l.phase = kClose;
+  io_uring_sqe* sqe = Sqe();
+  io_uring_prep_close(sqe, l.fd);
+  io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+  io_uring_sqe_set_data64(sqe, Tag(li));
+}
+
+// A stream read through for the request's file (ReadThrough): that file's stream opens now, unless it failed.
+void DlioEngine::Worker::AfterClose(size_t li) {
+  Lane& l = lanes[li];
+  if (!l.switching) return Finish(li);
+  l.switching = false;
+  l.fd = -1;
+  if (!l.error.ok()) return Finish(li);
+  OpenStream(li);
+}
+
+void DlioEngine::Worker::Finish(size_t li) {
+  Lane& l = lanes[li];
+  l.fd = -1;
+  l.active = false;
+  --active;
+  if (IoStats* stats = engine->options_.stats; stats != nullptr && l.error.ok()) stats->Record(index, l.bytes, NowNs() - l.start_ns - l.preprocess_ns);
+  const ReadRequest req = l.req;
+  // The sample's bytes, every one of which the planned reads covered (a whole file: its size); the reads' headers
+  // and re-reads count in device_bytes, not as sample bytes.
+  const uint64_t sample = req.extent.length == kWholeFile ? l.stx.stx_size : req.extent.length;
+  req.target->OnComplete(req.tag, l.error.ok() ? sample : 0, l.error, nullptr);
+  if (!l.queue.empty()) Start(li);
+}
+
+void DlioEngine::Worker::OnOpen(size_t li, int res) {
+  Lane& l = lanes[li];
+  if (res < 0) {
+    l.error = Status::Errno("cannot open " + std::string(PathOf(l)), -res);
+    l.fd = -1;
+    return Finish(li);
+  }
+  l.fd = res;
+  Stat(li);
+}
+
+void DlioEngine::Worker::OnStat(size_t li, int res) {
+  Lane& l = lanes[li];
+  if (res < 0) {
+    l.error = Status::Errno(std::string(PathOf(l)) + ": fstat failed", -res);
+    return Close(li);
+  }
+  const uint64_t size = l.stx.stx_size;
+  const SampleExtent& e = l.req.extent;
+  if (e.length != kWholeFile && e.offset + e.length > size) {
+    l.error = Status::Corruption(std::string(PathOf(l)) + ": file is truncated: sample extent ends at offset " +
+                                 std::to_string(e.offset + e.length) + " but data ends at offset " + std::to_string(size));
+    return Close(li);
+  }
+  if (l.streaming) {
+    engine->planner_.PlanStream(l.req, size, &l.stream_next, &l.plan);
+  } else {
+    engine->planner_.Plan(l.req, size, l.stx.stx_blksize, &l.plan);
+  }
+  StartPlan(li);
+}
+
+void DlioEngine::Worker::OnRead(size_t li, uint32_t slot, int cqe_res) {
+  Lane& l = lanes[li];
+  if (slot & kEofProbe) {  // the reader's read at EOF: it returns nothing, whatever the probe read
+    slot &= ~static_cast<uint32_t>(kEofProbe);
+    if (cqe_res > 0) device_bytes.fetch_add(static_cast<uint64_t>(cqe_res), std::memory_order_relaxed);
+    if (cqe_res >= 0) cqe_res = 0;
+  }
+  const AccessRead& a = l.plan[l.op];
+  FaultInjector* faults = engine->options_.faults;
+  const uint64_t off = l.piece_off[slot], len = l.piece_len[slot];
+  const int64_t res = faults == nullptr ? cqe_res : faults->OnRead(FileOf(l), off, len, cqe_res);
+  const uint64_t size = l.stx.stx_size;
+  if (res == -EAGAIN || res == -EINTR || (res > 0 && static_cast<uint64_t>(res) < len && off + res < size)) {
+    // Retried from where it stopped, as the Python reader's loop would: EAGAIN, EINTR or a short read before EOF.
+    requeued.fetch_add(1, std::memory_order_relaxed);
+    if (res > 0) {
+      l.op_got += static_cast<uint64_t>(res);
+      l.bytes += static_cast<uint64_t>(res);
+      device_bytes.fetch_add(static_cast<uint64_t>(res), std::memory_order_relaxed);
+      l.piece_off[slot] += static_cast<uint64_t>(res);
+      l.piece_len[slot] -= static_cast<uint64_t>(res);
+    }
+    return PrepPiece(li, slot);
+  }
+  --l.pieces_inflight;
+  l.piece_used = static_cast<uint8_t>(l.piece_used & ~(1u << slot));
+  if (res < 0) {
+    if (l.error.ok()) {
+      l.error = Status::Errno(std::string(PathOf(l)) + ": read failed at offset " + std::to_string(off), static_cast<int>(-res));
+    }
+  } else {
+    l.op_got += static_cast<uint64_t>(res);
+    l.bytes += static_cast<uint64_t>(res);
+    device_bytes.fetch_add(static_cast<uint64_t>(res), std::memory_order_relaxed);
+    if (static_cast<uint64_t>(res) < len) l.op_short = true;  // end of file, as the reader meets it
+  }
+  if (l.pieces_inflight > 0) return;
+  if (l.error.ok() && l.piece_next < a.offset + a.length && !l.op_short) return NextRead(li);  // more pieces
+  // A read that ends short of what the file held at its statx: the file shrank under the run.
+  const uint64_t expect = a.offset >= size ? 0 : std::min(a.length, size - a.offset);
+  if (l.error.ok() && l.op_got < expect) {
+    l.error = Status::Corruption(std::string(PathOf(l)) + ": file is truncated: a read at offset " +
+                                 std::to_string(a.offset) + " of " + std::to_string(expect) + " bytes returned " +
+                                 std::to_string(l.op_got));
+  }
+  if (l.error.ok() && IsHead(l)) l.error = engine->planner_.CheckHead(l.head_buf.get(), l.op_got, PathOf(l));
+  if (l.error.ok() && l.streaming && l.stream_state) {  // the stream's bytes, checked in order as they come
+    const ReadPlanner& p = engine->planner_;
+    l.error = a.offset >= size ? p.StreamEnd(l.stream_state.get(), PathOf(l))
+                               : p.StreamFeed(l.stream_state.get(), l.stream_buf.get(), l.op_got, PathOf(l));
+  }
+  if (!l.error.ok()) return Close(li);
+  ++l.op;
+  BeginRead(l);
+  NextRead(li);
+}
+
+}  // namespace feedrate
