@@ -193,7 +193,8 @@ void TrainingRun::DescribeSetup() {
                      : check == SampleCheck::kParquetDecode
                          ? "parquet: each row group's span read whole by its first row; every page of the selected column chunks decompressed and its levels and values decoded on the I/O threads, as pyarrow's read_row_group"
                      : check == SampleCheck::kImageDecode
-                         ? "image: every sample decoded to pixels on the I/O threads (libjpeg-turbo / libpng), as DLIO's PIL reader does"
+                         ? std::string("image: every sample decoded to pixels on the I/O threads (libjpeg-turbo / libpng), as DLIO's PIL reader does") +
+                               (setup_.access_pattern == "dlio" ? ", each in its DataLoader worker's sequence before that worker's next sample" : "")
                      : check == SampleCheck::kJpegSignature || check == SampleCheck::kPngSignature
                          ? "image: whole files, not opened at setup; each file's signature checked once read"
                          : "none";
@@ -354,7 +355,8 @@ void TrainingRun::Train() {
 void TrainingRun::CollectExtras(uint64_t threads) {
   extras_.threads = static_cast<unsigned>(threads);
   extras_.counters = counters_;
-  extras_.check_seconds = static_cast<double>(check_ns_.load()) / 1e9;
+  // The prefetchers' checks, and the DlioEngine's per-sample work (a decode in each lane's chain).
+  extras_.check_seconds = static_cast<double>(check_ns_.load() + counters_.sample_work_ns) / 1e9;
   extras_.train_cpu_seconds = ProcessCpuSeconds() - cpu0_;
   if (setup_.host_leader) {
     extras_.net_rx_bytes = net_rx_blocks_;

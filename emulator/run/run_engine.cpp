@@ -68,7 +68,8 @@ uint32_t TfStreams(const WorkloadConfig& cfg) {
 
 // feedrate.access_pattern: whether this run replays DLIO's reader calls (the DlioEngine), and if not, why.
 // TFRecord's frame and CRC checks run on TensorFlow's stream as its fills come (TableReadPlanner::StreamFeed), so
-// they need no record in one buffer (nor the retained batches that gave one).
+// they need no record in one buffer (nor the retained batches that gave one); feedrate.decode's image decode runs in
+// each sample's lane (TableReadPlanner::NewSampleWork), as DLIO's worker decodes before it reads its next sample.
 bool ChooseAccessPattern(const WorkloadConfig& cfg, const RunOptions& opt, FileOpenMode mode, Setup* s) {
   AccessKind kind = DlioAccessKind(cfg.format);
   if (kind == AccessKind::kTfRecord && cfg.data_loader != DataLoader::kTensorFlow) kind = AccessKind::kNone;
@@ -84,7 +85,8 @@ bool ChooseAccessPattern(const WorkloadConfig& cfg, const RunOptions& opt, FileO
                     : mode == FileOpenMode::kStream && !streams         ? "files streamed per visit (TensorFlow)"
                     : s->staging.mode != AcceleratorMemory::kHost       ? "batches staged into accelerator memory"
                     : retain || s->content != nullptr                   ? "samples checked or retained need their bytes in one buffer"
-                    : check != SampleCheck::kNone && check != SampleCheck::kJpegSignature && check != SampleCheck::kPngSignature
+                    : check != SampleCheck::kNone && check != SampleCheck::kJpegSignature && check != SampleCheck::kPngSignature &&
+                            !(check == SampleCheck::kImageDecode && (kind == AccessKind::kJpeg || kind == AccessKind::kPng))
                         ? "samples are checked or decoded on the I/O threads"
                     : IsMemoryFileSystem(FileSystemType(cfg.data_folder)) && !AskedFor(cfg, "feedrate.access_pattern") &&
                             !HasPreprocess(cfg)
@@ -155,8 +157,10 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, DlioEngine::Create(*s->file_table, eo, d, *s->planner));
   if (s->table.check == SampleCheck::kJpegSignature || s->table.check == SampleCheck::kPngSignature ||
-      s->table.check == SampleCheck::kTfRecordCrc || s->table.check == SampleCheck::kTfRecordFrame) {
-    s->head_check = s->table.check;  // the engine checks each file's first read or stream (TableReadPlanner) ...
+      s->table.check == SampleCheck::kTfRecordCrc || s->table.check == SampleCheck::kTfRecordFrame ||
+      s->table.check == SampleCheck::kImageDecode) {
+    // the engine checks each file's first read or stream, or decodes each image in its lane (TableReadPlanner) ...
+    s->head_check = s->table.check;
     s->table.check = SampleCheck::kNone;  // ... the prefetcher, which gets no bytes, checks nothing
   }
   s->lanes_per_accelerator = workers;

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <new>
+#include <string>
 
 #include "loader/format/access_pattern.h"
 #include "loader/format/image_decode.h"
@@ -12,6 +14,20 @@
 #include "loader/io/dlio_engine.h"
 
 namespace feedrate {
+
+// One I/O thread's image decoder (its libjpeg state and pixel buffer kept across samples).
+class ImageDecodeWork final : public SampleWork {
+ public:
+  Status Run(const char* data, uint64_t n, const char* path) override {
+    uint64_t pixels = 0;
+    Status st = decoder_.Decode(data, n, &pixels);
+    if (!st.ok()) return Status::Corruption(std::string(path) + ": image decode failed: " + st.message());
+    return Status::Ok();
+  }
+
+ private:
+  ImageDecoder decoder_;
+};
 
 class TableReadPlanner final : public ReadPlanner {
  public:
@@ -26,6 +42,11 @@ class TableReadPlanner final : public ReadPlanner {
     if (check_ == SampleCheck::kJpegSignature) return CheckImageSignature(DataFormat::kJpeg, data, n, path);
     if (check_ == SampleCheck::kPngSignature) return CheckImageSignature(DataFormat::kPng, data, n, path);
     return Status::Ok();
+  }
+  // feedrate.decode on images: each sample decoded in its lane's chain, as DLIO's PIL reader decodes in its worker.
+  std::unique_ptr<SampleWork> NewSampleWork() const override {
+    if (check_ != SampleCheck::kImageDecode) return nullptr;
+    return std::make_unique<ImageDecodeWork>();
   }
   void Plan(const ReadRequest& r, uint64_t file_size, uint64_t block, std::vector<AccessRead>* out) const override {
     FileLayout l = table_.LayoutOf(r.extent.file);

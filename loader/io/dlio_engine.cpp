@@ -46,6 +46,7 @@ Status DlioEngine::Worker::Setup(size_t local_lanes) {
     setup_description += ", io-wq bounded workers up to " + std::to_string(local_lanes * kMaxPieces);
   }
   scratch = AlignedBuffer(d.chunk, AlignedBuffer::kAlignment);
+  work = engine->planner_.NewSampleWork();
   if (TimeDraw draw(d.preprocess, 0x9e3779b97f4a7c15ULL + index); !draw.zero()) preprocess.emplace(draw);
   lanes.resize(local_lanes);
   for (Lane& l : lanes) {
@@ -197,6 +198,7 @@ EngineCounters DlioEngine::counters() const {
   for (const auto& w : workers_) {
     c.device_bytes += w->device_bytes.load(std::memory_order_relaxed);
     c.requeued += w->requeued.load(std::memory_order_relaxed);
+    c.sample_work_ns += w->work_ns.load(std::memory_order_relaxed);
   }
   return c;
 }

@@ -16,6 +16,17 @@
 
 namespace feedrate {
 
+// A reader's CPU work on each sample's bytes (PIL's decode, with feedrate.decode), made on the lane's I/O thread once
+// the sample's reads are in and before its preprocess wait and close: DLIO's worker decodes a sample before it reads
+// its next, so the work lengthens that worker's chain as it lengthens DLIO's. One per I/O thread, called there only
+// (it may keep state across samples).
+class SampleWork {
+ public:
+  virtual ~SampleWork() = default;
+  // The sample's bytes (the extent's, from its first); errors name `path`.
+  virtual Status Run(const char* data, uint64_t n, const char* path) = 0;
+};
+
 // What the engine asks per sample, on an I/O thread, once the file is open and its size and block size are known:
 // the read(2) calls, in order (loader/format/access_pattern.h plans them). Must be thread-safe and allocation-free
 // with `out` reserved to MaxReads().
@@ -63,6 +74,12 @@ class ReadPlanner {
     (void)path;
     return Status::Ok();
   }
+  // Per-sample work on the bytes (nullptr: none; not for streams). With it each lane keeps its sample's bytes: the
+  // planned reads that start within the sample's extent land at their place in a buffer of the lane's (grown to the
+  // largest sample and its reads, at most kMaxSampleWorkBytes, then kept); the others (headers before the extent,
+  // the read at EOF) land in the I/O thread's scratch buffer.
+  virtual std::unique_ptr<SampleWork> NewSampleWork() const { return nullptr; }
+  static constexpr uint64_t kMaxSampleWorkBytes = 1ULL << 30;
 
  protected:
   ~ReadPlanner() = default;
@@ -88,8 +105,9 @@ struct DlioEngineOptions {
 // REQUIRES: `files`, `planner` and the options' faults and stats outlive the engine; FileTable modes kPerSample or
 // kStream (the lane opens and closes the file per sample, or per stream where the planner StreamsFiles) or kOnce
 // (the table's descriptors); buffered reads only (no O_DIRECT: DLIO's readers
-// do not use it). The bytes land in a scratch buffer per I/O thread: completions carry data == nullptr, so it
-// serves runs whose samples are neither checked nor retained.
+// do not use it). The bytes land in a scratch buffer per I/O thread (or, for a planner's SampleWork, the lane's
+// buffer): completions carry data == nullptr, so it serves runs whose samples are neither checked (but by the
+// planner) nor retained.
 class DlioEngine final : public IoEngine {
  public:
   static Result<std::unique_ptr<DlioEngine>> Create(const FileTable& files, const EngineOptions& options,

@@ -143,7 +143,7 @@ void DlioEngine::Worker::BeginRead(Lane& l) {
 void DlioEngine::Worker::NextRead(size_t li) {
   Lane& l = lanes[li];
   l.phase = kRead;
-  if (l.op >= l.plan.size()) return Preprocess(li);
+  if (l.op >= l.plan.size()) return Work(li);
   const AccessRead& a = l.plan[l.op];
   const uint64_t end = a.offset + a.length;
   while (l.piece_next < end && !l.op_short && l.pieces_inflight < kMaxPieces) {
@@ -171,9 +171,7 @@ bool DlioEngine::Worker::IsHead(const Lane& l) {
 void DlioEngine::Worker::PrepPiece(size_t li, uint32_t slot) {
   Lane& l = lanes[li];
   io_uring_sqe* sqe = Sqe();
-  char* dst = IsHead(l)        ? l.head_buf.get() + l.piece_off[slot]
-              : l.stream_buf ? l.stream_buf.get() + (l.piece_off[slot] - l.plan[l.op].offset)  // a checked stream
-                             : scratch.data();
+  char* dst = ReadDst(l, l.piece_off[slot]);
   const uint64_t size = l.stx.stx_size;
   if (l.piece_off[slot] >= size && size > 0) {
     io_uring_prep_read(sqe, l.fd, scratch.data(), 1, size - 1);
@@ -186,17 +184,70 @@ void DlioEngine::Worker::PrepPiece(size_t li, uint32_t slot) {
   io_uring_sqe_set_data64(sqe, Tag(li, slot));
 }
 
+// Where the bytes of the lane's current read land from file offset `off` on: a read that starts within the sample
+// in the lane's sample buffer (with a SampleWork), the sample's first read when it starts the file in the head
+// buffer (CheckHead), a checked stream's in its fill buffer, the rest in the I/O thread's scratch buffer.
+char* DlioEngine::Worker::ReadDst(const Lane& l, uint64_t off) {
+  const AccessRead& a = l.plan[l.op];
+  const uint64_t begin = l.req.extent.offset;
+  if (l.sample_buf && !l.streaming && a.offset >= begin && a.offset < begin + SampleBytes(l)) {
+    return l.sample_buf.get() + (off - begin);
+  }
+  if (IsHead(l)) return l.head_buf.get() + off;
+  if (l.stream_buf) return l.stream_buf.get() + (off - a.offset);
+  return scratch.data();
+}
+
+// The sample's bytes: its extent's length, a whole file's size.
+uint64_t DlioEngine::Worker::SampleBytes(const Lane& l) {
+  return l.req.extent.length == kWholeFile ? l.stx.stx_size : l.req.extent.length;
+}
+
+// With a SampleWork, the lane's buffer holds the sample and every planned read that starts in it (the last may ask
+// past the sample's end, as PIL's 64 KiB reads do): grown when a sample needs more (rounded up to 64 KiB, so a
+// dataset's samples cost a few allocations per lane, not one each), never shrunk.
+Status DlioEngine::Worker::SizeSampleBuffer(Lane& l) {
+  const uint64_t begin = l.req.extent.offset, bytes = SampleBytes(l);
+  uint64_t need = bytes;
+  for (const AccessRead& a : l.plan) {
+    if (a.offset >= begin && a.offset < begin + bytes) need = std::max(need, a.offset + a.length - begin);
+  }
+  if (need <= l.sample_cap) return Status::Ok();
+  if (need > ReadPlanner::kMaxSampleWorkBytes) {
+    return Status::InvalidArgument(std::string(PathOf(l)) + ": a sample of " + std::to_string(bytes) +
+                                   " bytes is larger than the " + std::to_string(ReadPlanner::kMaxSampleWorkBytes >> 20) +
+                                   " MiB a lane holds for its reader's work on it (feedrate.decode)");
+  }
+  l.sample_cap = (need + 0xffff) & ~uint64_t{0xffff};
+  l.sample_buf.reset(new char[l.sample_cap]);
+  return Status::Ok();
+}
+
+// The sample's reads are in: the reader's work on its bytes (PIL's decode in DLIO's worker), on this thread, before
+// the preprocess wait. Its time is the lane's, not I/O (IoStats leaves it out).
+void DlioEngine::Worker::Work(size_t li) {
+  Lane& l = lanes[li];
+  if (work && !l.streaming && l.error.ok()) {
+    const int64_t t0 = NowNs();
+    l.error = work->Run(l.sample_buf.get(), SampleBytes(l), PathOf(l));
+    const int64_t t = NowNs() - t0;
+    l.preprocess_ns += t;
+    work_ns.fetch_add(static_cast<uint64_t>(t), std::memory_order_relaxed);
+  }
+  Preprocess(li);
+}
+
 // The sample's reads are in: DLIO's worker sleeps reader.preprocess_time (FormatReader.preprocess) before the
 // on-demand close, a timeout here. Streams (TensorFlow) and failed samples go on at once.
 void DlioEngine::Worker::Preprocess(size_t li) {
   Lane& l = lanes[li];
   if (!preprocess || l.streaming || !l.error.ok()) return Close(li);
-  const double s = preprocess->Next();
-  l.preprocess_ns = static_cast<int64_t>(s * 1e9);
-  if (l.preprocess_ns <= 0) return Close(li);
+  const int64_t wait = static_cast<int64_t>(preprocess->Next() * 1e9);
+  if (wait <= 0) return Close(li);
+  l.preprocess_ns += wait;
   l.phase = kPreprocess;
-  l.preprocess_ts.tv_sec = l.preprocess_ns / 1000000000;
-  l.preprocess_ts.tv_nsec = l.preprocess_ns % 1000000000;
+  l.preprocess_ts.tv_sec = wait / 1000000000;
+  l.preprocess_ts.tv_nsec = wait % 1000000000;
   io_uring_sqe* sqe = Sqe();
   io_uring_prep_timeout(sqe, &l.preprocess_ts, 0, 0);
   io_uring_sqe_set_data64(sqe, Tag(li));
@@ -276,6 +327,12 @@ void DlioEngine::Worker::OnStat(size_t li, int res) {
     engine->planner_.PlanStream(l.req, size, &l.stream_next, &l.plan);
   } else {
     engine->planner_.Plan(l.req, size, l.stx.stx_blksize, &l.plan);
+    if (work) {
+      if (Status st = SizeSampleBuffer(l); !st.ok()) {
+        l.error = std::move(st);
+        return Close(li);
+      }
+    }
   }
   StartPlan(li);
 }
@@ -325,7 +382,7 @@ void DlioEngine::Worker::OnRead(size_t li, uint32_t slot, int cqe_res) {
                                  std::to_string(a.offset) + " of " + std::to_string(expect) + " bytes returned " +
                                  std::to_string(l.op_got));
   }
-  if (l.error.ok() && IsHead(l)) l.error = engine->planner_.CheckHead(l.head_buf.get(), l.op_got, PathOf(l));
+  if (l.error.ok() && IsHead(l)) l.error = engine->planner_.CheckHead(ReadDst(l, 0), l.op_got, PathOf(l));
   if (l.error.ok() && l.streaming && l.stream_state) {  // the stream's bytes, checked in order as they come
     const ReadPlanner& p = engine->planner_;
     l.error = a.offset >= size ? p.StreamEnd(l.stream_state.get(), PathOf(l))

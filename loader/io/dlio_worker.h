@@ -47,10 +47,12 @@ struct Lane {
   uint64_t piece_len[8] = {};
   uint8_t piece_used = 0;           // slots in use (bit per slot)
   std::unique_ptr<char[]> head_buf;  // kHead bytes: a sample's first read when it starts the file (CheckHead)
+  std::unique_ptr<char[]> sample_buf;  // with a SampleWork: the sample's bytes, as its reads land (SizeSampleBuffer)
+  uint64_t sample_cap = 0;
   bool op_short = false;           // a piece came back short: end of file
   uint64_t bytes = 0;              // what the planned reads returned (headers and re-reads included)
   int64_t start_ns = 0;
-  int64_t preprocess_ns = 0;       // the sample's preprocess wait (not I/O: IoStats leaves it out)
+  int64_t preprocess_ns = 0;       // the sample's preprocess wait and work (not I/O: IoStats leaves them out)
   __kernel_timespec preprocess_ts {};  // the wait's timeout; read by the kernel at submission
   Status error;
   // A streaming reader's file (ReadPlanner::StreamsFiles): the one this lane streams in this pass, its descriptor
@@ -77,6 +79,8 @@ struct DlioEngine::Worker {
   bool ring_ready = false;
   AlignedBuffer scratch;
   std::optional<TimeDraw> preprocess;  // reader.preprocess_time's draws for this thread's lanes; none when always 0
+  std::unique_ptr<SampleWork> work;     // the planner's per-sample work (a decode); none for most readers
+  std::atomic<uint64_t> work_ns{0};     // time in it
   std::vector<Lane> lanes;  // this thread's lanes: global lane = local * threads + index
   std::unique_ptr<RequestQueue> requests;
   uint64_t inflight = 0;    // SQEs submitted and not completed
@@ -116,6 +120,10 @@ struct DlioEngine::Worker {
   void NextRead(size_t li);
   static bool IsHead(const Lane& l);
   void PrepPiece(size_t li, uint32_t slot);
+  void Work(size_t li);
+  Status SizeSampleBuffer(Lane& l);
+  char* ReadDst(const Lane& l, uint64_t off);
+  static uint64_t SampleBytes(const Lane& l);
   void Preprocess(size_t li);
   void Close(size_t li);
   void AfterClose(size_t li);

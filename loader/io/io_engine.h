@@ -160,6 +160,7 @@ struct EngineOptions {
 struct EngineCounters {
   uint64_t device_bytes = 0;   // bytes the engine asked the kernel for (O_DIRECT windows included)
   uint64_t requeued = 0;       // short reads and -EAGAIN resubmitted for the remainder
+  uint64_t sample_work_ns = 0; // the I/O threads' time in per-sample work (DlioEngine's SampleWork: a decode)
 };
 
 // REQUIRES: the FileTable and the options' faults and stats outlive the engine; the destructor joins the I/O

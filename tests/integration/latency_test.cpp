@@ -259,6 +259,41 @@ TEST(Latency, AuFollowsTheRequestArithmetic) {
   EXPECT_NEAR(m.au_pct, expect, 10) << "requests per sample " << requests;
 }
 
+// feedrate.decode on images under the DLIO pattern: each sample decoded in its DataLoader worker's sequence (before
+// that worker's next sample, as DLIO's PIL reader decodes), with the same requests as without decoding; a file
+// that does not decode stops the run naming it.
+TEST(Latency, ImageDecodeIsMadeInEachWorkersSequence) {
+  LatencyCase c;
+  const std::string params = "--param dataset.format=jpeg --param dataset.num_files_train=16 "
+                             "--param dataset.record_length_bytes=65536 --param dataset.record_length_bytes_stdev=0";
+  auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + c.src() + " " + params));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  const uint64_t per_sample = PlannedReads(DataFormat::kJpeg, c.src() + "/train/img_00_of_16.jpeg", "jpeg");
+  LatencyFs lfs(c.src(), c.mnt(), 2);
+  ASSERT_TRUE(lfs.mounted()) << test::ReadFile(c.mnt() + ".log");
+  const std::string run = "run -w unet3d_h100 --data-dir " + c.mnt() + " " + params +
+                          " --param reader.batch_size=2 --param reader.read_threads=2 --param train.epochs=1"
+                          " --param train.computation_time=0.001 --param feedrate.access_pattern=dlio"
+                          " --param feedrate.decode=true -n 1 --results-dir ";
+  auto m = RunMeasured(lfs, run + (c.dir / "r"));
+  ASSERT_TRUE(m.code == 0 || m.code == 3) << m.output;
+  const auto f = ReadJson(c.dir / "r/summary.json")["feedrate"];
+  EXPECT_EQ(f["access_pattern"], "dlio") << f["access_pattern_reason"];
+  EXPECT_NE(f["sample_check"].get<std::string>().find("each in its DataLoader worker's sequence"), std::string::npos)
+      << f["sample_check"];
+  EXPECT_GT(f["sample_check_seconds"].get<double>(), 0.0);
+  EXPECT_EQ(m.training.opens, 16u);
+  EXPECT_EQ(m.training.reads, 16 * per_sample);
+  EXPECT_EQ(m.training.max_in_flight, 2u);
+
+  const std::string cut = c.src() + "/train/img_03_of_16.jpeg";
+  const std::string bytes = test::ReadFile(cut);
+  test::WriteFile(cut, bytes.substr(0, bytes.size() / 2));
+  auto broken = RunMeasured(lfs, run + (c.dir / "b"));
+  EXPECT_EQ(broken.code, 2) << broken.output;
+  EXPECT_NE(broken.output.find("img_03_of_16.jpeg: image decode failed: JPEG:"), std::string::npos) << broken.output;
+}
+
 // reader.preprocess_time: each DataLoader worker waits it after each sample's reads, before its next (DLIO's
 // FormatReader.preprocess sleeps there). 4 samples a batch x 50 ms a worker, 2 workers, 50 ms compute: AU = 50%,
 // at 1 accelerator and at 16 (32 workers' waits at once on a 2-CPU client: none of them holds a thread), where the

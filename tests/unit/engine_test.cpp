@@ -9,7 +9,9 @@
 #include <cstring>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "loader/io/aligned_buffer.h"
 #include "loader/io/direct_io.h"
@@ -419,6 +421,81 @@ TEST(DlioEngine, PreprocessWaitsAfterEachSampleOfALane) {
       EXPECT_LT(s, 0.7);  // the 4 lanes' waits overlap on the one thread
     }
   }
+}
+
+// A reader's work on each sample's bytes (feedrate.decode's image decode under the DLIO pattern): it gets exactly
+// the sample's bytes, whatever the reads were (a header before the extent, a read past its end, a read in pieces
+// larger than the scratch buffer), once per sample on the lane's I/O thread, and its error fails the sample naming
+// the file.
+struct SampleBytesWork final : SampleWork {
+  Status Run(const char* data, uint64_t n, const char* path) override {
+    calls->fetch_add(1);
+    if (n > 0 && data[0] == 'X') return Status::Corruption(std::string(path) + ": not an image");
+    for (const SampleExtent& e : *extents) {  // the test's samples have lengths of their own
+      if (e.length == n) {
+        return std::memcmp(file->data() + e.offset, data, n) == 0
+                   ? Status::Ok()
+                   : Status::Corruption(std::string(path) + ": the work got bytes that are not the sample's");
+      }
+    }
+    return Status::Corruption(std::string(path) + ": no sample of " + std::to_string(n) + " bytes");
+  }
+  const std::string* file = nullptr;
+  const std::vector<SampleExtent>* extents = nullptr;
+  std::atomic<int>* calls = nullptr;
+};
+struct PlannerWithWork final : ReadPlanner {
+  void Plan(const ReadRequest& r, uint64_t, uint64_t, std::vector<AccessRead>* out) const override {
+    out->clear();
+    out->push_back({0, 10});  // a header before the sample (npz's directory): not the sample's bytes
+    out->push_back({r.extent.offset, 16});
+    uint64_t at = r.extent.offset;
+    out->push_back({at, 10000});  // larger than the 4 KiB scratch buffer: pieces
+    for (at += 10000; at < r.extent.offset + r.extent.length; at += 3000) out->push_back({at, 3000});  // the last asks past the end
+  }
+  uint64_t MaxReads() const override { return 64; }
+  std::unique_ptr<SampleWork> NewSampleWork() const override { return std::make_unique<SampleBytesWork>(work); }
+  SampleBytesWork work;
+};
+
+TEST(DlioEngine, SampleWorkGetsEachSampleBytesBeforeTheLaneGoesOn) {
+  test::TempDir dir;
+  std::string bytes(200000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i % 251);
+  for (size_t i = 150000; i < 170000; ++i) bytes[i] = 'X';  // a sample there fails its work
+  test::WriteFile(dir / "f", bytes);
+  auto table = FileTable::Create({dir / "f"}, false);
+  ASSERT_TRUE(table.ok());
+  // Samples of growing sizes (the lane's buffer grows), at offsets that are not multiples of anything.
+  const std::vector<SampleExtent> extents = {{0, 1000, 12000}, {0, 20011, 30000}, {0, 60013, 80000}, {0, 5, 14000}, {0, 150000, 15000}};
+  std::atomic<int> calls{0};
+  PlannerWithWork planner;
+  planner.work.file = &bytes;
+  planner.work.extents = &extents;
+  planner.work.calls = &calls;
+  DlioEngineOptions d;
+  d.lanes = 2;
+  d.lane_capacity = 8;
+  d.chunk = 4096;
+  EngineOptions o;
+  o.threads = 1;
+  auto engine = DlioEngine::Create(*table, o, d, planner);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  test::Collector done(5);
+  for (uint64_t k = 0; k < 5; ++k) {
+    ReadRequest r{extents[k], nullptr, &done, k};
+    r.lane = static_cast<uint32_t>(k % 2);
+    (*engine)->Submit(r);
+  }
+  done.Wait();
+  for (uint64_t k = 0; k < 4; ++k) {
+    EXPECT_TRUE(done.status_[k].ok()) << k << ": " << done.status_[k].ToString();
+    EXPECT_EQ(done.bytes_[k], extents[k].length);
+  }
+  EXPECT_FALSE(done.status_[4].ok());
+  EXPECT_NE(done.status_[4].ToString().find((dir / "f") + ": not an image"), std::string::npos) << done.status_[4].ToString();
+  EXPECT_EQ(calls.load(), 5);
+  EXPECT_GT((*engine)->counters().sample_work_ns, 0u);
 }
 
 // One truth for the engine's numbers: what ResolveEngineOptions returns is what the engines, the memory check,
