@@ -9,7 +9,8 @@
 #   env: DLIO_ENV=/opt/dlio-peer/env.sh (../shared/peers/dlio/install.sh, or your own; it sets $DLIO and PYTHONPATH)
 #        FORMATS="npz hdf5 jpeg" DELAYS="2 20" COUNTS="1 2 4 8" CACHE=off RECORD=524288 BATCH=8 THREADS=2
 #        STEPS=8 (steps per accelerator per epoch) COMPUTE=0.323 WORK=/var/tmp/feedrate-au-latency
-#        FEEDRATE_PARAMS="k=v ..." (overrides for Feedrate's runs only, named in the table's header: a diagnostic)
+#        FEEDRATE_PARAMS="k=v ..." (overrides for Feedrate's runs only, named in the table's header: a diagnostic, or a
+#        Feedrate option that makes what DLIO does by default, e.g. feedrate.decode=true for JPEG/PNG)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dlio_env=${DLIO_ENV:-/opt/dlio-peer/env.sh}
@@ -105,7 +106,7 @@ run_feedrate() {
   echo "- machine: $(nproc) CPUs, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r); date $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- DLIO: $(cd "$(python3 -c 'import dlio_benchmark,os;print(os.path.dirname(dlio_benchmark.__file__))')" && git rev-parse --short HEAD 2>/dev/null || echo "from $dlio_env"); Feedrate: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo " with uncommitted changes")"
   echo "- dataset: DLIO-generated, $files files x $record bytes, 1 sample each; batch $batch, read_threads $threads, compute $compute s a step, one epoch of $steps steps per accelerator; latencyfs page cache $cache"
-  [ -n "$feedrate_params" ] && echo "- Feedrate's runs only: --param $feedrate_params (a diagnostic: DLIO runs its defaults)"
+  [ -n "$feedrate_params" ] && echo "- Feedrate's runs only: --param $feedrate_params (DLIO runs its defaults)"
   echo "- requests: what the file system saw, per sample trained: DLIO's whole run (it reads nothing before training but, for indexed_binary, each worker's index files), Feedrate's training and (+) its set-up's index reads; client CPU: user + system of the whole process tree"
   echo "- host busy: the share of the client's CPUs busy (all processes) over DLIO's training, from /proc/stat: near 100% DLIO is client-bound, not storage-bound"
   echo "- each tool reads through its own fresh latencyfs mount (cold page cache, counters from zero)"

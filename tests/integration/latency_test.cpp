@@ -109,7 +109,7 @@ uint64_t PlannedReads(DataFormat format, const std::string& file, const std::str
   std::vector<AccessRead> reads;
   PlanDlioReads(DlioAccessKind(format), l, e, 4096, &reads);
   // Every one reaches the file system, the reads at EOF too (DLIO's synchronous ones make the round trip; Feedrate's
-  // are sent as a read of the last byte, which FUSE cannot answer from i_size: dlio_engine.cpp PrepPiece).
+  // are sent as a read of the last byte, which FUSE cannot answer from i_size: dlio_lane.cpp PrepPiece).
   return reads.size();
 }
 
