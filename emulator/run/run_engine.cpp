@@ -4,6 +4,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "emulator/host/sysinfo.h"
 #include "loader/format/dlio_planner.h"
@@ -69,15 +70,18 @@ uint32_t TfStreams(const WorkloadConfig& cfg) {
 // feedrate.access_pattern: whether this run replays DLIO's reader calls (the DlioEngine), and if not, why.
 // TFRecord's frame and CRC checks run on TensorFlow's stream as its fills come (TableReadPlanner::StreamFeed), so
 // they need no record in one buffer (nor the retained batches that gave one); feedrate.decode's image decode runs in
-// each sample's lane (TableReadPlanner::NewSampleWork), as DLIO's worker decodes before it reads its next sample.
+// each sample's lane on the lane's own buffer (TableReadPlanner::NewSampleWork), as DLIO's worker decodes before it
+// reads its next sample, so it needs no retained batches either.
 bool ChooseAccessPattern(const WorkloadConfig& cfg, const RunOptions& opt, FileOpenMode mode, Setup* s) {
   AccessKind kind = DlioAccessKind(cfg.format);
   if (kind == AccessKind::kTfRecord && cfg.data_loader != DataLoader::kTensorFlow) kind = AccessKind::kNone;
   const bool streams = kind == AccessKind::kTfRecord;  // TensorFlow's reader: one stream per file (kStream)
   const bool tf_checks =
       streams && (s->table.check == SampleCheck::kTfRecordCrc || s->table.check == SampleCheck::kTfRecordFrame);
-  const SampleCheck check = tf_checks ? SampleCheck::kNone : s->table.check;
-  const bool retain = tf_checks ? RetainsBatches(opt) : s->retain;
+  const bool lane_decode =
+      s->table.check == SampleCheck::kImageDecode && (kind == AccessKind::kJpeg || kind == AccessKind::kPng);
+  const SampleCheck check = tf_checks || lane_decode ? SampleCheck::kNone : s->table.check;
+  const bool retain = tf_checks || lane_decode ? RetainsBatches(opt) : s->retain;
   const char* why = cfg.access_pattern != "dlio"                      ? "feedrate.access_pattern: coalesced"
                     : kind == AccessKind::kNone                         ? NoPatternReason(cfg.format)
                     : cfg.engine != EngineKind::kAuto                   ? "an explicit feedrate.engine (posix, uring) reads coalesced extents; auto replays DLIO's calls"
@@ -85,8 +89,7 @@ bool ChooseAccessPattern(const WorkloadConfig& cfg, const RunOptions& opt, FileO
                     : mode == FileOpenMode::kStream && !streams         ? "files streamed per visit (TensorFlow)"
                     : s->staging.mode != AcceleratorMemory::kHost       ? "batches staged into accelerator memory"
                     : retain || s->content != nullptr                   ? "samples checked or retained need their bytes in one buffer"
-                    : check != SampleCheck::kNone && check != SampleCheck::kJpegSignature && check != SampleCheck::kPngSignature &&
-                            !(check == SampleCheck::kImageDecode && (kind == AccessKind::kJpeg || kind == AccessKind::kPng))
+                    : check != SampleCheck::kNone && check != SampleCheck::kJpegSignature && check != SampleCheck::kPngSignature
                         ? "samples are checked or decoded on the I/O threads"
                     : IsMemoryFileSystem(FileSystemType(cfg.data_folder)) && !AskedFor(cfg, "feedrate.access_pattern") &&
                             !HasPreprocess(cfg)
@@ -104,7 +107,7 @@ bool ChooseAccessPattern(const WorkloadConfig& cfg, const RunOptions& opt, FileO
     s->access_reason += " (buffer_size " + std::to_string(cfg.tf_buffer_size) + " bytes, " +
                         std::to_string(TfStreams(cfg)) + " files streamed at once per accelerator)";
   }
-  if (tf_checks) s->retain = false;
+  if (tf_checks || lane_decode) s->retain = false;
   return true;
 }
 
@@ -126,6 +129,24 @@ bool CachedFuse(const FileTable& files) {
   if (files.size() == 0 || FileSystemType(files.path(0)) != "fuse") return false;
   auto cached = ReadsFillPageCache(files.path(0));
   return cached.ok() && *cached;
+}
+
+// feedrate.decode under the pattern: each lane keeps its image and the reads that start in it (the lane's buffer,
+// grown to the largest: at most the largest file and one 64 KiB PIL read past its end, rounded to 64 KiB). Those
+// buffers, not retained batches, are the run's read buffers, and they must fit memory as the others must.
+Status CountLaneBuffers(uint32_t lanes, uint64_t engine_bytes, Setup* s) {
+  const double bytes = static_cast<double>(lanes) * static_cast<double>(s->table.MaxLength() + (128 << 10));
+  const uint64_t available = ReadHostInfo().usable_available_bytes();
+  if (bytes > static_cast<double>(available) / 2) {
+    char msg[200];
+    std::snprintf(msg, sizeof msg, "%.2f GiB per rank, more than half of the %.2f GiB available", bytes / (1 << 30),
+                  static_cast<double>(available) / (1 << 30));
+    return Status::InvalidArgument("feedrate.decode: " + std::to_string(lanes) + " DataLoader workers' image buffers (" +
+                                   std::to_string(s->table.MaxLength()) + " bytes the largest image) would need " + msg +
+                                   ": lower reader.read_threads or the accelerators per rank");
+  }
+  s->buffer_bytes = static_cast<double>(engine_bytes) + bytes;
+  return Status::Ok();
 }
 
 // The DlioEngine: one lane per DataLoader worker of each accelerator (read_threads; 1 when DLIO reads in the
@@ -155,6 +176,7 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   d.async_reads = CachedFuse(*s->file_table);
   EngineOptions eo = s->engine_options;
   eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);
+  if (s->table.check == SampleCheck::kImageDecode) FEEDRATE_RETURN_IF_ERROR(CountLaneBuffers(d.lanes, d.chunk * eo.threads, s));
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, DlioEngine::Create(*s->file_table, eo, d, *s->planner));
   if (s->table.check == SampleCheck::kJpegSignature || s->table.check == SampleCheck::kPngSignature ||
       s->table.check == SampleCheck::kTfRecordCrc || s->table.check == SampleCheck::kTfRecordFrame ||

@@ -285,6 +285,15 @@ TEST(Latency, ImageDecodeIsMadeInEachWorkersSequence) {
   EXPECT_EQ(m.training.opens, 16u);
   EXPECT_EQ(m.training.reads, 16 * per_sample);
   EXPECT_EQ(m.training.max_in_flight, 2u);
+  // The lanes' image buffers are the run's read buffers (2 workers, each at least the largest image).
+  EXPECT_GE(f["buffer_bytes_per_rank"].get<double>(), 2 * 65536.0);
+
+  // Images larger than a transfer: decoded in the lanes all the same (no retained batches, no coalesced reads).
+  auto big = RunMeasured(lfs, run + (c.dir / "t") + " --param reader.transfer_size=16384");
+  ASSERT_TRUE(big.code == 0 || big.code == 3) << big.output;
+  const auto t = ReadJson(c.dir / "t/summary.json")["feedrate"];
+  EXPECT_EQ(t["access_pattern"], "dlio") << t["access_pattern_reason"];
+  EXPECT_EQ(big.training.reads, 16 * per_sample);
 
   const std::string cut = c.src() + "/train/img_03_of_16.jpeg";
   const std::string bytes = test::ReadFile(cut);
