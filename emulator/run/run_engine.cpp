@@ -51,12 +51,15 @@ bool HasPreprocess(const WorkloadConfig& cfg) { return !TimeDraw::AlwaysZero(cfg
 void NotePreprocess(const WorkloadConfig& cfg, Setup* s) {
   if (!HasPreprocess(cfg)) return;
   const bool tf = cfg.data_loader == DataLoader::kTensorFlow;
-  if (!tf && s->access_pattern == "dlio") return;
+  const bool window = s->s3 != nullptr && cfg.s3_reader_window > 1;
+  if (!tf && !window && s->access_pattern == "dlio") return;
   s->warnings.push_back(
       std::string("reader.preprocess_time is not applied: ") +
-      (tf ? "DLIO's TensorFlow reader does not call preprocess (DLIO makes no such wait either)"
-          : "the per-sample wait is made by DLIO's access pattern only, and this run reads coalesced (" +
-                s->access_reason + "): its AU does not include it"));
+      (tf       ? "DLIO's TensorFlow reader does not call preprocess (DLIO makes no such wait either)"
+       : window ? "feedrate.s3_reader_window above 1 replays the iterable S3 readers' prefetch, whose window has no "
+                  "per-sample wait to place it in"
+                : "the per-sample wait is made by DLIO's access pattern only, and this run reads coalesced (" +
+                      s->access_reason + "): its AU does not include it"));
 }
 
 // TensorFlow's ParallelInterleave reads cycle_length (read_threads) files, each on a thread of its own, and 2 x
@@ -192,6 +195,17 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   return Status::Ok();
 }
 
+// feedrate.s3_reader_window: a worker keeps that many samples' GETs in flight ahead of its batches, so each
+// accelerator keeps enough batches requested to fill its workers' windows (unless feedrate.batches_in_flight says).
+uint64_t S3WindowDepth(const WorkloadConfig& cfg, uint32_t workers, Setup* s) {
+  uint64_t depth = std::max<uint64_t>(1, cfg.batches_in_flight);
+  if (cfg.s3_reader_window <= 1 || AskedFor(cfg, "feedrate.batches_in_flight")) return depth;
+  const uint64_t batch = std::max<uint64_t>(1, cfg.batch_size);
+  depth = std::max<uint64_t>(depth, workers * ((cfg.s3_reader_window + batch - 1) / batch) + workers);
+  s->batches_in_flight = std::min<uint64_t>(depth, 4096);
+  return s->batches_in_flight;
+}
+
 // S3: DLIO's S3 readers (npz and npy: one GET of the whole object per sample, one sample at a time per DataLoader
 // worker) as lanes of the S3 engine, where feedrate.access_pattern is dlio and nothing needs the bytes; else ranged
 // GETs of transfer_size, as many at once as the loops take.
@@ -201,9 +215,12 @@ Status OpenS3Engine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) 
                           " does not apply to an S3 dataset: the s3 engine reads it");
   }
   const uint32_t workers = static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads));
+  const uint32_t window = static_cast<uint32_t>(cfg.s3_reader_window);
+  const bool whole_objects = cfg.format == DataFormat::kNpz || cfg.format == DataFormat::kNpy ||
+                             (window > 1 && IsImage(cfg.format));  // newer DLIO's iterable readers: images too
   const char* why = cfg.access_pattern != "dlio" ? "feedrate.access_pattern: coalesced"
-                    : cfg.format != DataFormat::kNpz && cfg.format != DataFormat::kNpy
-                        ? "S3: DLIO has S3 readers for npz and npy only"
+                    : !whole_objects ? "S3: DLIO has S3 readers for npz and npy only (and, iterable, JPEG and PNG: "
+                                       "feedrate.s3_reader_window above 1)"
                     : s->staging.mode != AcceleratorMemory::kHost ? "batches staged into accelerator memory"
                     : s->retain || s->content != nullptr || s->table.check != SampleCheck::kNone
                         ? "samples checked or retained need their bytes in one buffer"
@@ -211,18 +228,23 @@ Status OpenS3Engine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) 
   S3LaneOptions lanes;
   if (why == nullptr) {
     lanes.lanes = static_cast<uint32_t>(opt.accelerators) * workers;
-    lanes.lane_capacity = 2 * std::max<uint64_t>(1, cfg.batches_in_flight) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
+    const uint64_t depth = S3WindowDepth(cfg, workers, s);
+    lanes.lane_capacity = 2 * depth * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
     lanes.part_size = cfg.s3_part_size;
-    lanes.preprocess = cfg.preprocess_time;
+    lanes.window = window;
+    if (window == 1) lanes.preprocess = cfg.preprocess_time;
     lanes.object_sizes.assign(s->file_table->size(), 0);  // the listing's sizes: the CRT's parts follow them
     for (size_t i = 0; i < lanes.object_sizes.size(); ++i) {
       if (auto it = s->s3->sizes.find(s->file_table->path(i)); it != s->s3->sizes.end()) lanes.object_sizes[i] = it->second;
     }
     s->lanes_per_accelerator = workers;
     s->access_pattern = "dlio";
-    s->access_reason = "each sample its whole object, one sample at a time per DataLoader worker, as DLIO's S3 readers "
-                       "(npz_reader_s3.py, npy_reader_s3.py: storage.get_data through s3torchconnector: a first GET of " +
-                       std::to_string(cfg.s3_part_size) + " bytes, then the rest in GETs of that size at once)";
+    s->access_reason = window > 1
+        ? "each sample one GET of its whole object, " + std::to_string(window) + " at once per DataLoader worker, as "
+          "newer DLIO's iterable S3 readers prefetch (_s3_iterable_mixin.py, feedrate.s3_reader_window)"
+        : "each sample its whole object, one sample at a time per DataLoader worker, as DLIO's S3 readers "
+          "(npz_reader_s3.py, npy_reader_s3.py: storage.get_data through s3torchconnector: a first GET of " +
+              std::to_string(cfg.s3_part_size) + " bytes, then the rest in GETs of that size at once)";
   } else {
     s->access_reason = std::string("S3: ranged GETs of reader.transfer_size (") + why + ")";
   }

@@ -450,6 +450,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("feedrate.keep_files_open", &c->keep_files_open);
   x.ReadChoice("feedrate.access_pattern", &c->access_pattern, {"dlio", "coalesced"});
   x.ReadU64("feedrate.s3_part_size", &c->s3_part_size, 4096);
+  x.ReadU64("feedrate.s3_reader_window", &c->s3_reader_window, 1, 1024);
   x.ReadEnum("feedrate.order", &c->order);
   x.ReadEnum("feedrate.engine", &c->engine);
   x.ReadU64("feedrate.queue_depth", &c->queue_depth, 0);

@@ -135,6 +135,11 @@ struct WorkloadConfig {
   // a first ranged GET of this many bytes, then the rest in GETs of this many at once; s3torchconnector's
   // S3ClientConfig.part_size default, which DLIO does not change.
   uint64_t s3_part_size = 8 << 20;
+  // feedrate.s3_reader_window: whole-object GETs each DataLoader worker keeps in flight on an S3 dataset under the
+  // DLIO pattern. 1: DLIO e1919d7's S3 readers (one sample at a time, its parts as the CRT fetches them); more: the
+  // iterable S3 readers of newer DLIO (DLIO_local_changes `_s3_iterable_mixin.py`: a window of 64 whole-object GETs
+  // per worker with s3dlio, mlpstorage v3.0's default library), each sample one GET.
+  uint64_t s3_reader_window = 1;
   bool keep_files_open = false;        // default: open/close per sample, like DLIO's on_demand reader
   SampleOrder order = SampleOrder::kDlio;  // DLIO v2.0 order, or a seeded per-epoch shuffle
   EngineKind engine = EngineKind::kAuto;   // io_uring, else POSIX; uring; posix

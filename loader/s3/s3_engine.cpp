@@ -34,10 +34,12 @@ struct Op {
   Status status;
 };
 
-// One DataLoader worker (DLIO's pattern): its queued samples, a ring, while it reads one.
+// One DataLoader worker (DLIO's pattern): its queued samples (a ring), how many it is reading (at most its window),
+// and whether it is in the loop's ready ring.
 struct S3Lane {
   RequestRing queue;
-  bool busy = false;
+  uint32_t active = 0;
+  bool ready = false;
 };
 
 }  // namespace
@@ -57,6 +59,7 @@ struct S3Engine::Loop {
   // GET's bytes land in (DLIO's reader keeps none of them past the sample).
   std::unique_ptr<MpmcQueue<ReadRequest>> inbox;
   std::vector<S3Lane> lanes;
+  uint32_t window = 1;  // S3LaneOptions::window
   std::vector<uint32_t> ready;
   uint64_t ready_head = 0, ready_count = 0;
   AlignedBuffer scratch;
@@ -83,7 +86,8 @@ struct S3Engine::Loop {
   S3Request* NextPart(S3Engine& e);
   S3Request* LaneGet(S3Engine& e, Op* op, uint64_t at, uint64_t len);
   void Ready(uint32_t lane);
-  void LaneIdle(uint32_t lane);
+  void LaneIdle(uint32_t lane);  // one of the lane's samples ended
+  Status Truncated(S3Engine& e, const Op* op, uint64_t size) const;  // the listing's object ends before the extent
   void Finish(S3Engine& e, size_t index, Op* op, const char* data);
   // A lane sample whose GETs all ended: its preprocess wait starts, or it completes and its lane takes its next.
   void LaneDone(S3Engine& e, size_t index, Op* op);
@@ -100,9 +104,11 @@ Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const 
   const size_t loops = std::max<size_t>(1, e->options_.threads);
   for (size_t i = 0; i < loops; ++i) {
     auto loop = std::make_unique<Loop>();
-    // With lanes every lane of the loop may have its GET in flight (on its own connection), and no part needs a buffer.
+    // With lanes every lane of the loop may have its GETs in flight (each on its own connection: its parts, or its
+    // window's whole objects), and no part needs a buffer.
     const size_t local_lanes = lanes.lanes > i ? (lanes.lanes - i + loops - 1) / loops : 0;
-    const size_t depth = lanes.lanes > 0 ? std::max<size_t>(1, local_lanes) * (lanes.object_sizes.empty() ? 1 : kLaneParts)
+    const size_t per_lane = lanes.window > 1 ? lanes.window : lanes.object_sizes.empty() ? 1 : kLaneParts;
+    const size_t depth = lanes.lanes > 0 ? std::max<size_t>(1, local_lanes) * per_lane
                                          : std::max<size_t>(1, e->options_.queue_depth);
     FEEDRATE_ASSIGN_OR_RETURN(auto client, store.Connect(static_cast<unsigned>(depth)));
     loop->client = std::move(client);
@@ -123,6 +129,7 @@ Result<std::unique_ptr<S3Engine>> S3Engine::Create(const FileTable& keys, const 
     if (lanes.lanes > 0) {
       loop->inbox = std::make_unique<MpmcQueue<ReadRequest>>(e->options_.queue_capacity);
       loop->lanes.resize(local_lanes);
+      loop->window = std::max<uint32_t>(1, lanes.window);
       for (auto& l : loop->lanes) l.queue = RequestRing(lanes.lane_capacity);
       loop->ready.resize(std::max<size_t>(1, local_lanes));
       loop->scratch = AlignedBuffer(e->options_.transfer_size);
@@ -173,8 +180,9 @@ uint64_t S3Engine::buffer_bytes() const {
 std::string S3Engine::description() const {
   if (lanes_.lanes > 0) {
     return "s3 (" + std::to_string(loops_.size()) + " curl multi loop" + (loops_.size() == 1 ? "" : "s") + ", " +
-           std::to_string(lanes_.lanes) + " lanes: each DataLoader worker one GET of a whole object at a time, as "
-           "DLIO's S3 readers)";
+           std::to_string(lanes_.lanes) + " lanes: each DataLoader worker " +
+           (lanes_.window > 1 ? "up to " + std::to_string(lanes_.window) + " whole-object GETs at once, as newer DLIO's iterable S3 readers)"
+                              : std::string("one GET of a whole object at a time, as DLIO's S3 readers)"));
   }
   return "s3 (" + std::to_string(loops_.size()) + " curl multi loop" + (loops_.size() == 1 ? "" : "s") + " x " +
          std::to_string(std::max<size_t>(1, options_.queue_depth)) + " ranged GETs in flight, " +
@@ -240,6 +248,8 @@ S3Request* S3Engine::Loop::TakeRedo(S3Engine& e) {
 }
 
 void S3Engine::Loop::Ready(uint32_t lane) {
+  if (lanes[lane].ready) return;  // (the ring holds each lane once: its size is the lanes')
+  lanes[lane].ready = true;
   ready[(ready_head + ready_count) % ready.size()] = lane;
   ++ready_count;
 }
@@ -250,13 +260,19 @@ void S3Engine::Loop::Enqueue(const ReadRequest& r, size_t loops) {
     r.target->OnComplete(r.tag, 0, LaneFull("S3Engine", r.lane), nullptr);
     return;
   }
-  if (l.queue.size() == 1 && !l.busy) Ready(static_cast<uint32_t>(r.lane / loops));
+  if (l.active < window) Ready(static_cast<uint32_t>(r.lane / loops));
 }
 
 void S3Engine::Loop::LaneIdle(uint32_t lane) {
   S3Lane& l = lanes[lane];
-  l.busy = false;
-  if (!l.queue.empty()) Ready(lane);
+  --l.active;
+  if (!l.queue.empty() && l.active < window) Ready(lane);
+}
+
+Status S3Engine::Loop::Truncated(S3Engine& e, const Op* op, uint64_t size) const {
+  return Status::Corruption(e.store_.Url(e.keys_.path(op->req.extent.file)) + ": object is truncated: sample extent ends at offset " +
+                            std::to_string(op->req.extent.offset + op->req.extent.length) + " but the listing gave " +
+                            std::to_string(size) + " bytes");
 }
 
 // One GET of a lane's sample: [at, at + len) of its object, or with len 0 the whole object (no Range header); the
@@ -336,10 +352,12 @@ S3Request* S3Engine::Loop::NextLane(S3Engine& e, size_t index) {
     ready_head = (ready_head + 1) % ready.size();
     --ready_count;
     S3Lane& l = lanes[li];
+    l.ready = false;
     Op* op = free_ops.back();
     free_ops.pop_back();
     op->req = l.queue.Pop();
-    l.busy = true;
+    ++l.active;
+    if (!l.queue.empty() && l.active < window) Ready(li);  // its window has room for another sample
     op->lane = li;
     op->pending = 0;
     op->t0 = e.options_.stats != nullptr ? NowNs() : 0;
@@ -351,14 +369,19 @@ S3Request* S3Engine::Loop::NextLane(S3Engine& e, size_t index) {
       LaneIdle(li);
       continue;
     }
-    if (size == 0) {  // storage.get_data(key): the whole object, no Range header
+    if (size == 0 || window > 1) {  // storage.get_data(key), or a window's GET: the whole object, no Range header
+      if (size != 0 && size < op->req.extent.offset + op->req.extent.length) {
+        op->status = Truncated(e, op, size);
+        op->issued = op->end = 0;
+        Finish(e, index, op, nullptr);
+        LaneIdle(li);
+        continue;
+      }
       op->issued = op->end = op->req.extent.length;
       return LaneGet(e, op, 0, 0);
     }
     if (size < op->req.extent.offset + op->req.extent.length) {
-      op->status = Status::Corruption(e.store_.Url(e.keys_.path(op->req.extent.file)) + ": object is truncated: sample extent ends at offset " +
-                                      std::to_string(op->req.extent.offset + op->req.extent.length) + " but the listing gave " +
-                                      std::to_string(size) + " bytes");
+      op->status = Truncated(e, op, size);
       op->issued = op->end = 0;
       Finish(e, index, op, nullptr);
       LaneIdle(li);

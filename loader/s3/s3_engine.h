@@ -32,8 +32,12 @@ struct S3LaneOptions {
   std::vector<uint64_t> object_sizes;  // by file index (the listing's); 0 or missing: one GET without a Range
   // reader.preprocess_time: after a sample's object is in, its lane waits a draw of this (a timer of the loop: no
   // thread sleeps) before the sample completes and the lane takes its next, as DLIO's worker sleeps in
-  // FormatReader.preprocess.
+  // FormatReader.preprocess. Only with window 1.
   TimeDistribution preprocess;
+  // Samples one lane keeps in flight: 1, one at a time (DLIO e1919d7's S3 readers); more, a window of whole-object
+  // GETs, one per sample and no parts, as newer DLIO's iterable S3 readers prefetch a worker's objects
+  // (feedrate.s3_reader_window). The lane's next sample starts as soon as one of its window's ends.
+  uint32_t window = 1;
 };
 
 class S3Engine final : public IoEngine {

@@ -120,6 +120,42 @@ TEST(S3Dataset, DlioPatternIsOneWholeObjectGetPerSample) {
   EXPECT_EQ(bytes["dlio"], bytes["parts"]);
 }
 
+// feedrate.s3_reader_window: newer DLIO's iterable S3 readers prefetch a worker's objects with many whole-object GETs
+// in flight (64 with s3dlio); with a window of 4 and 2 workers, up to 8 GETs at once (more than one a worker), each
+// sample one GET whatever the part size, the same bytes.
+TEST(S3Dataset, ReaderWindowKeepsThatManyWholeObjectGetsPerWorker) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  const std::string url = "s3://" + Bucket("window") + "/sets/unet";
+  const std::string shape = " -w unet3d_h100 --param dataset.num_files_train=32 --param dataset.record_length_bytes=65536"
+                            " --param dataset.record_length_bytes_stdev=0 --param train.computation_time=0.01"
+                            " --param reader.batch_size=2 --param reader.read_threads=2 --param feedrate.s3_part_size=16384";
+  ASSERT_EQ(Sh(srv.Env() + Feedrate("datagen" + shape + S3Args(srv, url))).code, 0);
+  double gets[3] = {0, 0, 0};
+  std::vector<uint64_t> bytes;
+  for (int epochs : {1, 2}) {
+    const std::string out = dir / ("w" + std::to_string(epochs));
+    auto run = Sh(srv.Env() + Feedrate("run" + shape + S3Args(srv, url) + " --param train.epochs=" + std::to_string(epochs) +
+                                       " --param feedrate.s3_reader_window=4 --param reader.preprocess_time=0.001 -n 1"
+                                       " --results-dir " + out + " 2>&1"));
+    ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+    const auto j = ReadJson(out + "/summary.json");
+    EXPECT_EQ(j["feedrate"]["access_pattern"], "dlio") << run.output;
+    EXPECT_NE(j["feedrate"]["access_pattern_reason"].get<std::string>().find("4 at once per DataLoader worker"),
+              std::string::npos) << j["feedrate"]["access_pattern_reason"];
+    const double in_flight = j["feedrate"]["s3"]["max_gets_in_flight_per_rank"].get<double>();
+    EXPECT_GT(in_flight, 2) << run.output;  // more than one a worker
+    EXPECT_LE(in_flight, 8) << run.output;  // at most the window a worker
+    EXPECT_NE(run.output.find("preprocess_time is not applied"), std::string::npos) << run.output;
+    gets[epochs] = j["feedrate"]["s3"]["get_requests"].get<double>();
+    if (epochs == 2) bytes = EpochBytes(j);
+  }
+  EXPECT_EQ(gets[2] - gets[1], 32);  // one GET a sample: no parts of 16 KiB
+  ASSERT_EQ(bytes.size(), 2u);
+  EXPECT_EQ(bytes[0], bytes[1]);
+  EXPECT_GE(bytes[0], 32u * 65536);
+}
+
 // reader.preprocess_time on S3 (DLIO's S3 readers call it as the file readers do): each lane waits it after its
 // object is in, before its next. 4 samples a batch x 50 ms a worker, 2 workers, 50 ms compute: AU = 50%.
 TEST(S3Dataset, PreprocessTimeIsAWaitPerSampleInEachWorker) {
