@@ -4,6 +4,7 @@
 // mid-run or mid-upload (a clear error, no result claiming success, no partial object under a final key).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <thread>
 
@@ -154,6 +155,39 @@ TEST(S3Dataset, ReaderWindowKeepsThatManyWholeObjectGetsPerWorker) {
   ASSERT_EQ(bytes.size(), 2u);
   EXPECT_EQ(bytes[0], bytes[1]);
   EXPECT_GE(bytes[0], 32u * 65536);
+}
+
+// Where each GET waits (the proxy holds every GET 50 ms, on top of the test server's own time), the window decides
+// the answer as the arithmetic says: 4 samples a batch per worker, 2 workers, 50 ms compute, t the GET's time (the
+// run's median sample latency). One GET at a time per worker: a batch every 4t / 2, AU = 0.1 / 4t (~26% at t = 95
+// ms); a window of 4: a worker's batch in one t, AU = min(1, 0.1 / t).
+TEST(S3Dataset, ReaderWindowFollowsTheRequestArithmetic) {
+  RGW_OR_SKIP(srv);
+  test::TempDir dir;
+  const std::string url = "s3://" + Bucket("windowwait") + "/sets/unet";
+  const std::string shape = " -w unet3d_h100 --param dataset.num_files_train=64 --param dataset.record_length_bytes=16384"
+                            " --param dataset.record_length_bytes_stdev=0 --param train.computation_time=0.05"
+                            " --param reader.batch_size=4 --param reader.read_threads=2 --param train.epochs=1";
+  ASSERT_EQ(Sh(srv.Env() + Feedrate("datagen" + shape + S3Args(srv, url))).code, 0);
+  S3FaultProxy proxy(srv.endpoint.url);
+  proxy.DelayGets(50);
+  std::map<int, double> au, expect;
+  for (int window : {1, 4}) {
+    const std::string out = dir / ("w" + std::to_string(window));
+    auto run = Sh(srv.Env() + Feedrate("run" + shape + " --storage " + url + " --endpoint " + proxy.url() +
+                                       " --param feedrate.s3_reader_window=" + std::to_string(window) + " -n 1 --results-dir " + out));
+    ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+    const auto j = ReadJson(out + "/summary.json");
+    EXPECT_EQ(j["feedrate"]["access_pattern"], "dlio") << run.output;
+    au[window] = j["metric"]["train_au_mean_percentage"].get<double>();
+    const double t = j["feedrate"]["read_latency_us"]["p50"].get<double>() / 1e6;
+    EXPECT_GE(t, 0.05);  // the proxy's wait is in every GET
+    const double gets_a_batch = window == 1 ? 4 : 1;  // one after another, or all 4 at once
+    expect[window] = 100 * std::min(1.0, 0.05 * 2 / (gets_a_batch * t));
+  }
+  EXPECT_NEAR(au[1], expect[1], 10);
+  EXPECT_NEAR(au[4], expect[4], 12);
+  EXPECT_GT(au[4], au[1] + 30);
 }
 
 // reader.preprocess_time on S3 (DLIO's S3 readers call it as the file readers do): each lane waits it after its

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <strings.h>
@@ -161,6 +162,7 @@ void S3FaultProxy::Serve(int client) {
         continue;
       }
     }
+    if (is_get && get_delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(get_delay_ms_.load()));
     if (!SendAll(up, request.data(), request.size())) break;
     size_t rhead_end = FillUntil(up, &out, "\r\n\r\n");
     while (rhead_end != std::string::npos && out.rfind("HTTP/1.1 1", 0) == 0) {  // interim 1xx: not the answer
