@@ -137,15 +137,18 @@ bool CachedFuse(const FileTable& files) {
 // feedrate.decode under the pattern: each lane keeps its image and the reads that start in it (the lane's buffer,
 // grown to the largest: at most the largest file and one 64 KiB PIL read past its end, rounded to 64 KiB). Those
 // buffers, not retained batches, are the run's read buffers, and they must fit memory as the others must.
-Status CountLaneBuffers(uint32_t lanes, uint64_t engine_bytes, Setup* s) {
-  const double bytes = static_cast<double>(lanes) * static_cast<double>(s->table.MaxLength() + (128 << 10));
+// Images not opened at set-up have no size yet: the workload's record length (and 4 stdev) stands for the largest.
+Status CountLaneBuffers(const WorkloadConfig& cfg, uint32_t lanes, uint64_t engine_bytes, Setup* s) {
+  const double largest = s->images_unopened ? cfg.record_length + 4 * cfg.record_length_stdev
+                                            : static_cast<double>(s->table.MaxLength());
+  const double bytes = static_cast<double>(lanes) * (largest + (128 << 10));
   const uint64_t available = ReadHostInfo().usable_available_bytes();
   if (bytes > static_cast<double>(available) / 2) {
     char msg[200];
     std::snprintf(msg, sizeof msg, "%.2f GiB per rank, more than half of the %.2f GiB available", bytes / (1 << 30),
                   static_cast<double>(available) / (1 << 30));
     return Status::InvalidArgument("feedrate.decode: " + std::to_string(lanes) + " DataLoader workers' image buffers (" +
-                                   std::to_string(s->table.MaxLength()) + " bytes the largest image) would need " + msg +
+                                   std::to_string(static_cast<uint64_t>(largest)) + " bytes the largest image) would need " + msg +
                                    ": lower reader.read_threads or the accelerators per rank");
   }
   s->buffer_bytes = static_cast<double>(engine_bytes) + bytes;
@@ -179,7 +182,7 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   d.async_reads = CachedFuse(*s->file_table);
   EngineOptions eo = s->engine_options;
   eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);
-  if (s->table.check == SampleCheck::kImageDecode) FEEDRATE_RETURN_IF_ERROR(CountLaneBuffers(d.lanes, d.chunk * eo.threads, s));
+  if (s->table.check == SampleCheck::kImageDecode) FEEDRATE_RETURN_IF_ERROR(CountLaneBuffers(cfg, d.lanes, d.chunk * eo.threads, s));
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, DlioEngine::Create(*s->file_table, eo, d, *s->planner));
   if (s->table.check == SampleCheck::kJpegSignature || s->table.check == SampleCheck::kPngSignature ||
       s->table.check == SampleCheck::kTfRecordCrc || s->table.check == SampleCheck::kTfRecordFrame ||
@@ -283,15 +286,25 @@ Status OpenAnyEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Com
     s->access_reason = "cuFile reads (GPUDirect Storage) straight into accelerator memory";
     return OpenCuFileEngine(s);
   }
+  const bool lane_decode_only = s->images_unopened && cfg.decode;  // no sizes: only the lanes can decode
   if (ChooseAccessPattern(cfg, opt, mode, s)) {
     Status st = OpenDlioEngine(cfg, opt, s);
     if (st.ok()) return st;
+    if (lane_decode_only) {
+      return Status::InvalidArgument("feedrate.decode: the images are decoded in each DataLoader worker's sequence, as "
+                                     "DLIO's reader decodes, which needs the DLIO engine (" + st.ToString() +
+                                     "); set feedrate.access_pattern=coalesced to decode on the I/O threads instead");
+    }
     s->access_pattern = "coalesced";  // no io_uring here: the coalesced engines' own fallback follows
     s->access_reason = "the DLIO pattern needs io_uring: " + st.ToString();
     s->planner.reset();
     s->file_lanes.clear();
     s->sampler->set_tf_cycle(1);  // file order again: the coalesced engines merge its back-to-back records
     if (s->eval_sampler) s->eval_sampler->set_tf_cycle(1);
+  }
+  if (lane_decode_only) {  // (DecodesInLanes and ChooseAccessPattern disagree: a bug, not a run to make)
+    return Status::Unsupported("feedrate.decode: images not opened at set-up, but the run reads coalesced (" +
+                               s->access_reason + ")");
   }
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, MakeEngine(cfg.engine, *s->file_table, eo));
   s->engine = std::move(engine);
@@ -310,6 +323,14 @@ Status OpenAnyEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Com
 }
 
 }  // namespace
+
+// ChooseAccessPattern's conditions for a decoding image run, from the configuration (run_engine.h).
+bool DecodesInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3) {
+  return cfg.decode && IsImage(cfg.format) && !s3 && cfg.access_pattern == "dlio" && cfg.engine == EngineKind::kAuto &&
+         !cfg.odirect && !RetainsBatches(opt) && opt.verify <= 0 && cfg.data_loader != DataLoader::kTensorFlow &&
+         (!IsMemoryFileSystem(FileSystemType(cfg.data_folder)) || AskedFor(cfg, "feedrate.access_pattern") ||
+          HasPreprocess(cfg));
+}
 
 // The file table, fault injection, I/O statistics and the engine (S3, cuFile, or MakeEngine's choice).
 Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {

@@ -269,10 +269,13 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
   io.samples_per_file = cfg.num_samples_per_file;
   io.parquet_columns = cfg.ParquetSelectedColumns();
   io.parquet_row_groups = cfg.format == DataFormat::kParquet && cfg.ParquetWholeGroups();
-  // Images are read whole without opening a file at setup unless something needs their sizes first: decoding or
-  // checks in retained memory, content verification, O_DIRECT windows (and S3, whose listing has the sizes).
+  // Images are read whole without opening a file at setup unless something needs their sizes first: decoding on
+  // the I/O threads (decoding in DLIO's worker sequence does not) or checks in retained memory, content
+  // verification, O_DIRECT windows (and S3, whose listing has the sizes).
   const bool image = IsImage(cfg.format);
-  const bool unopened = image && !cfg.decode && !RetainsBatches(opt) && opt.verify <= 0 && !cfg.odirect && !s->s3;
+  const bool unopened = image && (!cfg.decode || DecodesInLanes(cfg, opt, s->s3 != nullptr)) && !RetainsBatches(opt) &&
+                        opt.verify <= 0 && !cfg.odirect && !s->s3;
+  s->images_unopened = unopened;
   io.data_folder = s->s3 ? cfg.S3DataPrefix() : cfg.data_folder;  // (S3: index keys under the normalised prefix)
   std::unique_ptr<S3SourceOpener> opener;
   if (s->s3) {
@@ -299,7 +302,9 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
   if (cfg.format == DataFormat::kTfRecord) s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
   if (!s->table.codecs().empty()) s->table.check = SampleCheck::kHdf5Decode;
   if (cfg.decode && image) s->table.check = SampleCheck::kImageDecode;
-  if (unopened) s->table.check = cfg.format == DataFormat::kPng ? SampleCheck::kPngSignature : SampleCheck::kJpegSignature;
+  if (unopened && !cfg.decode) {
+    s->table.check = cfg.format == DataFormat::kPng ? SampleCheck::kPngSignature : SampleCheck::kJpegSignature;
+  }
   if (io.parquet_row_groups) s->table.check = cfg.decode ? SampleCheck::kParquetDecode : SampleCheck::kParquetPages;
   if (cfg.decode && !image && cfg.format != DataFormat::kParquet) {
     s->warnings.push_back("feedrate.decode applies to jpeg, png and parquet datasets so far; '" + std::string(Name(cfg.format)) +
@@ -344,8 +349,11 @@ Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const
   uint64_t max_extent = s->table.MaxLength();
   // Checking a record needs all of it in one buffer: the engine hands over samples that fit one transfer in
   // place; larger ones are checked in retained batch memory.
-  s->retain = RetainsBatches(opt) ||
-              ((s->table.check != SampleCheck::kNone || s->content) && engine.MaxWindow(max_extent) > eo.transfer_size);
+  // (An image decoded in its DataLoader worker's sequence is decoded in its lane's own buffer: OpenDlioEngine counts
+  // those.)
+  const bool lane_decode = s->table.check == SampleCheck::kImageDecode && DecodesInLanes(cfg, opt, s->s3 != nullptr);
+  s->retain = RetainsBatches(opt) || (!lane_decode && (s->table.check != SampleCheck::kNone || s->content) &&
+                                      engine.MaxWindow(max_extent) > eo.transfer_size);
   // GPUDirect reads land in registered device slots: no engine buffers and no slots in host memory (the slots'
   // device memory was allocated, and so checked, when the accelerator memory was set up).
   const bool gds = s->staging.gds;

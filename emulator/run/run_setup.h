@@ -53,6 +53,7 @@ struct Setup {
   uint64_t batches_in_flight = 0;             // per accelerator, where not the workload's (TensorFlow's streams)
   std::unique_ptr<TableReadPlanner> planner;  // the dlio pattern's calls; outlives the engine
   SampleCheck head_check = SampleCheck::kNone;  // a signature check the DlioEngine makes on each file's first read
+  bool images_unopened = false;  // image files not opened at set-up: each sample its whole file, size unknown
   uint64_t io_threads = 1;
   bool retain = false;  // batches land in per-slot memory (asked for, or needed by the sample check)
   SlotReads slot_reads;  // samples with bytes a batch holds at most: what a retained or staged slot has room for

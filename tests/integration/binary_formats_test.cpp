@@ -141,6 +141,18 @@ TEST(BinaryFormats, JpegDatagenPilReadableDecodeTimingAndCorruptImages) {
   EXPECT_EQ(f["bytes_read"].get<uint64_t>(), total);
   EXPECT_NE(f["sample_check"].get<std::string>().find("image: every sample decoded"), std::string::npos) << f["sample_check"];
   EXPECT_GT(f["sample_check_seconds"].get<double>(), 0.0);
+  // Decoded in DLIO's worker sequence, the images are not opened at set-up; where the DLIO engine cannot run (no
+  // io_uring) the run stops and says what to change, and the coalesced reads decode on the I/O threads instead.
+  const std::string dlio = decode + " --param feedrate.access_pattern=dlio";
+  auto no_ring = Sh("FEEDRATE_TEST_URING_SETUP_ERRNO=38 " +
+                    Feedrate("run -w retinanet_h100 --data-dir " + data + p + dlio + " --results-dir " + (dir / "n")));
+  EXPECT_EQ(no_ring.code, 2) << no_ring.output;
+  EXPECT_NE(no_ring.output.find("set feedrate.access_pattern=coalesced"), std::string::npos) << no_ring.output;
+  auto coalesced = Sh("FEEDRATE_TEST_URING_SETUP_ERRNO=38 " +
+                      Feedrate("run -w retinanet_h100 --data-dir " + data + p + decode +
+                               " --param feedrate.access_pattern=coalesced --results-dir " + (dir / "c")));
+  ASSERT_TRUE(coalesced.code == 0 || coalesced.code == 3) << coalesced.output;
+  EXPECT_EQ(ReadJson(dir / "c/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), total);
 
   // A file cut short: whole-file reads cannot tell, decoding does (libjpeg's "premature end" is an error here, as
   // PIL's truncated-image error is for DLIO).

@@ -295,6 +295,17 @@ TEST(Latency, ImageDecodeIsMadeInEachWorkersSequence) {
   EXPECT_EQ(m.training.max_in_flight, 2u);
   // The lanes' image buffers are the run's read buffers (2 workers, each at least the largest image).
   EXPECT_GE(f["buffer_bytes_per_rank"].get<double>(), 2 * 65536.0);
+  // Set-up opens no image to decode it (DLIO opens none before training): a decoding run makes the requests of one
+  // that does not decode, set-up included.
+  const Counters plain0 = lfs.Read();
+  auto plain = RunMeasured(lfs, "run -w unet3d_h100 --data-dir " + c.mnt() + " " + params +
+                                    " --param reader.batch_size=2 --param reader.read_threads=2 --param train.epochs=1"
+                                    " --param train.computation_time=0.001 --param feedrate.access_pattern=dlio -n 1"
+                                    " --results-dir " + (c.dir / "p"));
+  ASSERT_TRUE(plain.code == 0 || plain.code == 3) << plain.output;
+  const Counters plain1 = lfs.Read();
+  EXPECT_EQ(plain1.opens - plain0.opens, at[1].opens - at[0].opens);
+  EXPECT_EQ(plain1.reads - plain0.reads, at[1].reads - at[0].reads);
 
   // Images larger than a transfer: decoded in the lanes all the same (no retained batches, no coalesced reads):
   // the same requests as the 1-epoch run above.
