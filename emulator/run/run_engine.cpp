@@ -51,7 +51,7 @@ bool HasPreprocess(const WorkloadConfig& cfg) { return !TimeDraw::AlwaysZero(cfg
 void NotePreprocess(const WorkloadConfig& cfg, Setup* s) {
   if (!HasPreprocess(cfg)) return;
   const bool tf = cfg.data_loader == DataLoader::kTensorFlow;
-  const bool window = s->s3 != nullptr && cfg.s3_reader_window > 1;
+  const bool window = s->s3 != nullptr && cfg.s3_reader_window > 1 && s->access_pattern == "dlio";
   if (!tf && !window && s->access_pattern == "dlio") return;
   s->warnings.push_back(
       std::string("reader.preprocess_time is not applied: ") +

@@ -18,12 +18,7 @@ namespace feedrate {
 // One I/O thread's image decoder (its libjpeg state and pixel buffer kept across samples).
 class ImageDecodeWork final : public SampleWork {
  public:
-  Status Run(const char* data, uint64_t n, const char* path) override {
-    uint64_t pixels = 0;
-    Status st = decoder_.Decode(data, n, &pixels);
-    if (!st.ok()) return Status::Corruption(std::string(path) + ": image decode failed: " + st.message());
-    return Status::Ok();
-  }
+  Status Run(const char* data, uint64_t n, const char* path) override { return decoder_.DecodeSample(data, n, path); }
 
  private:
   ImageDecoder decoder_;

@@ -130,6 +130,13 @@ Status ImageDecoder::Decode(const char* data, size_t n, uint64_t* pixel_bytes) {
   return Status::Corruption("neither a JPEG nor a PNG signature");
 }
 
+Status ImageDecoder::DecodeSample(const char* data, size_t n, std::string_view path) {
+  uint64_t pixels = 0;
+  Status st = Decode(data, n, &pixels);
+  if (!st.ok()) return Status::Corruption(std::string(path) + ": image decode failed: " + st.message());
+  return Status::Ok();
+}
+
 Status ImageDecoder::DecodeJpeg(const unsigned char* data, size_t n, uint64_t* pixel_bytes) {
   if (!jpeg_) {
     jpeg_ = std::make_unique<Jpeg>();

@@ -37,6 +37,8 @@ class ImageDecoder {
   // Decodes the whole image (format by signature) to its pixels; *pixel_bytes gets their size. Errors say what
   // the decoder reported; the caller adds the file.
   Status Decode(const char* data, size_t n, uint64_t* pixel_bytes);
+  // A run's sample: Decode, its error as Corruption "<path>: image decode failed: <the decoder's message>".
+  Status DecodeSample(const char* data, size_t n, std::string_view path);
   // The last decoded image's pixels, row by row (valid until the next Decode).
   const char* pixels() const { return pixels_.data(); }
 

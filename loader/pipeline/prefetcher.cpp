@@ -191,10 +191,7 @@ Status Prefetcher::CheckSample(const SampleExtent& e, uint64_t id, const char* d
     }
     case SampleCheck::kImageDecode: {
       thread_local ImageDecoder decoder;  // per I/O thread: keeps its decompressor and pixel buffer
-      uint64_t pixels = 0;
-      Status st = decoder.Decode(data, e.length, &pixels);
-      if (!st.ok()) return Status::Corruption(std::string(path) + ": image decode failed: " + st.message());
-      break;
+      return decoder.DecodeSample(data, e.length, path);
     }
     case SampleCheck::kParquetPages:
     case SampleCheck::kParquetDecode:

@@ -27,7 +27,7 @@ class TimeDraw {
   // Keeps a copy of `t`; the distribution's name is resolved once, not per draw.
   TimeDraw(const TimeDistribution& t, uint64_t seed) : t_(t), kind_(KindOf(t)), rng_(seed) {}
   // True where every draw is 0 (nothing to wait for).
-  bool zero() const { return kind_ == Kind::kConstant && t_.mean <= 0; }
+  bool zero() const { return AlwaysZero(t_); }
   static bool AlwaysZero(const TimeDistribution& t) { return KindOf(t) == Kind::kConstant && t.mean <= 0; }
   double Next() {
     switch (kind_) {
