@@ -144,16 +144,29 @@ void S3FaultProxy::Serve(int client) {
     const bool is_get = head.rfind("GET ", 0) == 0, is_head = head.rfind("HEAD ", 0) == 0;
     if (stopped_.load()) break;
     if (is_get && head.substr(0, head.find("\r\n")).find("list-type=2") != std::string::npos) listings_.fetch_add(1);
-    if (is_get) {
-      const uint64_t k = gets_.fetch_add(1) + 1;
+    // A GET already faulted once passes: every Nth by a global count could otherwise hit one request's every retry
+    // (seen once in CI under TSan: 5 SlowDowns in a row for one ranged GET), which tests the count, not the retries.
+    bool faulted_before = false;
+    if (is_get && (reset_every_ > 0 || slowdown_every_ > 0)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      faulted_before = faulted_.count(head.substr(0, head.find("\r\n")) + " " + Header(head, "Range")) != 0;
+    }
+    const auto remember = [&] {
+      std::lock_guard<std::mutex> lock(mu_);
+      faulted_.insert(head.substr(0, head.find("\r\n")) + " " + Header(head, "Range"));
+    };
+    const uint64_t k = is_get ? gets_.fetch_add(1) + 1 : 0;
+    if (is_get && !faulted_before) {
       if (reset_every_ > 0 && k % reset_every_ == 0) {  // RST instead of an answer
         resets_.fetch_add(1);
+        remember();
         linger l{1, 0};
         ::setsockopt(client, SOL_SOCKET, SO_LINGER, &l, sizeof l);
         break;
       }
       if (slowdown_every_ > 0 && k % slowdown_every_ == 0) {
         slowdowns_.fetch_add(1);
+        remember();
         const std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
                                 "<Message>Please reduce your request rate.</Message></Error>";
         const std::string resp = "HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: " +

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,6 +43,7 @@ class S3FaultProxy {
   std::atomic<uint64_t> slowdown_every_{0}, reset_every_{0}, get_delay_ms_{0};
   std::atomic<uint64_t> requests_{0}, gets_{0}, listings_{0}, slowdowns_{0}, resets_{0};
   std::mutex mu_;
+  std::set<std::string> faulted_;  // GETs (request line and Range) already answered with a fault: not again
   std::vector<int> fds_;  // open client and upstream sockets (closed by Stop)
   std::vector<std::thread> threads_;
   std::thread acceptor_;
