@@ -70,36 +70,66 @@ uint32_t TfStreams(const WorkloadConfig& cfg) {
   return static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads) * (cfg.num_samples_per_file <= 2 ? 3 : 1));
 }
 
+// The reader calls the format has under its data loader (kNone: none replayed).
+AccessKind PatternKind(const WorkloadConfig& cfg) {
+  const AccessKind kind = DlioAccessKind(cfg.format);
+  return kind == AccessKind::kTfRecord && cfg.data_loader != DataLoader::kTensorFlow ? AccessKind::kNone : kind;
+}
+
+// DLIO's PyTorch readers open every sample's file (on_demand); TensorFlow streams each file through.
+FileOpenMode OpenModeFor(const WorkloadConfig& cfg) {
+  return cfg.keep_files_open                             ? FileOpenMode::kOnce
+         : cfg.data_loader == DataLoader::kTensorFlow ? FileOpenMode::kStream
+                                                        : FileOpenMode::kPerSample;
+}
+
+// What set-up knows beyond the configuration that the choice depends on (PatternFacts::BeforeSetup: what a run
+// whose checks all run where DLIO's reader makes them will have).
+struct PatternFacts {
+  bool retain = false;   // batches kept whole in retained memory
+  bool content = false;  // content verification (--verify)
+  SampleCheck check = SampleCheck::kNone;  // a check left for the I/O threads
+  static PatternFacts BeforeSetup(const RunOptions& opt) { return {RetainsBatches(opt), opt.verify > 0}; }
+};
+
+// Why this run reads coalesced extents rather than replaying DLIO's reader calls; nullptr where it replays them.
+// The one decision behind both ChooseAccessPattern (after set-up) and DecodesInLanes (before it).
+const char* CoalescedReason(const WorkloadConfig& cfg, const RunOptions& opt, const PatternFacts& f) {
+  const AccessKind kind = PatternKind(cfg);
+  const bool streams = kind == AccessKind::kTfRecord;  // TensorFlow's reader: one stream per file (kStream)
+  const bool plain_check = f.check == SampleCheck::kNone || f.check == SampleCheck::kJpegSignature ||
+                           f.check == SampleCheck::kPngSignature;
+  return cfg.access_pattern != "dlio"                         ? "feedrate.access_pattern: coalesced"
+         : kind == AccessKind::kNone                          ? NoPatternReason(cfg.format)
+         : cfg.engine != EngineKind::kAuto                    ? "an explicit feedrate.engine (posix, uring) reads coalesced extents; auto replays DLIO's calls"
+         : cfg.odirect                                        ? "O_DIRECT (DLIO's readers read buffered)"
+         : OpenModeFor(cfg) == FileOpenMode::kStream && !streams ? "files streamed per visit (TensorFlow)"
+         : opt.accelerator_memory != AcceleratorMemory::kHost ? "batches staged into accelerator memory"
+         : f.retain || f.content                              ? "samples checked or retained need their bytes in one buffer"
+         : !plain_check                                       ? "samples are checked or decoded on the I/O threads"
+         : IsMemoryFileSystem(FileSystemType(cfg.data_folder)) && !AskedFor(cfg, "feedrate.access_pattern") &&
+                 !HasPreprocess(cfg)
+             ? "memory-backed storage (tmpfs): no request waits there, every read is a copy (an explicit "
+               "feedrate.access_pattern=dlio replays DLIO's calls anyway)"
+             : nullptr;
+}
+
 // feedrate.access_pattern: whether this run replays DLIO's reader calls (the DlioEngine), and if not, why.
 // TFRecord's frame and CRC checks run on TensorFlow's stream as its fills come (TableReadPlanner::StreamFeed), so
 // they need no record in one buffer (nor the retained batches that gave one); feedrate.decode's image decode runs in
 // each sample's lane on the lane's own buffer (TableReadPlanner::NewSampleWork), as DLIO's worker decodes before it
 // reads its next sample, so it needs no retained batches either.
-bool ChooseAccessPattern(const WorkloadConfig& cfg, const RunOptions& opt, FileOpenMode mode, Setup* s) {
-  AccessKind kind = DlioAccessKind(cfg.format);
-  if (kind == AccessKind::kTfRecord && cfg.data_loader != DataLoader::kTensorFlow) kind = AccessKind::kNone;
-  const bool streams = kind == AccessKind::kTfRecord;  // TensorFlow's reader: one stream per file (kStream)
+bool ChooseAccessPattern(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) {
+  const AccessKind kind = PatternKind(cfg);
+  const bool streams = kind == AccessKind::kTfRecord;
   const bool tf_checks =
       streams && (s->table.check == SampleCheck::kTfRecordCrc || s->table.check == SampleCheck::kTfRecordFrame);
   const bool lane_decode =
       s->table.check == SampleCheck::kImageDecode && (kind == AccessKind::kJpeg || kind == AccessKind::kPng);
-  const SampleCheck check = tf_checks || lane_decode ? SampleCheck::kNone : s->table.check;
-  const bool retain = tf_checks || lane_decode ? RetainsBatches(opt) : s->retain;
-  const char* why = cfg.access_pattern != "dlio"                      ? "feedrate.access_pattern: coalesced"
-                    : kind == AccessKind::kNone                         ? NoPatternReason(cfg.format)
-                    : cfg.engine != EngineKind::kAuto                   ? "an explicit feedrate.engine (posix, uring) reads coalesced extents; auto replays DLIO's calls"
-                    : cfg.odirect                                       ? "O_DIRECT (DLIO's readers read buffered)"
-                    : mode == FileOpenMode::kStream && !streams         ? "files streamed per visit (TensorFlow)"
-                    : s->staging.mode != AcceleratorMemory::kHost       ? "batches staged into accelerator memory"
-                    : retain || s->content != nullptr                   ? "samples checked or retained need their bytes in one buffer"
-                    : check != SampleCheck::kNone && check != SampleCheck::kJpegSignature && check != SampleCheck::kPngSignature
-                        ? "samples are checked or decoded on the I/O threads"
-                    : IsMemoryFileSystem(FileSystemType(cfg.data_folder)) && !AskedFor(cfg, "feedrate.access_pattern") &&
-                            !HasPreprocess(cfg)
-                        ? "memory-backed storage (tmpfs): no request waits there, every read is a copy (an explicit "
-                          "feedrate.access_pattern=dlio replays DLIO's calls anyway)"
-                        : nullptr;
-  if (why != nullptr) {
+  const bool in_reader = tf_checks || lane_decode;  // the check runs where DLIO's reader makes it
+  const PatternFacts facts{in_reader ? RetainsBatches(opt) : s->retain, s->content != nullptr,
+                           in_reader ? SampleCheck::kNone : s->table.check};
+  if (const char* why = CoalescedReason(cfg, opt, facts); why != nullptr) {
     s->access_pattern = "coalesced";
     s->access_reason = why;
     return false;
@@ -110,7 +140,7 @@ bool ChooseAccessPattern(const WorkloadConfig& cfg, const RunOptions& opt, FileO
     s->access_reason += " (buffer_size " + std::to_string(cfg.tf_buffer_size) + " bytes, " +
                         std::to_string(TfStreams(cfg)) + " files streamed at once per accelerator)";
   }
-  if (tf_checks || lane_decode) s->retain = false;
+  if (in_reader) s->retain = false;
   return true;
 }
 
@@ -260,10 +290,7 @@ Status OpenS3Engine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) 
 // OpenEngine's choice and opening.
 Status OpenAnyEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
   EngineOptions& eo = s->engine_options;
-  // DLIO's PyTorch readers open every sample's file (on_demand); TensorFlow streams each file through.
-  const FileOpenMode mode = cfg.keep_files_open ? FileOpenMode::kOnce
-                            : cfg.data_loader == DataLoader::kTensorFlow ? FileOpenMode::kStream
-                                                              : FileOpenMode::kPerSample;
+  const FileOpenMode mode = OpenModeFor(cfg);
   // The table takes the paths over: one copy of a million-file listing, not two.
   FEEDRATE_ASSIGN_OR_RETURN(auto table, FileTable::Create(std::move(s->files), s->s3 ? FileOpenMode::kPerSample : mode,
                                                           cfg.odirect ? O_DIRECT : 0));
@@ -287,7 +314,7 @@ Status OpenAnyEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Com
     return OpenCuFileEngine(s);
   }
   const bool lane_decode_only = s->images_unopened && cfg.decode;  // no sizes: only the lanes can decode
-  if (ChooseAccessPattern(cfg, opt, mode, s)) {
+  if (ChooseAccessPattern(cfg, opt, s)) {
     Status st = OpenDlioEngine(cfg, opt, s);
     if (st.ok()) return st;
     if (lane_decode_only) {
@@ -302,7 +329,7 @@ Status OpenAnyEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Com
     s->sampler->set_tf_cycle(1);  // file order again: the coalesced engines merge its back-to-back records
     if (s->eval_sampler) s->eval_sampler->set_tf_cycle(1);
   }
-  if (lane_decode_only) {  // (DecodesInLanes and ChooseAccessPattern disagree: a bug, not a run to make)
+  if (lane_decode_only) {  // (CoalescedReason answered otherwise before set-up: a bug, not a run to make)
     return Status::Unsupported("feedrate.decode: images not opened at set-up, but the run reads coalesced (" +
                                s->access_reason + ")");
   }
@@ -324,12 +351,9 @@ Status OpenAnyEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Com
 
 }  // namespace
 
-// ChooseAccessPattern's conditions for a decoding image run, from the configuration (run_engine.h).
 bool DecodesInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3) {
-  return cfg.decode && IsImage(cfg.format) && !s3 && cfg.access_pattern == "dlio" && cfg.engine == EngineKind::kAuto &&
-         !cfg.odirect && !RetainsBatches(opt) && opt.verify <= 0 && cfg.data_loader != DataLoader::kTensorFlow &&
-         (!IsMemoryFileSystem(FileSystemType(cfg.data_folder)) || AskedFor(cfg, "feedrate.access_pattern") ||
-          HasPreprocess(cfg));
+  return cfg.decode && IsImage(cfg.format) && !s3 &&
+         CoalescedReason(cfg, opt, PatternFacts::BeforeSetup(opt)) == nullptr;
 }
 
 // The file table, fault injection, I/O statistics and the engine (S3, cuFile, or MakeEngine's choice).

@@ -4,6 +4,7 @@
 // bounced, and a GPU path that cannot run ends with exit 2 and one line naming what is missing.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -107,6 +108,37 @@ TEST_F(GpuRun, DeviceMemoryReceivesEveryByteReadAndEverythingIsFreed) {
     EXPECT_EQ(fake[0].streams, 0);
     EXPECT_EQ(fake[0].events, 0);
     EXPECT_EQ(fake[0].contexts, 0);
+  }
+}
+
+// Whole image files into device memory, decoded or not: set-up looks their sizes up (the retained slots the copies
+// leave from need them; lanes decoding without sizes would stage nothing), the run reads coalesced saying why, and
+// every byte is copied.
+TEST_F(GpuRun, ImagesStageIntoDeviceMemoryDecodedOrNot) {
+  const std::string data = dir_ / "jpeg";
+  const std::string shape = " --param dataset.format=jpeg --param dataset.num_files_train=12"
+                            " --param dataset.record_length_bytes=30000 --param dataset.record_length_bytes_stdev=0";
+  auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + shape));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  uint64_t dataset_bytes = 0;
+  for (const auto& e : std::filesystem::directory_iterator(data + "/train")) dataset_bytes += e.file_size();
+  for (const std::string decode : {"false", "true"}) {
+    SCOPED_TRACE("feedrate.decode=" + decode);
+    const std::string res = dir_ / ("img" + decode), report = dir_ / ("fake_img" + decode);
+    auto run = Sh(FakeCuda(report) +
+                  Feedrate("run -w unet3d_h100 --data-dir " + data + shape + " --param feedrate.decode=" + decode +
+                           " --param reader.batch_size=2 --param train.computation_time=0.002 --param train.epochs=1"
+                           " -q -n 2"
+                           " --accelerator-memory device --results-dir " + res));
+    ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+    const auto f = ReadJson(res + "/summary.json")["feedrate"];
+    EXPECT_EQ(f["access_pattern"], "coalesced");
+    EXPECT_EQ(f["access_pattern_reason"], "batches staged into accelerator memory");
+    EXPECT_EQ(f["accelerator_memory"]["h2d_bytes"].get<uint64_t>(), f["bytes_read"].get<uint64_t>());
+    EXPECT_EQ(f["bytes_read"].get<uint64_t>(), dataset_bytes);  // one epoch: every image, whole
+    const auto fake = ReadFakeReports(report);
+    ASSERT_EQ(fake.size(), 1u);
+    EXPECT_EQ(fake[0].device_allocs, 0);
   }
 }
 
