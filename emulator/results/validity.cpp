@@ -124,6 +124,9 @@ Validity CheckTrainingRun(const WorkloadConfig& cfg, const RunFacts& f) {
     }
     if (kClosedKeys.count(key) != 0 || kHowKeys.count(key) != 0) continue;
     if (key == "feedrate.access_pattern" && cfg.access_pattern == "dlio") continue;  // DLIO's own calls
+    // On JPEG/PNG it decodes each image as DLIO's PIL reader does (true) or reads it whole, Feedrate's default
+    // (false): the bytes read are DLIO's either way. (Parquet's page decoding follows an earlier reader: OPEN.)
+    if (key == "feedrate.decode" && IsImage(cfg.format)) continue;
     if (kOpenKeys.count(key) != 0) {
       v.Demote("OPEN", "override of " + key + " (allowed in OPEN only)");
     } else if (key.starts_with("feedrate.")) {

@@ -66,6 +66,17 @@ TEST(Validity, ClosedOpenAndInvalidOverrides) {
   EXPECT_NE(v.reasons[0].find("dataset.num_samples_per_file"), std::string::npos) << v.reasons[0];
   EXPECT_NE(v.reasons[1].find("feedrate.order"), std::string::npos) << v.reasons[1];
 
+  // feedrate.decode on images makes what DLIO's PIL reader makes (CLOSED); on Parquet it follows an earlier reader.
+  auto decode = LoadWorkload("retinanet_b200", {"dataset.num_files_train=1000000", "feedrate.decode=true"});
+  v = CheckTrainingRun(decode, OneHost(1, 1));
+  EXPECT_EQ(v.category, "CLOSED") << nlohmann::json(v.reasons).dump();
+  auto parquet = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "++workload.dataset.format=parquet",
+                                                "feedrate.decode=true"});
+  v = CheckTrainingRun(parquet, OneHost(1, 1));
+  EXPECT_EQ(v.category, "OPEN");
+  ASSERT_EQ(v.reasons.size(), 2u) << nlohmann::json(v.reasons).dump();
+  EXPECT_NE(v.reasons[1].find("feedrate.decode"), std::string::npos) << v.reasons[1];
+
   auto invalid = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "train.computation_time=0.01"});
   v = CheckTrainingRun(invalid, OneHost(1, 1));
   EXPECT_EQ(v.category, "INVALID");
