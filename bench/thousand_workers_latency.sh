@@ -5,8 +5,9 @@
 # DELAY ms (direct_io); npz samples of RECORD bytes, batch 1, read_threads THREADS, COMPUTE s a step (small enough
 # that every worker always has a sample to read: the storage is the limit), one epoch of STEPS steps per
 # accelerator. Per accelerator count: the most requests in flight the file system saw in training, its requests a
-# sample, the AU and the AU the arithmetic allows (min(1, compute x workers / (batch x requests a sample x delay))), and the client
-# CPU (user + system of the whole process, bash's time) as a share of the client's CPUs over the run's wall time.
+# sample, the AU and the AU the arithmetic allows (min(1, compute x workers / (batch x requests a sample x delay))),
+# and the client CPU (user + system of the whole process, bash's time) as a share of the client's CPUs over the run's
+# wall time.
 # Usage: bench/thousand_workers_latency.sh [OUT_PREFIX]   (writes OUT_PREFIX.md; needs root for FUSE)
 #   env: COUNTS="64 256" DELAY=50 RECORD=8192 THREADS=4 STEPS=8 COMPUTE=0.05 WORK=/var/tmp/feedrate-thousand
 set -euo pipefail
