@@ -13,6 +13,7 @@
 #        Feedrate option that makes what DLIO does by default, e.g. feedrate.decode=true for JPEG/PNG)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 dlio_env=${DLIO_ENV:-/opt/dlio-peer/env.sh}
 formats=${FORMATS:-npz hdf5 jpeg}; delays=${DELAYS:-2 20}; counts=${COUNTS:-1 2 4 8}
 cache=${CACHE:-off}; record=${RECORD:-524288}; batch=${BATCH:-8}; threads=${THREADS:-2}; steps=${STEPS:-8}
@@ -30,16 +31,12 @@ max_count=0; for n in $counts; do [ "$n" -gt "$max_count" ] && max_count=$n; don
 files=$(( steps * batch * max_count ))
 mnt="$work/mnt"
 mkdir -p "$work" "$mnt"
-cleanup() { fusermount3 -u "$mnt" 2>/dev/null || true; for _ in $(seq 50); do mountpoint -q "$mnt" || return 0; sleep 0.1; done; }
-trap cleanup EXIT
+trap 'latencyfs_unmount "$mnt"' EXIT
 stats() { cat "$mnt/.latencyfs_stats"; }
 # mount_fs DATA DELAY: latencyfs over DATA at $mnt, unmounting what was there (and with it its page cache).
 mount_fs() {
-  cleanup
-  local opts=(--open-delay-ms "$2" --read-delay-ms "$2"); [ "$cache" = on ] && opts+=(--page-cache)
-  "$latencyfs" "$1" "$mnt" "${opts[@]}" > "$work/latencyfs.log" 2>&1 &
-  for _ in $(seq 100); do [ -e "$mnt/.latencyfs_stats" ] && return 0; sleep 0.1; done
-  echo "latencyfs did not mount at $mnt: $(cat "$work/latencyfs.log")" >&2; exit 2
+  local opts=(); [ "$cache" = on ] && opts+=(--page-cache)
+  latencyfs_mount "$1" "$mnt" "$work/latencyfs.log" "$2" "${opts[@]}"
 }
 # sample_cpu LOG / stop_cpu: /proc/stat's total line every 0.25 s with its time, while DLIO runs; busy_share LOG
 # SUMMARY: the host's busy share of its CPUs over DLIO's training (summary.json start..end), which says whether

@@ -40,3 +40,26 @@ throttled_cgroup() {
 }
 enter() { local d; for d in "${cg_dirs[@]}"; do echo "$1" > "$d/cgroup.procs"; done; }
 cleanup_cg() { rmdir "${cg_dirs[@]}" 2>/dev/null || true; }
+
+# latencyfs_mount SRC MNT LOG DELAY_MS [OPTION...]: tests/latencyfs (built by scripts/build.sh release) over SRC at
+# MNT, every open and read delayed DELAY_MS (more latencyfs options after it, e.g. --page-cache); what was mounted at
+# MNT is unmounted first, and with it its page cache. Returns once it answers; exits 2 with its log if it does not.
+latencyfs_mount() {
+  local src=$1 mnt=$2 log=$3 delay=$4
+  shift 4
+  latencyfs_unmount "$mnt"
+  "$PWD/build/release/tests/latencyfs" "$src" "$mnt" --open-delay-ms "$delay" --read-delay-ms "$delay" "$@" > "$log" 2>&1 &
+  for _ in $(seq 100); do [ -e "$mnt/.latencyfs_stats" ] && return 0; sleep 0.1; done
+  echo "latencyfs did not mount at $mnt: $(cat "$log")" >&2
+  exit 2
+}
+# latencyfs_unmount MNT: unmounts it (if mounted) and waits until it is gone.
+latencyfs_unmount() {
+  fusermount3 -u "$1" 2>/dev/null || true
+  for _ in $(seq 50); do mountpoint -q "$1" || return 0; sleep 0.1; done
+}
+# latencyfs_counts MNT: "opens reads max_in_flight" from one read of its stats (each read restarts max_in_flight).
+latencyfs_counts() {
+  python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print(j['opens'], j['reads'], j['max_in_flight'])" \
+    "$1/.latencyfs_stats"
+}

@@ -12,6 +12,7 @@
 #   env: DELAYS="20 2" COUNTS="1 4" WORK=/var/tmp/feedrate-tf-latency
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 delays=${DELAYS:-20 2}; counts=${COUNTS:-1 4}; work=${WORK:-/var/tmp/feedrate-tf-latency}
 out=${1:-results/$(date -u +%Y-%m-%d)/tfrecord_latency}
 case "$out" in -*) echo "OUT_PREFIX must not start with '-': $out" >&2; exit 2 ;; esac
@@ -20,16 +21,8 @@ feedrate=$PWD/build/release/cli/feedrate
 latencyfs=$PWD/build/release/tests/latencyfs
 [ -x "$feedrate" ] && [ -x "$latencyfs" ] || scripts/build.sh release
 mnt="$work/mnt"
-cleanup() { fusermount3 -u "$mnt" 2>/dev/null || true; for _ in $(seq 50); do mountpoint -q "$mnt" || return 0; sleep 0.1; done; }
-trap cleanup EXIT
-mount_fs() {
-  cleanup
-  "$latencyfs" "$1" "$mnt" --open-delay-ms "$2" --read-delay-ms "$2" > "$work/latencyfs.log" 2>&1 &
-  for _ in $(seq 100); do [ -e "$mnt/.latencyfs_stats" ] && return 0; sleep 0.1; done
-  echo "latencyfs did not mount at $mnt: $(cat "$work/latencyfs.log")" >&2; exit 2
-}
-# stats: "opens reads max_in_flight" in one read (each read of the stats file restarts its max_in_flight).
-stats() { python3 -c "import json; j = json.load(open('$mnt/.latencyfs_stats')); print(j['opens'], j['reads'], j['max_in_flight'])"; }
+trap 'latencyfs_unmount "$mnt"' EXIT
+stats() { latencyfs_counts "$mnt"; }
 max_count=0; for n in $counts; do [ "$n" -gt "$max_count" ] && max_count=$n; done
 # shape NAME WORKLOAD SPF RECORD BATCH THREADS STEPS COMPUTE
 # (steps enough that the batches in flight at the start, read during the first step, are a small part of the epoch)
@@ -51,7 +44,7 @@ for shape in "${shapes[@]}"; do
   params="--param dataset.num_files_train=$files --param dataset.num_samples_per_file=$spf --param dataset.record_length_bytes=$record --param dataset.record_length_bytes_stdev=0"
   [ -f "$data/.done-$files" ] || { rm -rf "$data"; "$feedrate" datagen -w "$wl" --data-dir "$data" $params > /dev/null; touch "$data/.done-$files"; }
   for delay in $delays; do
-    mount_fs "$data" "$delay"
+    latencyfs_mount "$data" "$mnt" "$work/latencyfs.log" "$delay"
     for n in $counts; do
       nfiles=$(( (steps * batch * n + spf - 1) / spf ))
       for pattern in dlio coalesced; do
@@ -93,5 +86,5 @@ PY
     done
   done
 done
-cleanup
+latencyfs_unmount "$mnt"
 cat "$out.md"

@@ -12,6 +12,7 @@
 #   env: COUNTS="64 256" DELAY=50 RECORD=8192 THREADS=4 STEPS=8 COMPUTE=0.05 WORK=/var/tmp/feedrate-thousand
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 counts=${COUNTS:-64 256}; delay=${DELAY:-50}; record=${RECORD:-8192}; threads=${THREADS:-4}; steps=${STEPS:-8}
 compute=${COMPUTE:-0.05}; work=${WORK:-/var/tmp/feedrate-thousand}
 out=${1:-results/$(date -u +%Y-%m-%d)/thousand_workers_latency}
@@ -21,16 +22,7 @@ feedrate=$PWD/build/release/cli/feedrate
 latencyfs=$PWD/build/release/tests/latencyfs
 [ -x "$feedrate" ] && [ -x "$latencyfs" ] || scripts/build.sh release
 mnt="$work/mnt"
-cleanup() { fusermount3 -u "$mnt" 2>/dev/null || true; for _ in $(seq 50); do mountpoint -q "$mnt" || return 0; sleep 0.1; done; }
-trap cleanup EXIT
-mount_fs() {
-  cleanup
-  "$latencyfs" "$work/data" "$mnt" --open-delay-ms "$delay" --read-delay-ms "$delay" > "$work/latencyfs.log" 2>&1 &
-  for _ in $(seq 100); do [ -e "$mnt/.latencyfs_stats" ] && return 0; sleep 0.1; done
-  echo "latencyfs did not mount at $mnt: $(cat "$work/latencyfs.log")" >&2; exit 2
-}
-# stats: "opens reads max_in_flight" in one read (each read of the stats file restarts its max_in_flight).
-stats() { python3 -c "import json; j = json.load(open('$mnt/.latencyfs_stats')); print(j['opens'], j['reads'], j['max_in_flight'])"; }
+trap 'latencyfs_unmount "$mnt"' EXIT
 max_count=0; for n in $counts; do [ "$n" -gt "$max_count" ] && max_count=$n; done
 files=$(( steps * max_count ))
 shape=(--param=dataset.format=npz --param=dataset.num_samples_per_file=1 --param=dataset.record_length_bytes="$record"
@@ -54,7 +46,7 @@ commit=$(git rev-parse --short HEAD); dirty=$(git status --porcelain --untracked
   echo "|---|---|---|---|---|---|---|---|---|"
 } > "$out.md"
 for n in $counts; do
-  mount_fs
+  latencyfs_mount "$work/data" "$mnt" "$work/latencyfs.log" "$delay"
   res="$work/r$n"; rm -rf "$res" "$res.train_start"
   t0=$(date +%s.%N)
   # The file system's counters at the run's training_start event (set-up done; reading them restarts max_in_flight),
@@ -63,9 +55,9 @@ for n in $counts; do
         "${shape[@]}" --param=reader.batch_size=1 --param=reader.read_threads="$threads" --param=train.epochs=1 \
         --param=train.computation_time="$compute" -n "$n" --results-dir "$res" --json-events 2>&1 || [ $? -eq 3 ]; } |
         while IFS= read -r line; do
-          case "$line" in *'"event":"training_start"'*) stats > "$res.train_start" ;; esac; echo "$line"; done > "$res.log"; }; } 2>&1 )
+          case "$line" in *'"event":"training_start"'*) latencyfs_counts "$mnt" > "$res.train_start" ;; esac; echo "$line"; done > "$res.log"; }; } 2>&1 )
   t1=$(date +%s.%N)
-  read -r o1 r1 inflight < <(stats)
+  read -r o1 r1 inflight < <(latencyfs_counts "$mnt")
   read -r o0 r0 _ < "$res.train_start"
   au=$(python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]+'/summary.json'))['metric']['train_au_mean_percentage'], 2))" "$res")
   python3 - "$n" "$threads" "$inflight" "$o0" "$r0" "$o1" "$r1" "$au" "$compute" "$delay" "$t0" "$t1" "$cpu" "$steps" "$(nproc)" >> "$out.md" <<'PY'
