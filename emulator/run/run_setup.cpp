@@ -351,7 +351,7 @@ Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const
   // place; larger ones are checked in retained batch memory.
   // (An image decoded in its DataLoader worker's sequence is decoded in its lane's own buffer: OpenDlioEngine counts
   // those.)
-  const bool lane_decode = s->table.check == SampleCheck::kImageDecode && DecodesInLanes(cfg, opt, s->s3 != nullptr);
+  const bool lane_decode = s->images_unopened && cfg.decode;  // (IndexRankFiles: DecodesInLanes decided it)
   s->retain = RetainsBatches(opt) || (!lane_decode && (s->table.check != SampleCheck::kNone || s->content) &&
                                       engine.MaxWindow(max_extent) > eo.transfer_size);
   // GPUDirect reads land in registered device slots: no engine buffers and no slots in host memory (the slots'
