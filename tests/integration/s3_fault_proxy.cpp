@@ -146,14 +146,16 @@ void S3FaultProxy::Serve(int client) {
     if (is_get && head.substr(0, head.find("\r\n")).find("list-type=2") != std::string::npos) listings_.fetch_add(1);
     // A GET already faulted once passes: every Nth by a global count could otherwise hit one request's every retry
     // (seen once in CI under TSan: 5 SlowDowns in a row for one ranged GET), which tests the count, not the retries.
+    const bool faults = is_get && (reset_every_ > 0 || slowdown_every_ > 0);
+    const std::string fault_key = faults ? head.substr(0, head.find("\r\n")) + " " + Header(head, "Range") : "";
     bool faulted_before = false;
-    if (is_get && (reset_every_ > 0 || slowdown_every_ > 0)) {
+    if (faults) {
       std::lock_guard<std::mutex> lock(mu_);
-      faulted_before = faulted_.count(head.substr(0, head.find("\r\n")) + " " + Header(head, "Range")) != 0;
+      faulted_before = faulted_.count(fault_key) != 0;
     }
     const auto remember = [&] {
       std::lock_guard<std::mutex> lock(mu_);
-      faulted_.insert(head.substr(0, head.find("\r\n")) + " " + Header(head, "Range"));
+      faulted_.insert(fault_key);
     };
     const uint64_t k = is_get ? gets_.fetch_add(1) + 1 : 0;
     if (is_get && !faulted_before) {
