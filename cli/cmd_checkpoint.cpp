@@ -54,7 +54,7 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--time-between", o->time_between, "seconds idle before each checkpoint (default: the workload's, 5)")
       ->check(NonNegativeNumber());
   sub->add_option("--scale", o->scale, "multiply every file's size by this (0 < F <= 1), for tests and demos; recorded in the summary");
-  sub->add_option("--results-dir", o->results_dir, "where summary.json goes (default results/<timestamp>_<workload>)");
+  sub->add_option("--results-dir", o->results_dir, "where summary.json goes (default feedrate-results/<timestamp>_<workload>)");
   sub->add_option("--engine", o->engine, "auto (io_uring, else pread/pwrite; default), uring or posix")
       ->transform(Choices<EngineKind>({{"auto", EngineKind::kAuto}, {"uring", EngineKind::kUring}, {"posix", EngineKind::kPosix}}));
   sub->add_flag("--odirect", o->odirect, "O_DIRECT writes and reads (the page cache is bypassed)");

@@ -51,7 +51,7 @@ int CheckpointDatasize(const WorkloadConfig& c, uint64_t ranks, bool json) {
     nlohmann::json j = {{"workload", c.name}, {"ranks", ranks}, {"layout_world", *world}, {"checkpoint_bytes", total},
                         {"largest_rank_bytes", largest}, {"smallest_writing_rank_bytes", smallest},
                         {"num_checkpoints_write", set.num_write}, {"free_bytes_needed", total * set.num_write}};
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitPass;
   }
   std::printf("%s: %llu rank(s) (layout of %llu): %.2f GiB per checkpoint, %.2f GiB on the largest rank, %.2f GiB on the "
@@ -84,7 +84,7 @@ int TrainingDatasize(const WorkloadConfig& c, const DatasizeArgs& a, const std::
                         {"dataset_GiB", bytes / 1073741824.0},
                         {"client_memory_GiB_total", total_mem / 1073741824.0},
                         {"accelerators", a.accelerators}};
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::printf("%s: num_files_train = %.0f (%.2f GiB of data)\n", c.name.c_str(), files, bytes / 1073741824.0);
     std::printf("  memory rule: 5 x %.0f GiB client memory -> %.0f files\n", total_mem / 1073741824.0, by_memory);

@@ -121,7 +121,7 @@ void PrintText(const ParquetReport& r, const std::string& name) {
       std::printf("    %-32s values=%-12llu nulls=%-10llu bytes=%-12llu sum=%s\n", c["path"].get<std::string>().c_str(),
                   static_cast<unsigned long long>(c["values"].get<uint64_t>()),
                   static_cast<unsigned long long>(c["nulls"].get<uint64_t>()),
-                  static_cast<unsigned long long>(c["decoded_bytes"].get<uint64_t>()), c["sum"].dump().c_str());
+                  static_cast<unsigned long long>(c["decoded_bytes"].get<uint64_t>()), c["sum"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     }
   }
   std::printf("  totals: %llu bytes compressed, %llu uncompressed, %llu pages\n",
@@ -252,8 +252,8 @@ void PrintHdf5(const std::string& name, const nlohmann::json& r) {
   std::printf("%s: hdf5, %zu dataset(s)\n", name.c_str(), r["datasets"].size());
   for (const auto& d : r["datasets"]) {
     std::printf("  %-40s %-4s %-18s %-10s offset=%-10s sha256=%s\n", d["path"].get<std::string>().c_str(),
-                d["dtype"].get<std::string>().c_str(), d["shape"].dump().c_str(), d["layout"].get<std::string>().c_str(),
-                d["data_offset"].dump().c_str(), d["sha256_c"].get<std::string>().c_str());
+                d["dtype"].get<std::string>().c_str(), d["shape"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str(), d["layout"].get<std::string>().c_str(),
+                d["data_offset"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str(), d["sha256_c"].get<std::string>().c_str());
   }
 }
 
@@ -356,7 +356,7 @@ Runner AddInspect(CLI::App& app) {
         r->print();
       }
     }
-    if (*json) std::printf("%s\n", (files->size() == 1 && out.size() == 1 ? out[0] : out).dump(2).c_str());
+    if (*json) std::printf("%s\n", (files->size() == 1 && out.size() == 1 ? out[0] : out).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return rc;
   };
 }

@@ -64,7 +64,7 @@ void RegisterIobenchOptions(CLI::App* sub, IobenchArgs& a) {
   sub->add_option("--ramp-time", a.ramp, "seconds per cell before measuring")->check(NonNegativeNumber());
   sub->add_flag("--verify", a.verify, "writes lay down a seeded pattern, reads check it");
   sub->add_option("--seed", a.seed, "pattern seed for --verify");
-  sub->add_option("--results-dir", a.results_dir, "where iobench.json/csv go (default results/<timestamp>_iobench)");
+  sub->add_option("--results-dir", a.results_dir, "where iobench.json/csv go (default feedrate-results/<timestamp>_iobench)");
   sub->add_option("--endpoint", a.s3.endpoint, "S3: the endpoint URL (default https://s3.amazonaws.com)");
   sub->add_option("--region", a.s3.region, "S3: the SigV4 region (default us-east-1)");
   sub->add_flag("--virtual-host", a.s3.virtual_host, "S3: bucket.host/key URLs instead of host/bucket/key");
@@ -179,7 +179,7 @@ int RunFileGrid(const IobenchArgs& a, int* argc, char*** argv) {
                         {"runtime_s", o.runtime_s}, {"ramp_s", o.ramp_s}, {"submit_batch", o.submit_batch}, {"direct", o.direct},
                         {"verify", o.verify},    {"xfer", XferName(o.xfer)}, {"gpu", o.gpu},
                         {"version", FEEDRATE_VERSION}, {"cells", *cells}};
-  return WriteBenchResults(dir, "iobench", doc.dump(2) + "\n", IobenchCsv(*cells));
+  return WriteBenchResults(dir, "iobench", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", IobenchCsv(*cells));
 }
 
 }  // namespace

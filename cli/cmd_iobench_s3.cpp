@@ -91,7 +91,7 @@ int RunS3Iobench(const S3IobenchArgs& a) {
   nlohmann::json doc = {{"url", a.url},           {"endpoint", endpoint.url}, {"region", endpoint.region},
                         {"path_style", endpoint.path_style}, {"credentials_source", cred.value().source},
                         {"runtime_s", a.runtime}, {"version", FEEDRATE_VERSION}, {"cells", cells}};
-  return WriteBenchResults(dir, "s3bench", doc.dump(2) + "\n", csv.str());
+  return WriteBenchResults(dir, "s3bench", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", csv.str());
 }
 
 int WriteBenchResults(const std::string& dir, const std::string& name, const std::string& json, const std::string& csv) {

@@ -66,7 +66,7 @@ Runner AddReport(CLI::App& app) {
     const auto dir = parent.empty() ? std::filesystem::path(".") : parent;
     const std::string rjson = (dir / "results.json").string(), rcsv = (dir / "results.csv").string();
     for (const auto& [path, text] : {std::pair{html, RenderReportHtml(inputs)}, std::pair{md, RenderReportMarkdown(inputs)},
-                                     std::pair{rjson, rows.dump(2) + "\n"}, std::pair{rcsv, MlperfResultsCsv(rows)}}) {
+                                     std::pair{rjson, rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"}, std::pair{rcsv, MlperfResultsCsv(rows)}}) {
       Status st = WriteFileAtomic(path, text);
       if (!st.ok()) {
         std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());

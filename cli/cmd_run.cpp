@@ -39,7 +39,7 @@ void RegisterReadingOptions(CLI::App* sub, RunCommandArgs& a) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{4096}));
   sub->add_option("--io-threads", a.o.io_threads, "I/O threads per rank (default: reader.read_threads x accelerators, at most 4 per CPU, 1 per CPU for "
                                                    "buffered reads on tmpfs)");
-  sub->add_option("--results-dir", a.o.results_dir, "where results go (default results/<timestamp>_<workload>)");
+  sub->add_option("--results-dir", a.o.results_dir, "where results go (default feedrate-results/<timestamp>_<workload>)");
   sub->add_flag("--retain-batches", a.o.retain_batches, "keep whole batches in memory (DLIO-like footprint)");
   sub->add_flag("--keep-files-open", a.keep_open, "open each file once instead of per sample read");
   sub->add_option("--order", a.order, "dlio (DLIO v2.0 order, default) or shuffled (seeded per-epoch shuffle)")
@@ -209,7 +209,7 @@ int ExecuteRun(RunCommandArgs a, int* argc, char*** argv) {
   if (a.launch.requested()) return RelaunchUnderMpirun(a.launch, *argc, *argv);
   a.mlperf.Check();
   if (a.loops > 1 && !a.o.results_dir.empty() && !a.mlperf.tree.enabled()) {
-    throw CLI::ValidationError("--loops", "writes a folder per run: the default results/<timestamp>_<workload> ones or "
+    throw CLI::ValidationError("--loops", "writes a folder per run: the default feedrate-results/<timestamp>_<workload> ones or "
                                           "an --mlperf-root tree, not one --results-dir");
   }
   if (a.mlperf.tree.enabled() && !a.o.results_dir.empty()) {

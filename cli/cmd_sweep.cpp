@@ -102,7 +102,7 @@ void RegisterSweepOptions(CLI::App* sub, WorkloadArgs& w, SweepArgs& a, Forwarde
   sub->add_option("--hostfile", a.hostfile, "an OpenMPI hostfile naming the hosts (as --hosts; slots are ignored)")
       ->excludes(hosts_opt);
   sub->add_option("--mpirun", a.mpirun, "launcher for --mode ranks or --hosts (default \"mpirun --bind-to none\")");
-  sub->add_option("--results-dir", a.results_dir, "where every run's results and sweep.json go (default results/<timestamp>_sweep_<workload>)");
+  sub->add_option("--results-dir", a.results_dir, "where every run's results and sweep.json go (default feedrate-results/<timestamp>_sweep_<workload>)");
   sub->add_flag("--ceiling", a.measure_ceiling, "first measure the storage's read MiB/s with feedrate iobench on the "
                                                "largest training file (reader.transfer_size blocks, 3 s per cell)");
   sub->add_option("--ceiling-mib-s", a.ceiling_mib_per_s, "the storage's read MiB/s (e.g. from feedrate iobench), to tell a storage limit from others");
@@ -130,7 +130,7 @@ int ReportSweep(const SweepResult& result, const SweepArgs& args, bool ceiling_m
   doc["storage_ceiling_source"] = args.ceiling_mib_per_s <= 0 ? "none"
                                   : ceiling_measured          ? "feedrate iobench (ceiling/iobench.json)"
                                                               : "--ceiling-mib-s";
-  Status st = WriteFileAtomic(args.results_dir + "/sweep.json", doc.dump(1) + "\n");
+  Status st = WriteFileAtomic(args.results_dir + "/sweep.json", doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   if (!st.ok()) {
     std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
     return kExitError;
@@ -193,9 +193,13 @@ bool PrepareSweep(const WorkloadArgs& w, SweepArgs& args, std::optional<Workload
     return false;
   }
   args.search.hosts = host_names->empty() ? 1 : host_names->size();
-  auto claim = ClaimResultsDir(ResultsDirOr(args.results_dir, "sweep_" + (*cfg)->name), args.results_dir.empty());
+  auto claim = ClaimResultsDir(ResultsDirOr(args.results_dir, "sweep_" + (*cfg)->name), FolderKind(args.results_dir));
   if (!claim.ok()) {
     std::fprintf(stderr, "feedrate: error: %s\n", claim.status().ToString().c_str());
+    return false;
+  }
+  if (Status st = claim->Commit(); !st.ok()) {  // (the sweep's checks are behind it: its points run in subfolders)
+    std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
     return false;
   }
   args.claim = std::make_shared<ResultsDirClaim>(std::move(*claim));

@@ -89,7 +89,7 @@ Runner AddWorkloads(CLI::App& app) {
                   par.c_str(), m.zero_stage, static_cast<double>(t.bytes()) / 1073741824.0,
                   static_cast<double>(t.largest_rank_bytes) / 1073741824.0);
     }
-    if (*json) std::printf("%s\n", out.dump(2).c_str());
+    if (*json) std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     if (!*json) std::printf("checkpoint sizes at the CLOSED world size (TP x PP x DP ranks), DLIO v2.0's layout: feedrate checkpoint\n");
     return kExitPass;
   };

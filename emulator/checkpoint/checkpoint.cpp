@@ -115,7 +115,9 @@ class CheckpointRun {
     const json injected = FaultCounts();
     if (!comm_.root()) return code;
     if (!injected.empty()) f_["injected_faults"] = injected;
-    ReportUnfinishedRun(results_dir_, status, error, [&] { return WriteUnfinishedSummary(status, error); });
+    // (A folder holding an earlier record keeps it when the set-up failed: nothing of this run is worth it.)
+    ReportUnfinishedRun(claim_.committed() ? results_dir_ : std::string(), status, error,
+                        [&] { return WriteUnfinishedSummary(status, error); });
     return code;
   }
 
@@ -127,23 +129,39 @@ class CheckpointRun {
     f_["checkpoints_read"] = read_;
     if (!error.empty()) f_["error"] = error;
     json summary = {{"start", start_iso_}, {"end", NowIso8601()}, {"feedrate", f_}};
-    return WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2) + "\n");
+    return WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
 
   // Set-up: results directory, the checkpoint settings and model, options, faults, the folder and the stream I/O.
   // A job the collective watchdog ends (MPI_Abort) still leaves a failed-run summary: rank 0 writes what it knows.
   Status Prepare() {
     if (comm_.root()) {
-      auto claim = ClaimResultsDir(results_dir_, opt_.results_dir.empty());
+      auto claim = ClaimResultsDir(results_dir_, opt_.dlio != nullptr ? ResultsFolder::kDlioRun : FolderKind(opt_.results_dir));
       if (!claim.ok()) {
         results_dir_.clear();  // not ours: no failed-run summary may be written there
         return claim.status();
       }
       claim_ = std::move(*claim);
       results_dir_ = claim_.dir();
-      FEEDRATE_RETURN_IF_ERROR(WriteUnfinishedSummary("running", ""));
-      comm_.SetAbortHook([this](const std::string& message) { (void)WriteUnfinishedSummary("failed", message); });
+      if (claim_.committed()) FEEDRATE_RETURN_IF_ERROR(StartRecord());
     }
+    FEEDRATE_RETURN_IF_ERROR(PrepareSettings());
+    if (comm_.root() && !claim_.committed()) {  // an earlier record, replaced only now that the set-up succeeded
+      FEEDRATE_RETURN_IF_ERROR(claim_.Commit());
+      FEEDRATE_RETURN_IF_ERROR(StartRecord());
+    }
+    return Status::Ok();
+  }
+
+  // The "running" summary, and the failed one a job the watchdog ends leaves (rank 0, once the folder is ours).
+  Status StartRecord() {
+    FEEDRATE_RETURN_IF_ERROR(WriteUnfinishedSummary("running", ""));
+    comm_.SetAbortHook([this](const std::string& message) { (void)WriteUnfinishedSummary("failed", message); });
+    return Status::Ok();
+  }
+
+  // The checkpoint settings, model, options, faults, the folder and the stream I/O.
+  Status PrepareSettings() {
     try {
       set_ = CheckpointSettingsFromConfig(cfg_);
     } catch (const YAML::Exception& e) {
@@ -393,7 +411,7 @@ class CheckpointRun {
     summary["feedrate"]["validity"] = validity.ToJson();
     summary["feedrate"]["model"]["mlpstorage_name"] = MlpstorageCheckpointModel(cfg_);
     Status w = WriteDlioFiles(ranks, &summary);
-    if (w.ok()) w = WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2) + "\n");
+    if (w.ok()) w = WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     int code = 0;
     if (!w.ok()) {
       std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
@@ -428,7 +446,7 @@ class CheckpointRun {
   std::vector<DlioCheckpointRank> GatherRankTimes() {
     auto at_w = comm_.GatherDoubles(write_at_), at_r = comm_.GatherDoubles(read_at_), sw = comm_.GatherDoubles(write_s_),
          sr = comm_.GatherDoubles(read_s_);
-    auto hosts = comm_.GatherStrings(CheckpointHost(opt_.dlio != nullptr).dump());
+    auto hosts = comm_.GatherStrings(CheckpointHost(opt_.dlio != nullptr).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     std::vector<DlioCheckpointRank> ranks(hosts.size());
     for (size_t r = 0; r < hosts.size(); ++r) {
       ranks[r] = {at_w[r], sw[r], at_r[r], sr[r], json::parse(hosts[r])};

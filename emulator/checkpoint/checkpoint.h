@@ -19,7 +19,7 @@ struct CheckpointOptions {
   int64_t num_read = -1;           // checkpoints to read back (-1: checkpoint.num_checkpoints_read)
   double time_between = -1;        // seconds idle before each checkpoint (-1: checkpoint.time_between_checkpoints)
   double scale = 1.0;              // every file's size times this (0 < scale <= 1), for tests and demos
-  std::string results_dir;         // "" = results/<timestamp>_<workload>
+  std::string results_dir;         // "" = feedrate-results/<timestamp>_<workload>
   EngineKind engine = EngineKind::kAuto;  // io_uring, else pread/pwrite | uring | posix
   bool odirect = false;            // O_DIRECT writes and reads
   std::string read_cache = "drop"; // before reading: drop (evict each rank's files) | keep; O_DIRECT needs neither

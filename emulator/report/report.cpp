@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "emulator/report/svg_chart.h"
+#include "loader/util/output_text.h"
 
 namespace feedrate {
 
@@ -115,28 +116,28 @@ std::string RunHtml(const ReportInput& in) {
   const RunFigures f = Facts(in);
   const json& s = in.summary;
   const json fr = s.value("feedrate", json::object());
-  std::string o = "<section class=\"run\"><h2>" + HtmlEscape(in.kind + ": " + f.workload) + "</h2>";
+  std::string o = "<section class=\"run\"><h2>" + (in.kind + ": " + f.workload) + "</h2>";
   o += "<p class=\"answer\">" + Fmt(f.accelerators, 0) + " accelerator(s): AU " + Fmt(f.au) + "%" +
-       (f.au_bar > 0 ? " (bar " + Fmt(f.au_bar, 0) + "%)" : "") + ", " + HtmlEscape(f.status) +
-       (f.validity.empty() ? "" : ", validity " + HtmlEscape(f.validity)) + "</p>";
-  o += "<table><tr><th>directory</th><td>" + HtmlEscape(in.dir) + "</td></tr>";
+       (f.au_bar > 0 ? " (bar " + Fmt(f.au_bar, 0) + "%)" : "") + ", " + (f.status) +
+       (f.validity.empty() ? "" : ", validity " + (f.validity)) + "</p>";
+  o += "<table><tr><th>directory</th><td>" + (in.dir) + "</td></tr>";
   o += "<tr><th>throughput</th><td>" + Fmt(f.throughput) + " samples/s</td></tr>";
   o += "<tr><th>read</th><td>" + Fmt(f.mib, 1) + " MiB/s</td></tr>";
-  if (!f.engine.empty()) o += "<tr><th>engine</th><td>" + HtmlEscape(f.engine) + (f.odirect ? ", O_DIRECT" : ", buffered") + "</td></tr>";
+  if (!f.engine.empty()) o += "<tr><th>engine</th><td>" + (f.engine) + (f.odirect ? ", O_DIRECT" : ", buffered") + "</td></tr>";
   std::string mem;
   for (const auto& g : s.value("host_memory_GB", json::array())) {
     if (g.is_number()) mem += (mem.empty() ? "" : ", ") + Fmt(g.get<double>(), 1);
   }
-  o += "<tr><th>hosts</th><td>" + Str(s, "num_hosts") + " (" + HtmlEscape(Str(s, "hostname")) + "; CPUs " +
-       HtmlEscape(Str(s, "host_cpu_count")) + "; memory " + mem + " GB)</td></tr>";
+  o += "<tr><th>hosts</th><td>" + Str(s, "num_hosts") + " (" + (Str(s, "hostname")) + "; CPUs " +
+       (Str(s, "host_cpu_count")) + "; memory " + mem + " GB)</td></tr>";
   if (fr.contains("dataset_to_memory_ratio")) {
     const double ratio = Num(fr, "dataset_to_memory_ratio");
     o += "<tr><th>dataset / client memory</th><td>" + Fmt(ratio) + "x" +
          (ratio < 5 ? " (below the 5x rule: the page cache can serve reads)" : "") + "</td></tr>";
   }
   if (fr.contains("host_facts")) {
-    o += "<tr><th>kernel, data file system</th><td>" + HtmlEscape(Str(fr["host_facts"], "kernel")) + ", " +
-         HtmlEscape(Str(fr["host_facts"], "data_dir_fs")) + "</td></tr>";
+    o += "<tr><th>kernel, data file system</th><td>" + (Str(fr["host_facts"], "kernel")) + ", " +
+         (Str(fr["host_facts"], "data_dir_fs")) + "</td></tr>";
   }
   if (fr.contains("stall_seconds")) {
     const json& st = fr["stall_seconds"];
@@ -171,28 +172,28 @@ std::string RunHtml(const ReportInput& in) {
   o += HostsHtml(in);
   o += StorageHtml(in);
   if (fr.contains("validity") && !fr["validity"]["reasons"].empty()) {
-    o += "<h3>Validity: " + HtmlEscape(f.validity) + "</h3><ul>";
-    for (const auto& r : fr["validity"]["reasons"]) o += "<li>" + HtmlEscape(r.get<std::string>()) + "</li>";
+    o += "<h3>Validity: " + (f.validity) + "</h3><ul>";
+    for (const auto& r : fr["validity"]["reasons"]) o += "<li>" + (r.get<std::string>()) + "</li>";
     o += "</ul>";
   }
   if (fr.contains("warnings") && !fr["warnings"].empty()) {
     o += "<h3>Warnings</h3><ul>";
-    for (const auto& w : fr["warnings"]) o += "<li>" + HtmlEscape(w.get<std::string>()) + "</li>";
+    for (const auto& w : fr["warnings"]) o += "<li>" + (w.get<std::string>()) + "</li>";
     o += "</ul>";
   }
-  if (fr.contains("config")) o += "<details><summary>Resolved configuration</summary><pre>" + HtmlEscape(fr["config"].dump(2)) + "</pre></details>";
+  if (fr.contains("config")) o += "<details><summary>Resolved configuration</summary><pre>" + (fr["config"].dump(2)) + "</pre></details>";
   return o + "</section>";
 }
 
 std::string SweepHtml(const ReportInput& in) {
   const json& w = in.sweep;
-  std::string o = "<section class=\"sweep\"><h2>" + HtmlEscape("feedrate sweep: " + Str(w, "workload")) + "</h2>";
+  std::string o = "<section class=\"sweep\"><h2>" + ("feedrate sweep: " + Str(w, "workload")) + "</h2>";
   o += "<p class=\"answer\">Accelerators supported: <b>" + Str(w, "accelerators_supported") +
        (w.value("lower_bound_only", false) ? " or more" : "") + "</b> at AU &ge; " + Fmt(Num(w, "au_bar_pct"), 0) + "%";
-  if (w.contains("validity")) o += ", validity " + HtmlEscape(Str(w["validity"], "category"));
+  if (w.contains("validity")) o += ", validity " + (Str(w["validity"], "category"));
   o += "</p>";
   const json b = w.value("bottleneck", json::object());
-  o += "<p>Limit: <b>" + HtmlEscape(Str(b, "limit")) + "</b>: " + HtmlEscape(Str(b, "explanation")) + "</p>";
+  o += "<p>Limit: <b>" + (Str(b, "limit")) + "</b>: " + (Str(b, "explanation")) + "</p>";
   ChartSeries au{"AU %", {}, kColors[0]}, mib{"read MiB/s", {}, kColors[1]};
   o += "<table><tr><th>accelerators</th><th>run</th><th>AU %</th><th>MiB/s</th><th>client CPU</th><th>stall p99 (s)</th><th>verdict</th></tr>";
   for (const auto& p : w.value("points", json::array())) {
@@ -215,22 +216,34 @@ std::string SweepHtml(const ReportInput& in) {
   o += RenderSvgChart({"Delivered MiB/s against accelerator count", "accelerators", "MiB/s", {by_x(mib)},
                        b.contains("storage_ceiling_mib_per_s"), Num(b, "storage_ceiling_mib_per_s"), "storage ceiling (iobench)"});
   if (w.contains("validity")) {
-    o += "<h3>Validity: " + HtmlEscape(Str(w["validity"], "category")) + "</h3><ul>";
-    for (const auto& r : w["validity"].value("reasons", json::array())) o += "<li>" + HtmlEscape(r.get<std::string>()) + "</li>";
+    o += "<h3>Validity: " + (Str(w["validity"], "category")) + "</h3><ul>";
+    for (const auto& r : w["validity"].value("reasons", json::array())) o += "<li>" + (r.get<std::string>()) + "</li>";
     o += "</ul>";
   }
   return o + "</section>";
 }
 
+// Every string an input holds, as one output format writes it (output_text.h): the renderers below take their
+// values from these copies only, so none reaches a page or a table unescaped.
+std::vector<ReportInput> ForFormat(const std::vector<ReportInput>& inputs, std::string (*text)(std::string_view)) {
+  std::vector<ReportInput> out = inputs;
+  for (auto& in : out) {
+    in.dir = text(in.dir);
+    for (json* j : {&in.summary, &in.sweep, &in.dlio_workload, &in.dlio_overrides}) *j = MapStrings(*j, text);
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string RenderReportMarkdown(const std::vector<ReportInput>& inputs) {
+std::string RenderReportMarkdown(const std::vector<ReportInput>& raw) {
+  const std::vector<ReportInput> inputs = ForFormat(raw, MarkdownText);
   std::ostringstream o;
   o << "# Feedrate report\n\n";
   for (const auto& in : inputs) {
     if (in.kind == "feedrate sweep") {
       const json& w = in.sweep;
-      o << "## " << in.kind << ": " << Str(w, "workload") << " (`" << in.dir << "`)\n\n";
+      o << "## " << in.kind << ": " << Str(w, "workload") << " (" << in.dir << ")\n\n";
       o << "- accelerators supported: **" << Str(w, "accelerators_supported") << (w.value("lower_bound_only", false) ? " or more" : "")
         << "** at AU >= " << Fmt(Num(w, "au_bar_pct"), 0) << "%\n";
       if (w.contains("validity")) o << "- validity: " << Str(w["validity"], "category") << "\n";
@@ -250,7 +263,7 @@ std::string RenderReportMarkdown(const std::vector<ReportInput>& inputs) {
       o << CheckpointMarkdown(in);
     } else {
       const RunFigures f = Facts(in);
-      o << "## " << in.kind << ": " << f.workload << " (`" << in.dir << "`)\n\n";
+      o << "## " << in.kind << ": " << f.workload << " (" << in.dir << ")\n\n";
       o << "- " << Fmt(f.accelerators, 0) << " accelerator(s): AU " << Fmt(f.au) << "%, " << f.status
         << (f.validity.empty() ? "" : ", validity " + f.validity) << "\n";
       o << "- " << Fmt(f.throughput) << " samples/s, " << Fmt(f.mib, 1) << " MiB/s read\n\n";
@@ -265,7 +278,7 @@ std::string RenderReportMarkdown(const std::vector<ReportInput>& inputs) {
     for (size_t i = 0; i < kComparisonHeader.size(); ++i) o << "---|";
     o << "\n";
     for (const auto& row : ComparisonRows(inputs)) {
-      o << "| `" << row[0] << "` |";
+      o << "| " << row[0] << " |";
       for (size_t i = 1; i < row.size(); ++i) o << " " << row[i] << " |";
       o << "\n";
     }
@@ -273,7 +286,8 @@ std::string RenderReportMarkdown(const std::vector<ReportInput>& inputs) {
   return o.str();
 }
 
-std::string RenderReportHtml(const std::vector<ReportInput>& inputs) {
+std::string RenderReportHtml(const std::vector<ReportInput>& raw) {
+  const std::vector<ReportInput> inputs = ForFormat(raw, HtmlText);
   std::string o =
       "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Feedrate report</title><style>"
       "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}table{border-collapse:collapse;margin:1em 0}"
@@ -284,11 +298,11 @@ std::string RenderReportHtml(const std::vector<ReportInput>& inputs) {
       "</style></head><body><h1>Feedrate report</h1>";
   if (inputs.size() > 1) {
     o += "<h2>Side by side</h2><table id=\"comparison\"><tr>";
-    for (const auto& h : kComparisonHeader) o += "<th>" + HtmlEscape(h) + "</th>";
+    for (const auto& h : kComparisonHeader) o += "<th>" + (h) + "</th>";
     o += "</tr>";
     for (const auto& row : ComparisonRows(inputs)) {
       o += "<tr>";
-      for (const auto& cell : row) o += "<td>" + HtmlEscape(cell) + "</td>";
+      for (const auto& cell : row) o += "<td>" + (cell) + "</td>";
       o += "</tr>";
     }
     o += "</table>";

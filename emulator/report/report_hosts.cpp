@@ -59,12 +59,12 @@ std::string HostsHtml(const ReportInput& in) {
   o += "</tr>";
   for (const auto& r : rows) {
     o += "<tr>";
-    for (int i = 0; i < 8; ++i) o += "<td>" + HtmlEscape(r.cells[i]) + "</td>";
+    for (int i = 0; i < 8; ++i) o += "<td>" + (r.cells[i]) + "</td>";
     o += "</tr>";
   }
   o += "</table>";
   const std::string barrier = BarrierLine(fr);
-  if (!barrier.empty()) o += "<p>" + HtmlEscape(barrier) + "</p>";
+  if (!barrier.empty()) o += "<p>" + (barrier) + "</p>";
   return o;
 }
 

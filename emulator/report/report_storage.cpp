@@ -36,18 +36,18 @@ std::string StorageHtml(const ReportInput& in) {
   const json fr = in.summary.value("feedrate", json::object());
   if (!fr.contains("epochs") && in.timeseries.empty()) return "";
   std::string o = "<h3>What served the bytes</h3><table>";
-  o += "<tr><th>cache mode</th><td>" + HtmlEscape(fr.value("cache_mode", std::string("keep")));
+  o += "<tr><th>cache mode</th><td>" + (fr.value("cache_mode", std::string("keep")));
   if (fr.contains("cache") && fr["cache"].contains("check")) {
     const json& c = fr["cache"]["check"];
     o += " (first drop: resident " + Pct(c["resident_before"]) + " before, " + Pct(c["resident_after"]) + " after" +
          (c.value("effective", false) ? "" : ": <b>the drop did not empty the cache</b>") + ")";
   }
   o += "</td></tr>";
-  if (!S3Line(fr).empty()) o += "<tr><th>object store</th><td>" + HtmlEscape(S3Line(fr)) + "</td></tr>";
-  if (fr.contains("loader_vs_device")) o += "<tr><th>loader vs device</th><td>" + HtmlEscape(fr["loader_vs_device"].get<std::string>()) + "</td></tr>";
+  if (!S3Line(fr).empty()) o += "<tr><th>object store</th><td>" + (S3Line(fr)) + "</td></tr>";
+  if (fr.contains("loader_vs_device")) o += "<tr><th>loader vs device</th><td>" + (fr["loader_vs_device"].get<std::string>()) + "</td></tr>";
   for (const auto& d : fr.value("devices", json::array())) {
-    o += "<tr><th>device (" + HtmlEscape(d.value("host", std::string())) + ")</th><td>" + HtmlEscape(d.value("kind", std::string())) +
-         ": " + HtmlEscape(d.value("device", std::string())) + (d.value("model", std::string()).empty() ? "" : ", " + HtmlEscape(d["model"].get<std::string>())) +
+    o += "<tr><th>device (" + (d.value("host", std::string())) + ")</th><td>" + (d.value("kind", std::string())) +
+         ": " + (d.value("device", std::string())) + (d.value("model", std::string()).empty() ? "" : ", " + (d["model"].get<std::string>())) +
          "</td></tr>";
   }
   if (fr.contains("read_latency_us")) {
@@ -132,23 +132,23 @@ CheckpointRows CheckpointFigures(const ReportInput& in) {
 std::string CheckpointHtml(const ReportInput& in) {
   const CheckpointRows c = CheckpointFigures(in);
   const json fr = in.summary.value("feedrate", json::object());
-  std::string o = "<section class=\"run\"><h2>" + HtmlEscape("feedrate checkpoint: " + fr.value("workload", std::string())) + "</h2>";
-  o += "<p class=\"answer\">" + HtmlEscape(c.headline) + "</p><table><tr><th>checkpoint</th><th>write GiB/s</th><th>write s</th>"
+  std::string o = "<section class=\"run\"><h2>" + ("feedrate checkpoint: " + fr.value("workload", std::string())) + "</h2>";
+  o += "<p class=\"answer\">" + (c.headline) + "</p><table><tr><th>checkpoint</th><th>write GiB/s</th><th>write s</th>"
        "<th>read GiB/s</th><th>read s</th></tr>";
   for (const auto& r : c.rows) {
     o += "<tr>";
-    for (const auto& cell : r) o += "<td>" + HtmlEscape(cell) + "</td>";
+    for (const auto& cell : r) o += "<td>" + (cell) + "</td>";
     o += "</tr>";
   }
-  o += "</table><p>" + HtmlEscape("engine: " + fr.value("engine", std::string()) + "; read cache: " + fr.value("read_cache", std::string())) + "</p>";
+  o += "</table><p>" + ("engine: " + fr.value("engine", std::string()) + "; read cache: " + fr.value("read_cache", std::string())) + "</p>";
   return o + "</section>";
 }
 
 std::string CheckpointMarkdown(const ReportInput& in) {
   const CheckpointRows c = CheckpointFigures(in);
   std::ostringstream o;
-  o << "## feedrate checkpoint: " << in.summary.value("feedrate", json::object()).value("workload", std::string()) << " (`" << in.dir
-    << "`)\n\n- " << c.headline << "\n\n| checkpoint | write GiB/s | write s | read GiB/s | read s |\n|---|---|---|---|---|\n";
+  o << "## feedrate checkpoint: " << in.summary.value("feedrate", json::object()).value("workload", std::string()) << " (" << in.dir
+    << ")\n\n- " << c.headline << "\n\n| checkpoint | write GiB/s | write s | read GiB/s | read s |\n|---|---|---|---|---|\n";
   for (const auto& r : c.rows) o << "| " << r[0] << " | " << r[1] << " | " << r[2] << " | " << r[3] << " | " << r[4] << " |\n";
   o << "\n";
   return o.str();

@@ -294,8 +294,8 @@ Status WriteDlioRunFiles(const RunRecord& r) {
   }
   for (size_t a = 0; a < n; ++a) {
     const std::string base = r.results_dir + "/" + std::to_string(a);
-    FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(base + "_output.json", OutputJson(r, a, steps, epochs).dump(4) + "\n"));
-    FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(base + "_per_epoch_stats.json", PerEpochStats(r, a, steps, epochs).dump(4) + "\n"));
+    FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(base + "_output.json", OutputJson(r, a, steps, epochs).dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
+    FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(base + "_per_epoch_stats.json", PerEpochStats(r, a, steps, epochs).dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   }
   std::vector<std::string> lines = r.dlio->earlier_log;
   for (auto& l : RunLogLines(r, steps, epochs)) lines.push_back(std::move(l));
@@ -416,9 +416,9 @@ Status WriteDlioCheckpointFiles(const DlioCheckpointRecord& r) {
                          : !rank.load_start_unix.empty() ? rank.load_start_unix.front() : r.start_unix;
     const double last = !rank.load_start_unix.empty() ? rank.load_start_unix.back() + rank.load_seconds.back()
                         : !rank.save_start_unix.empty() ? rank.save_start_unix.back() + rank.save_seconds.back() : r.end_unix;
-    FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(base + "_output.json", CheckpointOutput(rank, first, last).dump(4) + "\n"));
+    FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(base + "_output.json", CheckpointOutput(rank, first, last).dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
     FEEDRATE_RETURN_IF_ERROR(
-        WriteFileAtomic(base + "_per_epoch_stats.json", CheckpointStats(rank, r.size_gb, first, last).dump(4) + "\n"));
+        WriteFileAtomic(base + "_per_epoch_stats.json", CheckpointStats(rank, r.size_gb, first, last).dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   }
   return WriteDlioLog(r.run_dir, CheckpointLogLines(r));
 }

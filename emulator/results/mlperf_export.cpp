@@ -1,5 +1,6 @@
 // MLPerf-style results.json / results.csv rows from run directories.
 #include "emulator/results/mlperf_export.h"
+#include "loader/util/output_text.h"
 
 #include <algorithm>
 #include <charconv>
@@ -140,14 +141,6 @@ std::string PythonStr(const json& v, bool nested) {
   return v.dump();
 }
 
-// csv.QUOTE_MINIMAL: quote a field holding the delimiter, a quote or a line break; double inner quotes.
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 }  // namespace
 
 json MlperfRunRow(const ReportInput& run) {
@@ -203,13 +196,13 @@ std::string MlperfResultsCsv(const json& rows) {
   }
   std::string out;
   bool first = true;
-  for (const auto& [k, unused] : columns) out += (first ? "" : ",") + CsvField(k), first = false;
+  for (const auto& [k, unused] : columns) out += (first ? "" : ",") + CsvCell(k), first = false;
   out += "\n";
   for (const auto& f : flat) {
     first = true;
     for (const auto& [k, unused] : columns) {
       const auto it = f.find(k);
-      out += (first ? "" : ",") + (it == f.end() ? std::string() : CsvField(PythonStr(it->second, false)));
+      out += (first ? "" : ",") + (it == f.end() ? std::string() : CsvCell(PythonStr(it->second, false)));
       first = false;
     }
     out += "\n";

@@ -1,6 +1,8 @@
 // A command's record in an mlpstorage results tree: folder, output copies, Hydra folder, metadata, results.json.
 #include "emulator/results/mlperf_record.h"
 
+#include "loader/util/output_text.h"
+
 #include <fstream>
 
 #include "emulator/results/results.h"
@@ -70,6 +72,16 @@ Result<std::unique_ptr<MlperfRecord>> MlperfRecord::Begin(const MlperfTree& tree
   r->start_unix_ = UnixNow();
   // training/<model>/<command>/<stamp> as mlpstorage v3.0 lays it out (rules/utils.py generate_output_location),
   // datasize included (its checker then flags the datasize/ folder, rule 2.1.12, as it does mlpstorage's own).
+  // Every folder name here comes from configuration (a workload's model.name among them): one component each, or
+  // the tree would be written outside its root.
+  for (const auto& [what, name] : {std::pair{"model", spec.model}, std::pair{"command", spec.command}, std::pair{"mode", spec.mode},
+                                   std::pair{"--org", tree.org}, std::pair{"--system", tree.system}, std::pair{"--division", tree.division}}) {
+    if (!IsPlainName(name) && !(std::string(what) == "command" && spec.mode != "training")) {
+      return Status::InvalidArgument(std::string("--mlperf-root: the ") + what + " '" + PlainText(name) +
+                                     "' would be a folder of the results tree but is not a plain folder name (no '/', not '..'; " +
+                                     cfg.source + ")");
+    }
+  }
   r->parent_ = tree.WorkloadDir(spec.mode, spec.model) + (spec.mode == "training" ? "/" + spec.command : "");
   Status st;
   if (r->root_) {

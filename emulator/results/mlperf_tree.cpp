@@ -68,7 +68,7 @@ Status WriteMlperfMetadata(const MlperfMetadata& m) {
             {"run_result_output", m.dir},
             {"metadata_filename", name},
             {"written_by", "Feedrate (in mlpstorage's place; its metadata keys, v3.0)"}};
-  return WriteFileAtomic(m.dir + "/" + name, j.dump(2) + "\n");
+  return WriteFileAtomic(m.dir + "/" + name, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 json OverrideParameters(const std::vector<std::string>& overrides) {
@@ -97,7 +97,7 @@ Status WriteWorkloadResults(const std::string& runs_dir, const std::string& dir)
     auto in = LoadResultDir(r);
     if (in.ok()) rows.push_back(MlperfRunRow(*in));  // a run still going ("running") has no metrics yet
   }
-  return WriteFileAtomic(dir + "/results.json", rows.dump(2) + "\n");
+  return WriteFileAtomic(dir + "/results.json", rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 namespace {

@@ -1,6 +1,8 @@
 // Result directory readers shared by `feedrate report` and the MLPerf-style export.
 #include "emulator/results/result_dirs.h"
 
+#include "loader/io/safe_file.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -49,19 +51,23 @@ std::string PythonJsonToJson(std::string text) {
   return out;
 }
 
+// (A FIFO, socket or symlink at a result's name is refused at once, never waited on: ReadSmallRegularFile.)
 Result<json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot open");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  json j = json::parse(PythonJsonToJson(buf.str()), nullptr, false);
+  FEEDRATE_ASSIGN_OR_RETURN(const std::string text, ReadSmallRegularFile(path));
+  json j = json::parse(PythonJsonToJson(text), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Status::Corruption(path + ": not a JSON object");
   return j;
 }
 
+// A result's CSV, as a stream: empty when it is missing or not a regular file (ReadSmallRegularFile).
+std::istringstream CsvStream(const std::string& path) {
+  Result<std::string> text = ReadSmallRegularFile(path, uint64_t{1} << 30);
+  return std::istringstream(text.ok() ? std::move(*text) : std::string());
+}
+
 std::vector<EpochRow> ReadEpochCsv(const std::string& path) {
   std::vector<EpochRow> rows;
-  std::ifstream in(path);
+  std::istringstream in = CsvStream(path);
   std::string line;
   if (!std::getline(in, line)) return rows;  // header
   while (std::getline(in, line)) {
@@ -76,7 +82,7 @@ std::vector<EpochRow> ReadEpochCsv(const std::string& path) {
 
 std::vector<StepRow> ReadStepCsv(const std::string& path) {
   std::vector<StepRow> rows;
-  std::ifstream in(path);
+  std::istringstream in = CsvStream(path);
   std::string line;
   if (!std::getline(in, line)) return rows;  // header
   while (std::getline(in, line)) {
@@ -89,7 +95,7 @@ std::vector<StepRow> ReadStepCsv(const std::string& path) {
 // timeseries.csv's total rows: time_s (3rd column), read_mib_per_s (5th), stall_pct (12th).
 std::vector<TimeSeriesPoint> ReadTimeSeriesTotals(const std::string& path) {
   std::vector<TimeSeriesPoint> rows;
-  std::ifstream in(path);
+  std::istringstream in = CsvStream(path);
   std::string line;
   if (!std::getline(in, line)) return rows;  // header
   while (std::getline(in, line)) {
@@ -121,9 +127,11 @@ void ReadDlioHydra(ReportInput& in) {
     const std::string base = in.dir + sub;
     if (!fs::exists(base + "config.yaml")) continue;
     try {
-      YAML::Node root = YAML::LoadFile(base + "config.yaml");
+      const Result<std::string> config = ReadSmallRegularFile(base + "config.yaml");
+      if (!config.ok()) return;
+      YAML::Node root = YAML::Load(*config);
       in.dlio_workload = YamlToJson(root["workload"] ? root["workload"] : root);
-      if (fs::exists(base + "overrides.yaml")) in.dlio_overrides = YamlToJson(YAML::LoadFile(base + "overrides.yaml"));
+      if (const Result<std::string> o = ReadSmallRegularFile(base + "overrides.yaml"); o.ok()) in.dlio_overrides = YamlToJson(YAML::Load(*o));
     } catch (const YAML::Exception&) {
       // An unreadable Hydra config: the report and export still use summary.json.
     }

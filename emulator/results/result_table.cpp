@@ -5,6 +5,7 @@
 
 #include "emulator/host/host_cpu.h"
 #include "emulator/results/results.h"
+#include "loader/util/output_text.h"
 #include "loader/util/units.h"
 
 namespace feedrate {
@@ -22,8 +23,8 @@ std::string BusyClientLines(const RunRecord& r) {
     // Per-process times (scheduler accounting) can exceed /proc/stat's ticks by a few percent: capped at the latter.
     const double others = std::min(h.value("busy", 0.0), h.value("others_cpu_seconds", 0.0) / (secs * cpus));
     if (others < 0.2) continue;
-    const std::string who = h.value("others_described", std::string());
-    out += "busy client " + ri.hostname + ": its CPUs were " + Fixed(100 * h.value("busy", 0.0), 0) + "% busy in training, " +
+    const std::string who = PlainText(h.value("others_described", std::string()));  // (other processes' names)
+    out += "busy client " + PlainText(ri.hostname) + ": its CPUs were " + Fixed(100 * h.value("busy", 0.0), 0) + "% busy in training, " +
            Fixed(100 * others, 0) + "% of them by other work (" + who + "): the answer measures a shared client\n";
   }
   return out;
@@ -35,7 +36,7 @@ std::string FormatResultTable(const RunRecord& r) {
   const RunMetrics& m = r.metrics;
   const WorkloadConfig& c = *r.cfg;
   std::ostringstream o;
-  o << "\nFeedrate " << c.name << ": " << r.ranks * r.accelerators_per_rank << " accelerator(s) (" << r.ranks
+  o << "\nFeedrate " << PlainText(c.name) << ": " << r.ranks * r.accelerators_per_rank << " accelerator(s) (" << r.ranks
     << " rank(s) x " << r.accelerators_per_rank << "), " << r.steps_per_epoch << " steps/epoch, engine " << r.engine
     << "\n";
   o << " epoch |   AU %  | AU min..max % | samples/s | MiB/s (DLIO) | MiB/s read | seconds\n";

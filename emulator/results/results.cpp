@@ -23,6 +23,7 @@
 #include "emulator/results/validity.h"
 #include "loader/io/fault_injection.h"
 #include "loader/io/safe_file.h"
+#include "loader/util/output_text.h"
 #include "loader/util/units.h"
 
 namespace feedrate {
@@ -102,70 +103,6 @@ std::string UtcNow(const char* format) {
 
 std::string NowIso8601() { return UtcNow("%Y-%m-%dT%H:%M:%SZ"); }
 std::string NowCompact() { return UtcNow("%Y%m%dT%H%M%SZ"); }
-
-std::string ResultsDirOr(const std::string& given, const std::string& name) {
-  return given.empty() ? "results/" + NowCompact() + "_" + name : given;
-}
-
-Status CreateResultsDir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Status::Errno("cannot create results directory " + dir, ec.value());
-  return Status::Ok();
-}
-
-const std::vector<std::string>& RunRecordFiles() {
-  static const std::vector<std::string> files = {"summary.json", "config.yaml", "per_epoch.csv", "steps.csv",
-                                                 "timeseries.csv", "report.md"};
-  return files;
-}
-
-namespace {
-
-// mkdir of the last component alone: EEXIST says another run (or anything) has the name.
-int MakeDir(const std::string& dir) {
-  std::error_code ec;
-  const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  return ::mkdir(dir.c_str(), 0755) == 0 ? 0 : errno;
-}
-
-}  // namespace
-
-Result<ResultsDirClaim> ClaimResultsDir(const std::string& dir, bool unique) {
-  ResultsDirClaim claim;
-  claim.dir_ = dir;
-  if (unique) {
-    int err = MakeDir(dir);
-    for (int k = 2; err == EEXIST && k < 1000; ++k) err = MakeDir(claim.dir_ = dir + "-" + std::to_string(k));
-    if (err != 0) return Status::Errno("cannot create results directory " + claim.dir_, err);
-  } else {
-    FEEDRATE_RETURN_IF_ERROR(CreateResultsDir(dir));
-  }
-  claim.lock_ = UniqueFd(::open(claim.dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!claim.lock_.valid()) return Status::Errno("cannot open results directory " + claim.dir_, errno);
-  if (::flock(claim.lock_.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) {
-      return Status::InvalidArgument("results directory " + claim.dir_ + " is in use by another Feedrate run; give "
-                                     "each run its own --results-dir");
-    }
-    return Status::Errno("cannot lock results directory " + claim.dir_, errno);
-  }
-  for (const auto& name : RunRecordFiles()) {
-    const std::string p = claim.dir_ + "/" + name;
-    if (::unlink(p.c_str()) != 0 && errno != ENOENT) return Status::Errno("cannot remove the earlier run's " + p, errno);
-  }
-  return claim;
-}
-
-void ReportUnfinishedRun(const std::string& dir, const std::string& status, const std::string& error,
-                         const std::function<Status()>& write_summary) {
-  std::fprintf(stderr, "feedrate: %s: %s\n", status == "failed" ? "error" : status.c_str(), error.c_str());
-  std::error_code ec;
-  if (dir.empty() || !std::filesystem::is_directory(dir, ec)) return;
-  Status w = write_summary();
-  if (!w.ok()) std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
-}
 
 Status WriteFileAtomic(const std::string& path, const std::string& content) {
   return WriteFileSafely(path, content, /*durable=*/true);
@@ -491,12 +428,28 @@ nlohmann::json BuildSummary(const RunRecord& r) {
 
 namespace {
 Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary);
+
+// summary.json's text. A string that is not UTF-8 (a Latin-1 folder or host name, legal on Linux) is written with
+// U+FFFD where it is not, and the fields are named in the summary's warnings and, once, on stderr.
+Status WriteSummaryFile(const std::string& dir, nlohmann::json s) {
+  const std::vector<std::string> bad = InvalidUtf8Fields(s);
+  if (!bad.empty()) {
+    std::string fields;
+    for (const auto& f : bad) fields += (fields.empty() ? "" : ", ") + f;
+    const std::string w = "not valid UTF-8, written with U+FFFD in its place: " + fields;
+    s["feedrate"]["warnings"].push_back(w);
+    static bool said = false;
+    if (!said) std::fprintf(stderr, "feedrate: warning: %s/summary.json: %s\n", PlainText(dir).c_str(), PlainText(w).c_str());
+    said = true;
+  }
+  return WriteFileAtomic(dir + "/summary.json", DumpJson(s, 2) + "\n");
+}
 }  // namespace
 
 Status WriteRunningSummary(const RunRecord& r) {
   RunRecord running = r;
   running.status = kStatusRunning;
-  return WriteFileAtomic(r.results_dir + "/summary.json", BuildSummary(running).dump(2) + "\n");
+  return WriteSummaryFile(r.results_dir, BuildSummary(running));
 }
 
 // summary.json goes last, after every other file: until then it says "running" (WriteRunningSummary), so a run
@@ -505,20 +458,22 @@ Status WriteRunningSummary(const RunRecord& r) {
 Status WriteRunResults(const RunRecord& r) {
   const nlohmann::json summary = BuildSummary(r);
   Status st = WriteRecordFiles(r, summary);
-  if (st.ok()) return WriteFileAtomic(r.results_dir + "/summary.json", summary.dump(2) + "\n");
+  if (st.ok()) return WriteSummaryFile(r.results_dir, summary);
   RunRecord failed = r;
   failed.status = kStatusFailed;
   failed.error = "the results could not be written: " + st.ToString();
-  (void)WriteFileAtomic(r.results_dir + "/summary.json", BuildSummary(failed).dump(2) + "\n");
+  (void)WriteSummaryFile(r.results_dir, BuildSummary(failed));
   return st;
 }
 
 namespace {
 
 // Every record file but summary.json.
+// A run started as DLIO (`feedrate dlio`) writes only what DLIO writes into its hydra.run.dir (its rank files, and
+// summary.json last): that folder is mlpstorage's or the user's, and the summary's "feedrate" object holds the rest.
 Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary) {
   const std::string dir = r.results_dir + "/";
-  if (r.dlio != nullptr && CompletedStatus(r.status)) FEEDRATE_RETURN_IF_ERROR(WriteDlioRunFiles(r));
+  if (r.dlio != nullptr) return CompletedStatus(r.status) ? WriteDlioRunFiles(r) : Status::Ok();
   if (!r.timeseries_csv.empty()) FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "timeseries.csv", r.timeseries_csv));
   FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "config.yaml", "# Resolved workload (" + r.cfg->source +
                                                                    ") after aliases and overrides\n" +
@@ -529,7 +484,7 @@ Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary) {
          "throughput_corrected_samples_per_second,train_io_MB_per_second,bytes_read,read_mib_per_second,seconds,"
          "resident_fraction,device_bytes_read\n";
   const nlohmann::json* epoch_json = summary["feedrate"].contains("epochs") ? &summary["feedrate"]["epochs"] : nullptr;
-  auto cell = [](const nlohmann::json& v) { return v.is_null() ? std::string() : v.dump(); };
+  auto cell = [](const nlohmann::json& v) { return v.is_null() ? std::string() : v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
   for (size_t e = 0; e < m.au_pct.size(); ++e) {
     double read = m.epoch_seconds[e] > 0 ? static_cast<double>(m.bytes[e]) / kMiB / m.epoch_seconds[e] : 0;
     csv << e + 1 << "," << m.au_pct[e] << "," << m.au_min_pct[e] << "," << m.au_max_pct[e] << "," << m.throughput[e]
@@ -555,14 +510,16 @@ Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary) {
     FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "steps.csv", st.str()));
   }
 
+  // Every value written here as markdown text (output_text.h): a name with a line break or markup stays a value.
+  const auto md_text = [](const std::string& v) { return MarkdownText(v); };
   std::ostringstream md;
-  md << "# Feedrate run: " << r.cfg->name << "\n\n";
-  md << "- status: **" << r.status << "**" << (r.error.empty() ? "" : " (" + r.error + ")") << "\n";
+  md << "# Feedrate run: " << md_text(r.cfg->name) << "\n\n";
+  md << "- status: **" << r.status << "**" << (r.error.empty() ? "" : " (" + md_text(r.error) + ")") << "\n";
   md << "- started " << r.start_iso << ", ended " << r.end_iso << "\n";
-  md << "- workload: `" << r.cfg->source << "`, data: `" << r.cfg->DataLocation() << "`\n";
+  md << "- workload: " << md_text(r.cfg->source) << ", data: " << md_text(r.cfg->DataLocation()) << "\n";
   md << "- accelerators: " << r.ranks * r.accelerators_per_rank << " (" << r.ranks << " rank(s) x "
-     << r.accelerators_per_rank << "), engine " << r.engine << ", " << r.io_threads_per_rank
-     << " I/O threads per rank, files " << r.file_open_mode << "\n";
+     << r.accelerators_per_rank << "), engine " << md_text(r.engine) << ", " << r.io_threads_per_rank
+     << " I/O threads per rank, files " << md_text(r.file_open_mode) << "\n";
   std::set<std::string> hosts;
   for (const auto& ri : r.rank_info) hosts.insert(ri.hostname);
   md << "- hosts: " << hosts.size() << "\n\n";
@@ -573,7 +530,7 @@ Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary) {
   }
   if (!r.warnings.empty()) {
     md << "\n## Warnings\n\n";
-    for (const auto& w : r.warnings) md << "- " << w << "\n";
+    for (const auto& w : r.warnings) md << "- " << md_text(w) << "\n";
   }
   return WriteFileAtomic(dir + "report.md", md.str());
 }

@@ -147,29 +147,44 @@ Status WriteFileAtomic(const std::string& path, const std::string& content);
 // UTC "2026-11-30T16:01:38Z" for now, and a compact "20261130T160138Z" for directory names.
 std::string NowIso8601();
 std::string NowCompact();
-// Where a command's results go: `given` when set, else results/<NowCompact()>_<name> (run, checkpoint, sweep,
+// Where a command's results go: `given` when set, else feedrate-results/<NowCompact()>_<name> (run, checkpoint, sweep,
 // iobench name theirs the same way).
 std::string ResultsDirOr(const std::string& given, const std::string& name);
 // Rank 0 creates the results directory before any work, so an unwritable one fails first (iobench).
 Status CreateResultsDir(const std::string& dir);
 
-// A results folder owned by one run: created (with `unique`, the first of dir, dir-2, dir-3, ... that did not exist,
-// so two runs started in the same second get two folders) and held under an exclusive flock(2) on the folder itself
-// while the claim lives, so a second run into it is refused (exit 2) instead of mixing or overwriting. What a
-// previous, finished run left there (its summary.json, CSVs, config.yaml, report.md) is removed when claimed: a
-// folder never holds two runs' files. Run, checkpoint and sweep claim theirs before any work.
+// Whose folder a command writes its record into, which decides what a claim may do there.
+enum class ResultsFolder {
+  kNew,      // the command's own default (feedrate-results/<time>_<name>): the first of dir, dir-2, ... that did not exist
+  kNamed,    // the user's --results-dir: new, empty, or holding an earlier Feedrate record (its summary.json or
+             // sweep.json says so); any other folder is the user's and is refused before any work
+  kDlioRun,  // `feedrate dlio`'s hydra.run.dir: written as DLIO writes it, DLIO's file names only, nothing removed
+};
+
+// A results folder owned by one run, held under an exclusive flock(2) on the folder itself while the claim lives,
+// so a second run into it is refused (exit 2) instead of mixing or overwriting. A folder Feedrate did not create is
+// the user's: nothing in it is removed or replaced unless it is an earlier Feedrate run's record, and that only at
+// Commit (after the run's set-up succeeded), said on stderr. Run, checkpoint and sweep claim theirs before any work.
 class ResultsDirClaim {
  public:
   ResultsDirClaim() = default;
   const std::string& dir() const { return dir_; }
+  // Whether the run may write its record now: at once in a new or empty folder (or a DLIO run folder); in one
+  // holding an earlier record only after Commit, so a run that fails in set-up leaves that record as it was.
+  bool committed() const { return committed_; }
+  // The earlier record's files (RunRecordFiles) removed, once, naming the folder on stderr; then committed().
+  Status Commit();
 
  private:
-  friend Result<ResultsDirClaim> ClaimResultsDir(const std::string& dir, bool unique);
+  friend Result<ResultsDirClaim> ClaimResultsDir(const std::string& dir, ResultsFolder kind);
   std::string dir_;
   UniqueFd lock_;  // the folder, opened O_DIRECTORY and flock()ed LOCK_EX
+  bool committed_ = false;
 };
-Result<ResultsDirClaim> ClaimResultsDir(const std::string& dir, bool unique);
-// The record files a run or checkpoint writes into its folder (what a claim clears).
+Result<ResultsDirClaim> ClaimResultsDir(const std::string& dir, ResultsFolder kind);
+// kNew for a default folder (`given` empty), else kNamed.
+inline ResultsFolder FolderKind(const std::string& given) { return given.empty() ? ResultsFolder::kNew : ResultsFolder::kNamed; }
+// The record files a run or checkpoint writes into its folder (what a Commit replaces).
 const std::vector<std::string>& RunRecordFiles();
 // How a run that did not complete ends on rank 0, run and checkpoint alike: the error on stderr ("feedrate:
 // error: ..." for status "failed", else "feedrate: <status>: ..."), then `write_summary` (a summary.json that says

@@ -1,6 +1,7 @@
 // Run orchestration: setup (agreed across ranks; run_setup.cpp), the training loop, gathering to rank 0, results.
 #include "emulator/run/run.h"
 
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -63,6 +64,8 @@ class TrainingRun {
  private:
   void StartRecord();
   Status CreateResultsDir();
+  Status CommitResultsDir();
+  Status StartRunningRecord();
   Status CheckDeclaredCategory();
   void DescribeSetup();
   void WarnNarrowAffinity() const;
@@ -124,8 +127,21 @@ void TrainingRun::StartRecord() {
 // collective watchdog ends (MPI_Abort) still leaves a failed-run record: rank 0 writes what it knows.
 Status TrainingRun::CreateResultsDir() {
   if (!comm_.root()) return Status::Ok();
-  FEEDRATE_ASSIGN_OR_RETURN(claim_, ClaimResultsDir(ResultsDirOr(opt_.results_dir, cfg_.name), opt_.results_dir.empty()));
+  const ResultsFolder kind = opt_.dlio != nullptr ? ResultsFolder::kDlioRun : FolderKind(opt_.results_dir);
+  FEEDRATE_ASSIGN_OR_RETURN(claim_, ClaimResultsDir(ResultsDirOr(opt_.results_dir, cfg_.name), kind));
   rec_.results_dir = claim_.dir();
+  return claim_.committed() ? StartRunningRecord() : Status::Ok();
+}
+
+// Once set-up succeeded, a folder holding an earlier run's record becomes this run's (rank 0).
+Status TrainingRun::CommitResultsDir() {
+  if (!comm_.root() || claim_.committed()) return Status::Ok();
+  FEEDRATE_RETURN_IF_ERROR(claim_.Commit());
+  return StartRunningRecord();
+}
+
+// The "running" summary, and the failed record a job the watchdog ends leaves (rank 0, the folder ours).
+Status TrainingRun::StartRunningRecord() {
   FEEDRATE_RETURN_IF_ERROR(WriteRunningSummary(rec_));
   comm_.SetAbortHook([this](const std::string& message) {
     RunRecord failed = rec_;
@@ -245,10 +261,12 @@ int TrainingRun::FinishFailed(const std::string& status, const std::string& erro
   ParseRankInfos(infos, &rec_);
   if (opt_.json_events) {
     std::printf("%s\n", nlohmann::json{{"event", "done"}, {"status", status}, {"error", error},
-                                       {"results_dir", rec_.results_dir}}.dump().c_str());
+                                       {"results_dir", rec_.results_dir}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     std::fflush(stdout);
   }
-  ReportUnfinishedRun(rec_.results_dir, status, error, [this] { return WriteRunResults(rec_); });
+  // (A folder holding an earlier record keeps it when the set-up failed: nothing of this run is worth it.)
+  ReportUnfinishedRun(claim_.committed() ? rec_.results_dir : std::string(), status, error,
+                      [this] { return WriteRunResults(rec_); });
   return code;
 }
 
@@ -338,7 +356,7 @@ void TrainingRun::Train() {
   extras_.file_list_bytes = setup_.file_table->paths().bytes();
   if (opt_.json_events && comm_.root()) {
     std::printf("%s\n", nlohmann::json{{"event", "training_start"}, {"setup_seconds", rec_.setup_seconds},
-                                       {"peak_rss_mib", rec_.setup_peak_rss_mib}}.dump().c_str());
+                                       {"peak_rss_mib", rec_.setup_peak_rss_mib}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     std::fflush(stdout);
   }
   result_ = trainer.Run();
@@ -402,7 +420,7 @@ int TrainingRun::FinishCompleted() {
         std::printf("%s\n", nlohmann::json{{"event", "done"}, {"status", rec_.status},
                                            {"au_pct", rec_.metrics.au_mean_pct}, {"au_bar_pct", 100 * cfg_.au},
                                            {"accelerators", static_cast<uint64_t>(rec_.ranks) * rec_.accelerators_per_rank},
-                                           {"results_dir", rec_.results_dir}}.dump().c_str());
+                                           {"results_dir", rec_.results_dir}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
       } else {
         std::printf("%s", FormatResultTable(rec_).c_str());
         std::printf("results: %s\n", rec_.results_dir.c_str());
@@ -420,6 +438,8 @@ int TrainingRun::Execute() {
   if (st.ok()) st = PrepareRank(cfg_, opt_, comm_, &setup_);
   DescribeSetup();
   std::string setup_error = comm_.AgreeFirstError(st);
+  if (!setup_error.empty()) return FinishFailed("failed", setup_error, kExitError);
+  setup_error = comm_.AgreeFirstError(CommitResultsDir());
   if (!setup_error.empty()) return FinishFailed("failed", setup_error, kExitError);
   const std::string refused = comm_.AgreeFirstError(CheckDeclaredCategory());
   if (!refused.empty()) return FinishFailed("failed", refused, kExitError);

@@ -17,7 +17,7 @@ struct DlioInvocation;
 struct RunOptions {
   uint64_t accelerators = 1;     // per rank
   uint64_t io_threads = 0;       // per rank; 0 = reader.read_threads x accelerators
-  std::string results_dir;       // "" = results/<timestamp>_<workload>
+  std::string results_dir;       // "" = feedrate-results/<timestamp>_<workload>
   bool retain_batches = false;
   std::string version;
   bool quiet = false;            // no progress output (the final result is still printed)

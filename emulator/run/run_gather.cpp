@@ -96,7 +96,7 @@ std::string RankInfoJson(const Comm& comm, const RankExtras& x) {
     j["latency_hist"] = hist;
     j["latency_max_ns"] = s.latency.max();
   }
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
@@ -172,7 +172,7 @@ void ReportEpoch(const WorkloadConfig& cfg, const Comm& comm, uint64_t epoch, ui
   const double mib = secs > 0 ? bytes / 1048576.0 / secs : 0.0;
   if (out->mode() == ProgressMode::kJsonEvents) {
     out->Emit(nlohmann::json{{"event", "epoch"}, {"epoch", epoch}, {"epochs", cfg.epochs}, {"au_pct", 100 * au / n},
-                             {"samples_per_s", tp}, {"read_mib_per_s", mib}, {"seconds", secs}}.dump());
+                             {"samples_per_s", tp}, {"read_mib_per_s", mib}, {"seconds", secs}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return;
   }
   char line[160];

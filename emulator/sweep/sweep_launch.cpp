@@ -152,7 +152,7 @@ SweepRun SweepPointLauncher::Run(uint64_t total, int repeat) const {
   std::error_code ec;
   fs::remove_all(run.results_dir, ec);
   fs::create_directories(run.results_dir, ec);
-  const std::string log = run.results_dir + "/run.log";
+  const std::string log = run.results_dir + ".log";  // beside its folder: the run claims an empty one
   run.exit_code = SpawnLogged(Argv(total, run.results_dir), log);
   std::ifstream in(run.results_dir + "/summary.json");
   if (in) {

@@ -77,7 +77,7 @@ std::string ProgressReporter::StatusJson(const TrainProgress& p, const Shape& s,
                       {"mib_per_s", f.mib_per_s},
                       {"au_pct", f.au_pct},  {"eta_s", f.eta_s < 0 ? nlohmann::json() : nlohmann::json(f.eta_s)},
                       {"rank", s.rank},      {"accelerators", s.local_accelerators}};
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 ProgressReporter::ProgressReporter(const TrainProgress& progress, Shape shape, ProgressMode mode)

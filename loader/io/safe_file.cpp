@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -147,6 +148,37 @@ Status WriteFileSafely(const std::string& path, std::string_view content, bool d
   FEEDRATE_ASSIGN_OR_RETURN(auto f, SafeFile::Create(path));
   FEEDRATE_RETURN_IF_ERROR(f.WriteAt(content, 0));
   return f.Commit(durable);
+}
+
+Result<std::string> ReadSmallRegularFile(const std::string& path, uint64_t max_bytes) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) {
+    if (errno == ENOENT) return Status::NotFound(path + ": no such file");
+    if (errno == ELOOP) return Status::InvalidArgument(path + ": is a symbolic link (not followed)");
+    return Status::Errno("cannot open " + path, errno);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Status::Errno("cannot stat " + path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    const char* what = S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket"
+                                                                                                              : "not a regular file";
+    return Status::InvalidArgument(path + ": is " + std::string(what) + ", not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return Status::InvalidArgument(path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
+                                   std::to_string(max_bytes) + " read here");
+  }
+  std::string out(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < out.size()) {
+    const ssize_t n = ::pread(fd.get(), out.data() + got, out.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::Errno("cannot read " + path, errno);
+    if (n == 0) break;  // shrank since the fstat
+    got += static_cast<size_t>(n);
+  }
+  out.resize(got);
+  return out;
 }
 
 }  // namespace feedrate

@@ -51,4 +51,9 @@ std::string RandomHiddenName(const std::string& path);
 // Writes `content` to `path` through a SafeFile; `durable` fsyncs before the name is given.
 Status WriteFileSafely(const std::string& path, std::string_view content, bool durable = true);
 
+// The whole of a small input file a command reads back (a summary.json, a sweep.json): opened without following a
+// symlink at its name and without blocking (a FIFO or a device there is refused at once, never waited on), a regular
+// file of at most `max_bytes`. Errors name the path and the cause (NotFound when nothing is there).
+Result<std::string> ReadSmallRegularFile(const std::string& path, uint64_t max_bytes = 64 << 20);
+
 }  // namespace feedrate

@@ -54,7 +54,7 @@ TEST(Checkpoint, FourRanksWriteAndReadLlama8b) {
   // The report shows it as a checkpoint result, exported as mlpstorage's "checkpointing" benchmark type.
   auto rep = Sh(Feedrate("report " + r + " -o " + dir / "rep/report.html"));
   ASSERT_EQ(rep.code, 0) << rep.output;
-  EXPECT_NE(test::ReadFile(dir / "rep/report.md").find("## feedrate checkpoint: llama3_8b"), std::string::npos);
+  EXPECT_NE(test::ReadFile(dir / "rep/report.md").find("## feedrate checkpoint: llama3\\_8b"), std::string::npos);
   EXPECT_EQ(ReadJson(dir / "rep/results.json")[0]["benchmark_type"], "checkpointing");
   EXPECT_EQ(ReadJson(dir / "rep/results.json")[0]["model"], "llama3-8b");  // as mlpstorage names it
   // v3.0's rules: 4 ranks of 8b (CLOSED: 8), 2 writes and reads, files scaled: not CLOSED, each reason said; the

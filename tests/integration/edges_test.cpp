@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -18,6 +20,7 @@ namespace feedrate::it {
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 const char* const kMarker = "FeedrateMarkerSecret7f3a";
 
@@ -101,33 +104,173 @@ TEST(Edges, AResultsFolderInUseIsRefused) {
   Edge e;
   e.Generate();
   fs::create_directories(e.results());
-  test::WriteFile(e.results() + "/summary.json", "{\"theirs\": true}\n");
+  test::WriteFile(e.results() + "/summary.json", "{\"feedrate\": {\"status\": \"running\"}}\n");
   const int fd = ::open(e.results().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);  // as a running Feedrate holds it
   auto r = e.Run();
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("is in use by another Feedrate run"), std::string::npos) << r.output;
-  EXPECT_EQ(test::ReadFile(e.results() + "/summary.json"), "{\"theirs\": true}\n");
+  EXPECT_EQ(test::ReadFile(e.results() + "/summary.json"), "{\"feedrate\": {\"status\": \"running\"}}\n");
   auto ck = Sh(Feedrate("checkpoint -w llama3_8b --dir " + (e.dir / "ckpt") + " --results-dir " + e.results() +
                         " --param checkpoint.num_checkpoints_write=0"));
   EXPECT_EQ(ck.code, 2) << ck.output;
-  EXPECT_EQ(test::ReadFile(e.results() + "/summary.json"), "{\"theirs\": true}\n");
+  EXPECT_EQ(test::ReadFile(e.results() + "/summary.json"), "{\"feedrate\": {\"status\": \"running\"}}\n");
   ::close(fd);
 }
 
-// A run into a folder an earlier run used leaves no file of the earlier run beside its own record.
-TEST(Edges, AFailedRunIntoAUsedFolderLeavesNothingOfTheOlderRun) {
+// A folder Feedrate did not create is the user's: a run into one holding other files is refused before any work, even
+// when it would fail at once, and touches nothing there (checkpoint and sweep alike).
+TEST(Edges, AUsersFolderIsNeverCleared) {
+  Edge e;
+  e.Generate();
+  fs::create_directories(e.results());
+  const std::vector<std::string> theirs = {"config.yaml", "report.md", "steps.csv", "summary.json", "notes.txt"};
+  for (const auto& f : theirs) test::WriteFile(e.results() + "/" + f, "the user's " + f + "\n");
+  for (const std::string& data : {e.data(), std::string("/nonexistent")}) {
+    auto r = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + e.small() + " --results-dir " + e.results()));
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("holds files that are not a Feedrate record"), std::string::npos) << r.output;
+  }
+  auto ck = Sh(Feedrate("checkpoint -w llama3_8b --dir " + (e.dir / "ckpt") + " --results-dir " + e.results() +
+                        " --param checkpoint.num_checkpoints_write=0"));
+  EXPECT_EQ(ck.code, 2) << ck.output;
+  auto sw = Sh(Feedrate("sweep -w unet3d_h100 --data-dir " + e.data() + " " + e.small() + " --results-dir " + e.results()));
+  EXPECT_EQ(sw.code, 2) << sw.output;
+  for (const auto& f : theirs) EXPECT_EQ(test::ReadFile(e.results() + "/" + f), "the user's " + f + "\n") << f;
+}
+
+// A folder an earlier run wrote is this run's only once its set-up succeeded: a run that fails in set-up leaves the
+// earlier record whole; one that gets past it replaces that record and says so.
+TEST(Edges, AnEarlierRecordIsReplacedOnlyAfterSetUp) {
   Edge e;
   e.Generate();
   const int first = e.Run().code;
   ASSERT_TRUE(first == 0 || first == 3) << first;  // completed (3: the AU bar missed on a busy machine)
+  const std::string before = test::ReadFile(e.results() + "/summary.json");
   ASSERT_TRUE(fs::exists(e.results() + "/steps.csv"));
-  fs::remove_all(e.data());
-  auto r = e.Run();
-  EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_EQ(ReadJson(e.results() + "/summary.json")["feedrate"]["status"], "failed");
-  for (const char* f : {"steps.csv", "timeseries.csv"}) EXPECT_FALSE(fs::exists(e.results() + "/" + f)) << f;
+  auto failed = Sh(Feedrate("run -w unet3d_h100 --data-dir /nonexistent " + e.small() + " --results-dir " + e.results()));
+  EXPECT_EQ(failed.code, 2) << failed.output;
+  EXPECT_EQ(test::ReadFile(e.results() + "/summary.json"), before);
+  EXPECT_TRUE(fs::exists(e.results() + "/steps.csv"));
+  auto again = e.Run();
+  EXPECT_TRUE(again.code == 0 || again.code == 3) << again.output;
+  EXPECT_NE(again.output.find("held an earlier run's record; replacing it"), std::string::npos) << again.output;
+  EXPECT_NE(test::ReadFile(e.results() + "/summary.json"), before);
+}
+
+// `feedrate dlio` writes only DLIO's file names into hydra.run.dir (mlpstorage's or the user's folder) and removes
+// nothing there.
+TEST(Edges, ADlioRunFolderKeepsWhatDlioDoesNotWrite) {
+  Edge e;
+  e.Generate();
+  const std::string run = e.dir / "hydra";
+  fs::create_directories(run);
+  for (const char* f : {"config.yaml", "steps.csv", "per_epoch.csv", "report.md", "mine.txt"}) test::WriteFile(run + "/" + f, "keep\n");
+  auto r = Sh(Feedrate("dlio workload=unet3d_h100 ++workload.dataset.data_folder=" + e.data() +
+                       " ++workload.dataset.num_files_train=4 ++workload.dataset.record_length_bytes=20000"
+                       " ++workload.dataset.record_length_bytes_stdev=5000"
+                       " ++workload.reader.batch_size=1 ++workload.train.computation_time=0.001 ++hydra.run.dir=" + run));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(run + "/0_output.json")) << r.output;
+  for (const char* f : {"config.yaml", "steps.csv", "per_epoch.csv", "report.md", "mine.txt"}) {
+    EXPECT_EQ(test::ReadFile(run + "/" + f), "keep\n") << f;
+  }
+  EXPECT_FALSE(fs::exists(run + "/timeseries.csv"));
+}
+
+// Every string and number a summary, a DLIO summary or a sweep holds replaced by an injection marker (markup, a line
+// break and a heading, ESC and C1 controls, a spreadsheet formula): the report, its markdown and results.csv carry
+// none of it as syntax, and the command ends cleanly.
+TEST(Edges, NoOutputCarriesAnUnescapedValue) {
+  Edge e;
+  e.Generate();
+  const int first = e.Run().code;
+  ASSERT_TRUE(first == 0 || first == 3) << first;
+  const std::string mark = "<img src=x onerror=alert(1)>\n# heading \x1b[31m\xc2\x9b=HYPERLINK(\"x\")|`*_";
+  bool numbers_too = true;  // first every number a formula too (refused or read as missing), then strings only
+  std::function<json(const json&)> poison = [&](const json& j) -> json {
+    if (j.is_object()) {
+      json o = json::object();
+      for (auto it = j.begin(); it != j.end(); ++it) o[it.key()] = poison(it.value());
+      return o;
+    }
+    if (j.is_array()) {
+      json a = json::array();
+      for (const auto& v : j) a.push_back(poison(v));
+      return a;
+    }
+    if (j.is_number()) return numbers_too ? json("=HYPERLINK(\"x\")") : j;
+    return j.is_string() ? json(j.get<std::string>().empty() ? mark : "=" + mark) : j;
+  };
+  const json summary = ReadJson(e.results() + "/summary.json");
+  const std::string run = e.dir / "in/run", dlio = e.dir / "in/dlio", sweep = e.dir / "in/sweep";
+  for (const auto& d : {run, dlio, sweep}) fs::create_directories(d);
+  json theirs = summary;
+  theirs.erase("feedrate");
+  const json sw = {{"workload", "w"}, {"accelerators_supported", 4}, {"lower_bound_only", false}, {"au_bar_pct", 90},
+                   {"validity", {{"category", "OPEN"}, {"reasons", {"r"}}}}, {"bottleneck", {{"limit", "l"}, {"explanation", "x"}}},
+                   {"points", {{{"accelerators", 4}, {"runs", {{{"repeat", 1}, {"au_pct", 99}, {"exit_code", 0}, {"results_dir", run}}}}}}}};
+  const std::string out = e.dir / "out/report.html";
+  const std::string report = Feedrate("report " + run + " " + dlio + " " + sweep + " -o " + out);
+  for (const bool numbers : {true, false}) {
+    numbers_too = numbers;
+    test::WriteFile(run + "/summary.json", poison(summary).dump(2));
+    test::WriteFile(dlio + "/summary.json", poison(theirs).dump(2));
+    test::WriteFile(sweep + "/sweep.json", poison(sw).dump(2));
+    auto r = Sh(report);
+    if (numbers) {
+      EXPECT_TRUE(r.code == 0 || r.code == 2) << r.output;  // a clean end either way, never a crash
+    } else {
+      ASSERT_EQ(r.code, 0) << r.output;
+    }
+  }
+  const std::string html = test::ReadFile(out), md = test::ReadFile(e.dir / "out/report.md");
+  const std::string csv = test::ReadFile(e.dir / "out/results.csv");
+  for (const auto& [name, text] : {std::pair{"report.html", html}, std::pair{"report.md", md}, std::pair{"results.csv", csv}}) {
+    if (std::string(name) != "results.csv") {
+      EXPECT_EQ(text.find("<img"), std::string::npos) << name;  // (markup is text in CSV)
+    }
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << name;
+    EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << name;
+  }
+  EXPECT_EQ(md.find("\n# heading"), std::string::npos);
+  bool quoted = false, cell_start = true;  // every cell's first character (inside its quotes) is not a formula's
+  for (size_t i = 0; i < csv.size(); ++i) {
+    const char c = csv[i];
+    if (cell_start && c == '"' && !quoted) {
+      quoted = true;
+      continue;
+    }
+    if (cell_start) {
+      EXPECT_TRUE(c != '=' && c != '@' && c != '+') << "a cell starting with a formula at " << i;
+    }
+    const bool opened_here = cell_start;
+    cell_start = false;
+    if (c == '"' && !opened_here) quoted = !quoted;
+    if (!quoted && (c == ',' || c == '\n')) cell_start = true;
+  }
+}
+
+// A folder name that is not UTF-8 (Latin-1, legal on Linux) runs: the summary is valid JSON with U+FFFD in its place
+// and names the field; a summary.json that is a FIFO is refused by report at once instead of waited on.
+TEST(Edges, ANameThatIsNotUtf8RunsAndAFifoIsNotWaitedOn) {
+  Edge e;
+  const std::string data = e.dir / "daten_\xe9";
+  auto g = Sh(Feedrate("datagen -w unet3d_h100 --data-dir '" + data + "' " + SmallDatasetParams(4, 20000)));
+  ASSERT_EQ(g.code, 0) << g.output;
+  auto r = Sh(Feedrate("run -w unet3d_h100 --data-dir '" + data + "' " + e.small() + " --results-dir " + e.results()));
+  EXPECT_TRUE(r.code == 0 || r.code == 3) << r.output;
+  EXPECT_NE(r.output.find("not valid UTF-8"), std::string::npos) << r.output;
+  const json s = json::parse(test::ReadFile(e.results() + "/summary.json"));  // (throws on invalid UTF-8)
+  const std::string warnings = s["feedrate"]["warnings"].dump();
+  EXPECT_NE(warnings.find("not valid UTF-8"), std::string::npos) << warnings;
+  const std::string fifo = e.dir / "fifo";
+  fs::create_directories(fifo);
+  ASSERT_EQ(::mkfifo((fifo + "/summary.json").c_str(), 0644), 0);
+  auto rep = Sh(Feedrate("report " + fifo + " -o " + (e.dir / "rep/report.html")), 20);
+  EXPECT_EQ(rep.code, 2) << rep.output;
+  EXPECT_NE(rep.output.find("a FIFO"), std::string::npos) << rep.output;
 }
 
 // Two runs with the default folder started in the same second get two folders.
@@ -139,7 +282,8 @@ TEST(Edges, DefaultFoldersNeverCollide) {
   auto r = Sh(cmd + " & " + cmd + " & wait");
   ASSERT_NE(r.code, 124) << r.output;
   size_t folders = 0;
-  for (const auto& d : fs::directory_iterator(e.dir / "results")) {
+  EXPECT_FALSE(fs::exists(e.dir / "results")) << "default folders go under feedrate-results/, not results/";
+  for (const auto& d : fs::directory_iterator(e.dir / "feedrate-results")) {
     ++folders;
     const std::string status = ReadJson((d.path() / "summary.json").string())["feedrate"]["status"];
     EXPECT_TRUE(status == "success" || status == "missed_au") << d.path() << ": " << status;  // completed (AU aside)

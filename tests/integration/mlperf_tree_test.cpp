@@ -110,6 +110,10 @@ TEST(MlperfTree, FeedratesOwnCommandsWriteMlpstoragesTree) {
 
 TEST(MlperfTree, RefusesWhatWouldMixOrLoseRecords) {
   test::TempDir dir;
+  // A workload whose model name climbs out of the tree (the model is a folder of it, as --org and --system are).
+  test::WriteFile(dir / "w.yaml", "model:\n  name: ../../../escape\nframework: pytorch\nworkflow:\n  train: True\n"
+                                  "dataset:\n  format: npz\n  num_files_train: 8\n  record_length_bytes: 4096\n"
+                                  "reader:\n  batch_size: 1\ntrain:\n  epochs: 1\n  computation_time: 0.01\n");
   struct Case {
     std::string args, says;
   };
@@ -119,13 +123,16 @@ TEST(MlperfTree, RefusesWhatWouldMixOrLoseRecords) {
             "excludes --mlperf-root"},
            {"run -w unet3d_h100 --data-dir " + dir / "d" + " --loops 2 --results-dir " + dir / "r", "not one --results-dir"},
            {"run -w unet3d_h100 --data-dir " + dir / "d" + " --mlperf-root " + dir / "t" + " --org a/b --system s", "plain folder name"},
-           {"run -w unet3d_h100 --data-dir " + dir / "d" + " --division closed", "--division requires --mlperf-root"}}) {
+           {"run -w unet3d_h100 --data-dir " + dir / "d" + " --division closed", "--division requires --mlperf-root"},
+           {"run -w " + dir / "w.yaml" + " --data-dir " + dir / "d" + " --mlperf-root " + dir / "t" + " --org a --system s",
+            "the model '../../../escape' would be a folder of the results tree but is not a plain folder name"}}) {
     auto r = Sh(Feedrate(c.args));
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.output;
     EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << "\n" << r.output;
   }
   EXPECT_FALSE(fs::exists(dir / "t"));
   EXPECT_FALSE(fs::exists(dir / "r"));
+  EXPECT_FALSE(fs::exists(dir.path() + "/../escape"));
 }
 
 }  // namespace

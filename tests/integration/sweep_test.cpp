@@ -51,7 +51,7 @@ TEST_F(SweepRun, EveryCountPassingAnswersTheMaximumAndKeepsEveryRun) {
       EXPECT_EQ(s["num_accelerators"], p["accelerators"]);
       EXPECT_EQ(run["au_pct"].get<double>(), s["metric"]["train_au_mean_percentage"].get<double>());
       EXPECT_GT(run["read_mib_per_s"].get<double>(), 0.0);
-      EXPECT_TRUE(fs::exists(rd + "/run.log"));
+      EXPECT_TRUE(fs::exists(rd + ".log"));
       ASSERT_EQ(run["hosts"].size(), 1u);  // the run's per-host figures travel with it
       EXPECT_EQ(run["hosts"][0]["accelerators"], p["accelerators"]);
     }
@@ -124,7 +124,7 @@ TEST_F(SweepRun, MinimumMissingExits3AndRanksModeGoesThroughMpirun) {
   // are allowed through OpenMPI's environment instead.
   auto sweep = Sh("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " +
                   Sweep("--param metric.au=1.0 --min 2 --mode ranks --mpirun " + std::string(FEEDRATE_MPIEXEC), r));
-  EXPECT_EQ(sweep.code, 3) << sweep.output << Sh("cat " + r + "/n2_r1/run.log").output;
+  EXPECT_EQ(sweep.code, 3) << sweep.output << Sh("cat " + r + "/n2_r1.log").output;
   auto j = ReadJson(r + "/sweep.json");
   EXPECT_EQ(j["accelerators_supported"], 0);
   ASSERT_EQ(j["points"].size(), 1u);
