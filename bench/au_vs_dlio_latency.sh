@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Benchmark: DLIO's answer where every request waits. DLIO upstream and Feedrate side by side on tests/latencyfs (a FUSE
+# Benchmark: DLIO's answer where every request waits. A DLIO peer and Feedrate side by side on tests/latencyfs (a FUSE
 # pass-through that delays every open and read by DELAY ms; direct_io unless CACHE=on), on one dataset DLIO itself
 # generated (so both read DLIO's files). For each format in FORMATS, delay in DELAYS and accelerator count in COUNTS:
 # DLIO (one MPI rank per accelerator, --bind-to none, reader.read_threads workers each) and `feedrate run -n N`
 # (default access pattern), one epoch each, alternated; per run the AU, the requests the file system saw (opens,
 # reads, most in flight) and the client CPU (user + system of the whole process tree, from bash's `time`).
 # Usage: bench/au_vs_dlio_latency.sh [OUT_PREFIX]   (writes OUT_PREFIX.md; needs root for FUSE)
-#   env: DLIO_ENV=/opt/dlio-peer/env.sh (../shared/peers/dlio/install.sh, or your own; it sets $DLIO and PYTHONPATH)
+#   env: PEER=v3 (default: MLPerf Storage v3.0's DLIO, DLIO_local_changes f16fe43, against Feedrate's default
+#        --rules v3.0, unet3d_b200's config; its page-cache flush before the epoch runs, as root) or PEER=upstream
+#        (argonne-lcf DLIO against --rules upstream, unet3d_h100's config)
+#        DLIO_ENV=the peer's env.sh (default /opt/dlio-v3-peer/env.sh, ../shared/peers/dlio-v3/install.sh, setting
+#        $DLIO3 and $DLIO3_CONFIGS; upstream: /opt/dlio-peer/env.sh, ../shared/peers/dlio/install.sh, setting $DLIO)
 #        FORMATS="npz hdf5 jpeg" DELAYS="2 20" COUNTS="1 2 4 8" CACHE=off RECORD=524288 BATCH=8 THREADS=2
 #        STEPS=8 (steps per accelerator per epoch) COMPUTE=0.323 WORK=/var/tmp/feedrate-au-latency
 #        FEEDRATE_PARAMS="k=v ..." (overrides for Feedrate's runs only, named in the table's header: a diagnostic, or a
@@ -14,7 +18,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-dlio_env=${DLIO_ENV:-/opt/dlio-peer/env.sh}
+peer=${PEER:-v3}
+case "$peer" in
+  v3) dlio_env=${DLIO_ENV:-/opt/dlio-v3-peer/env.sh}; rules=v3.0; workload=unet3d_b200 ;;
+  upstream) dlio_env=${DLIO_ENV:-/opt/dlio-peer/env.sh}; rules=upstream; workload=unet3d_h100 ;;
+  *) echo "PEER must be v3 or upstream, not '$peer'" >&2; exit 2 ;;
+esac
 formats=${FORMATS:-npz hdf5 jpeg}; delays=${DELAYS:-2 20}; counts=${COUNTS:-1 2 4 8}
 cache=${CACHE:-off}; record=${RECORD:-524288}; batch=${BATCH:-8}; threads=${THREADS:-2}; steps=${STEPS:-8}
 compute=${COMPUTE:-0.323}; work=${WORK:-/var/tmp/feedrate-au-latency}; feedrate_params=${FEEDRATE_PARAMS:-}
@@ -27,6 +36,8 @@ latencyfs=$PWD/build/release/tests/latencyfs
 [ -f "$dlio_env" ] || { echo "no DLIO at $dlio_env (set DLIO_ENV; ../shared/peers/dlio/install.sh installs it)" >&2; exit 2; }
 # shellcheck disable=SC1090
 . "$dlio_env"
+# The peer's command and its workload config: v3.0's DLIO takes mlpstorage's configs with --config-dir (last).
+if [ "$peer" = v3 ]; then dlio_cmd=$DLIO3; config_dir=(--config-dir="$DLIO3_CONFIGS"); else dlio_cmd=$DLIO; config_dir=(); fi
 max_count=0; for n in $counts; do [ "$n" -gt "$max_count" ] && max_count=$n; done
 files=$(( steps * batch * max_count ))
 mnt="$work/mnt"
@@ -78,9 +89,9 @@ run_dlio() {
   for kv in $(shape "$1" "$2"); do args+=("++workload.$kv"); done
   rm -rf "$o"; mkdir -p "$o"
   t=$( { TIMEFORMAT='%U %S'; time mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$2" -x PYTHONPATH \
-        -x DFTRACER_ENABLE $DLIO workload=unet3d_h100 ++workload.workflow.generate_data=False \
-        ++workload.workflow.train=True "${args[@]}" ++workload.dataset.data_folder="$3" hydra.run.dir="$o" \
-        ++workload.output.folder="$o" > "$o/run.log" 2>&1; } 2>&1 )
+        -x DFTRACER_ENABLE $dlio_cmd workload=$workload ++workload.workflow.generate_data=False \
+        ++workload.workflow.train=True "${args[@]}" ++workload.dataset.data_folder="$3" ++hydra.run.dir="$o" \
+        ++workload.output.folder="$o" "${config_dir[@]}" > "$o/run.log" 2>&1; } 2>&1 )
   python3 -c "import json,sys; m=json.load(open(sys.argv[1]+'/summary.json'))['metric']; print(m['train_au_mean_percentage'], end=' ')" "$o"
   echo "$t" | awk '{print $1 + $2}'
 }
@@ -89,7 +100,7 @@ run_feedrate() {
   for kv in $(shape "$1" "$2") $feedrate_params; do args+=("--param=$kv"); done
   rm -f "$o.train_start"
   # The file system's counters at the run's training_start event (set-up done), to tell its requests from training's.
-  t=$( { TIMEFORMAT='%U %S'; time { { "$feedrate" run -w unet3d_h100 --data-dir "$3" "${args[@]}" -n "$2" \
+  t=$( { TIMEFORMAT='%U %S'; time { { "$feedrate" run -w $workload --rules $rules --data-dir "$3" "${args[@]}" -n "$2" \
         --results-dir "$o" --json-events 2>&1 || [ $? -eq 3 ]; } | while IFS= read -r line; do
           case "$line" in *'"event":"training_start"'*) stats > "$o.train_start" ;; esac; echo "$line"; done > "$o.log"; }; } 2>&1 )
   python3 -c "import json,sys; m=json.load(open(sys.argv[1]+'/summary.json'))['metric']; print(m['train_au_mean_percentage'], end=' ')" "$o"
@@ -99,7 +110,8 @@ run_feedrate() {
 {
   echo "# AU where every request waits: DLIO and Feedrate on latencyfs"
   echo
-  echo "- command: \`FORMATS=\"$formats\" DELAYS=\"$delays\" COUNTS=\"$counts\" CACHE=$cache RECORD=$record BATCH=$batch THREADS=$threads STEPS=$steps COMPUTE=$compute bench/au_vs_dlio_latency.sh $out\`"
+  echo "- peer: $peer ($rules); Feedrate runs -w $workload --rules $rules"
+  echo "- command: \`PEER=$peer FORMATS=\"$formats\" DELAYS=\"$delays\" COUNTS=\"$counts\" CACHE=$cache RECORD=$record BATCH=$batch THREADS=$threads STEPS=$steps COMPUTE=$compute bench/au_vs_dlio_latency.sh $out\`"
   echo "- machine: $(nproc) CPUs, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r); date $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- DLIO: $(cd "$(python3 -c 'import dlio_benchmark,os;print(os.path.dirname(dlio_benchmark.__file__))')" && git rev-parse --short HEAD 2>/dev/null || echo "from $dlio_env"); Feedrate: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo " with uncommitted changes")"
   echo "- dataset: DLIO-generated, $files files x $record bytes, 1 sample each; batch $batch, read_threads $threads, compute $compute s a step, one epoch of $steps steps per accelerator; latencyfs page cache $cache"
@@ -113,15 +125,16 @@ run_feedrate() {
 } > "$out.md"
 
 for fmt in $formats; do
-  data="$work/data_$fmt"
+  data="$work/data_${peer}_$fmt"  # (each peer's generator writes its own: v3.0's JPEGs are raw bytes)
   have=$( (find "$data/train" -maxdepth 1 -type f 2>/dev/null || true) | wc -l)
   if [ "$have" -ne "$files" ]; then  # DLIO writes the dataset both tools read (again when its size differs)
     rm -rf "$data"
     mkdir -p "$work/gen"
     args=(); for kv in $(shape "$fmt" "$max_count"); do args+=("++workload.$kv"); done
-    mpirun --allow-run-as-root --oversubscribe -np 1 -x PYTHONPATH -x DFTRACER_ENABLE $DLIO workload=unet3d_h100 \
+    mpirun --allow-run-as-root --oversubscribe -np 1 -x PYTHONPATH -x DFTRACER_ENABLE $dlio_cmd workload=$workload \
       ++workload.workflow.generate_data=True ++workload.workflow.train=False "${args[@]}" \
-      ++workload.dataset.data_folder="$data" hydra.run.dir="$work/gen" ++workload.output.folder="$work/gen" > "$work/gen.log" 2>&1
+      ++workload.dataset.data_folder="$data" ++hydra.run.dir="$work/gen" ++workload.output.folder="$work/gen" \
+      "${config_dir[@]}" > "$work/gen.log" 2>&1
   fi
   mkdir -p "$data/valid"
   for delay in $delays; do

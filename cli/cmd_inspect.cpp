@@ -337,7 +337,7 @@ Runner AddInspect(CLI::App& app) {
                                      "training) and print each column's decoded values, nulls, bytes and sum");
   auto endpoint = std::make_shared<S3Endpoint>();
   auto virtual_host = std::make_shared<bool>(false);
-  sub->add_option("--endpoint", endpoint->url, "S3 endpoint URL for s3:// arguments");
+  sub->add_option("--endpoint", endpoint->url, "S3 endpoint URL for s3:// arguments")->check(NoCredentialInUrl());
   sub->add_option("--region", endpoint->region, "S3 signing region (default us-east-1)");
   sub->add_flag("--virtual-host", *virtual_host, "virtual-host addressing for s3:// arguments");
   return [=] {

@@ -65,7 +65,7 @@ void RegisterIobenchOptions(CLI::App* sub, IobenchArgs& a) {
   sub->add_flag("--verify", a.verify, "writes lay down a seeded pattern, reads check it");
   sub->add_option("--seed", a.seed, "pattern seed for --verify");
   sub->add_option("--results-dir", a.results_dir, "where iobench.json/csv go (default feedrate-results/<timestamp>_iobench)");
-  sub->add_option("--endpoint", a.s3.endpoint, "S3: the endpoint URL (default https://s3.amazonaws.com)");
+  sub->add_option("--endpoint", a.s3.endpoint, "S3: the endpoint URL (default https://s3.amazonaws.com)")->check(NoCredentialInUrl());
   sub->add_option("--region", a.s3.region, "S3: the SigV4 region (default us-east-1)");
   sub->add_flag("--virtual-host", a.s3.virtual_host, "S3: bucket.host/key URLs instead of host/bucket/key");
   sub->add_option("--object-size", a.object_sizes, "S3: object sizes, e.g. 1m,50m (default 16m)")

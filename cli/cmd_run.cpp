@@ -143,7 +143,8 @@ void RegisterProgressOptions(CLI::App* sub, RunCommandArgs& a) {
 // What served the bytes and what is measured about them: the page cache, verification, residency, time series.
 void RegisterMeasurementOptions(CLI::App* sub, RunCommandArgs& a) {
   sub->add_option("--cache", a.o.cache,
-                  "client page cache: keep (default, as DLIO), drop (evict the dataset's files before the run and "
+                  "client page cache (default: as the emulated DLIO: with --rules v3.0 the ranks on rank 0's host drop "
+                  "it before every epoch, as its DLIO does; upstream keeps it): keep, drop (evict the dataset's files before the run and "
                   "before every epoch), drop-once (before the run only: epoch 1 cold, later ones show what the cache "
                   "holds) or direct (O_DIRECT reads)")
       ->check(CLI::IsMember({"keep", "drop", "drop-once", "direct"}));
@@ -234,6 +235,15 @@ int ExecuteRun(RunCommandArgs a, int* argc, char*** argv) {
       return kExitError;
     }
     a.o.accelerators = a.total_accelerators / static_cast<uint64_t>(comm.size());
+    if (a.o.accelerators > 4096) {  // (-n's own bound: a rank emulates at most 4096)
+      if (comm.root()) {
+        std::fprintf(stderr, "feedrate: error: --num-accelerators %llu gives %llu accelerators per rank over %d rank(s), "
+                             "more than the 4096 a rank emulates; use more ranks\n",
+                     static_cast<unsigned long long>(a.total_accelerators), static_cast<unsigned long long>(a.o.accelerators),
+                     comm.size());
+      }
+      return kExitError;
+    }
   }
   a.o.declared_category = a.closed ? "CLOSED" : a.open ? "OPEN" : "";
   a.o.version = FEEDRATE_VERSION;

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "loader/util/dlio_edition.h"
+#include "loader/pipeline/sampler.h"
 #include "cli/launch.h"
 #include "emulator/host/sysinfo.h"
 #include "emulator/results/results.h"
@@ -66,6 +68,7 @@ struct ForwardedRunOptions {
     std::vector<std::string> v;
     for (const auto& p : w.params) v.insert(v.end(), {"--param", p});
     for (const auto& p : w.positional) v.push_back(p);
+    if (!w.rules.empty()) v.insert(v.end(), {"--rules", w.rules});
     if (!engine.empty()) v.insert(v.end(), {"--engine", engine});
     if (!order.empty()) v.insert(v.end(), {"--order", order});
     if (io_threads > 0) v.insert(v.end(), {"--io-threads", std::to_string(io_threads)});
@@ -144,6 +147,7 @@ int ReportSweep(const SweepResult& result, const SweepArgs& args, bool ceiling_m
               static_cast<unsigned long long>(result.accelerators_supported), result.capped ? " or more" : "",
               cfg.name.c_str(), cfg.au * 100, args.search.repeats);
   std::printf("limit: %s: %s\n", b["limit"].get<std::string>().c_str(), b["explanation"].get<std::string>().c_str());
+  if (result.dataset_limited) std::printf("dataset: %s\n", args.search.dataset_why.c_str());
   std::printf("cache: %s\n", doc["cache"]["explanation"].get<std::string>().c_str());
   std::printf("validity: %s\n", doc["validity"]["category"].get<std::string>().c_str());
   for (const auto& why : doc["validity"]["reasons"]) std::printf("  %s\n", why.get<std::string>().c_str());
@@ -173,6 +177,37 @@ SweepCache ChooseSweepCache(const WorkloadConfig& cfg, ForwardedRunOptions* f) {
   return c;
 }
 
+// The largest per-host count whose runs the dataset can serve (every accelerator its steps: the AU window's, or
+// train.total_training_steps), by the emulated DLIO's arithmetic (Sampler::EpochSteps), and why: a sweep that
+// reaches it answers "N or more" naming the dataset, where it stopped with an error and lost its answer.
+void DatasetBound(const WorkloadConfig& cfg, SweepOptions* o) {
+  SamplerConfig sc;
+  sc.num_files = cfg.num_files_train;
+  sc.samples_per_file = cfg.num_samples_per_file;
+  sc.batch_size = cfg.batch_size;
+  sc.data_loader = cfg.data_loader;
+  sc.order = cfg.order;
+  sc.presharded = Traits(cfg.rules).presharded_round_robin;
+  const uint64_t window = cfg.metric_exclude_start_steps + cfg.metric_exclude_end_steps + 1;
+  const uint64_t need = cfg.total_training_steps > 0 ? std::max<uint64_t>(cfg.total_training_steps, window) : window;
+  uint64_t best = 0;
+  for (uint64_t n = 1; n <= kSweepHardMax; ++n) {
+    sc.world = n * o->hosts;
+    if (Sampler::EpochSteps(sc) < need) break;
+    best = n;
+  }
+  if (best >= kSweepHardMax) return;
+  o->dataset_max = best;
+  const uint64_t next = (best + 1) * o->hosts, spf = std::max<uint64_t>(1, sc.samples_per_file);
+  const uint64_t per = (need * sc.batch_size + spf - 1) / spf;  // samples' files one accelerator needs
+  const uint64_t files = sc.presharded ? per * next : (need * sc.batch_size * next + spf - 1) / spf;
+  o->dataset_why = "the dataset's " + std::to_string(cfg.num_files_train) + " files serve at most " +
+                   std::to_string(best * o->hosts) + " accelerators the " + std::to_string(need) + " steps of batch " +
+                   std::to_string(cfg.batch_size) + " a run needs (" +
+                   (cfg.total_training_steps > 0 ? "train.total_training_steps" : "the AU window") + "); " +
+                   std::to_string(next) + " would need " + std::to_string(files) + " files (dataset.num_files_train)";
+}
+
 // The workload (validated once, not in every run), the hosts and the results directory; false after an error.
 bool PrepareSweep(const WorkloadArgs& w, SweepArgs& args, std::optional<WorkloadConfig>* cfg,
                   std::vector<std::string>* host_names) {
@@ -193,6 +228,7 @@ bool PrepareSweep(const WorkloadArgs& w, SweepArgs& args, std::optional<Workload
     return false;
   }
   args.search.hosts = host_names->empty() ? 1 : host_names->size();
+  DatasetBound(**cfg, &args.search);
   auto claim = ClaimResultsDir(ResultsDirOr(args.results_dir, "sweep_" + (*cfg)->name), FolderKind(args.results_dir));
   if (!claim.ok()) {
     std::fprintf(stderr, "feedrate: error: %s\n", claim.status().ToString().c_str());

@@ -32,6 +32,7 @@ struct WorkloadArgs {
   std::string storage;                 // --storage s3://bucket/prefix
   std::string endpoint, region;        // --endpoint, --region (S3)
   bool virtual_host = false;           // --virtual-host (S3)
+  std::string rules;                   // --rules: feedrate.rules, the rules edition whose DLIO is emulated
   // `storage`: also register --storage/--endpoint/--region/--virtual-host (commands that read or write datasets).
   // Registers the options and a final callback (the workload resolved, the location checked): a command using
   // WorkloadArgs sets no final_callback of its own.
@@ -83,6 +84,9 @@ void GuardNumericOptions(CLI::App& app);
 // CheckNumber's rule as a validator, and the same above zero (CLI11's own print DBL_MAX as the bound).
 CLI::Validator NonNegativeNumber();
 CLI::Validator PositiveNumber();
+// Every --endpoint (run, datagen, sweep, iobench, inspect): a URL that carries a user:password is refused, its value
+// never shown; credentials come from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials only.
+CLI::Validator NoCredentialInUrl();
 
 // CLI11 check for --inject: "" when the rules parse, else the parser's message.
 std::string CheckInjectRules(const std::string& rules);

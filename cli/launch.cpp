@@ -18,12 +18,18 @@ namespace feedrate::cli {
 
 namespace {
 
+constexpr uint64_t kMaxRanksPerHost = 4096;
+
 uint64_t ParseSlots(const std::string& text, const std::string& where) {
   char* end = nullptr;
   errno = 0;
   const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno != 0 || v == 0 || v > 100000) {
+  if (text.empty() || *end != '\0' || errno != 0 || v == 0) {
     throw std::invalid_argument(where + ": slot count '" + text + "' is not a positive integer");
+  }
+  if (v > kMaxRanksPerHost) {  // (mpirun would start them all: 100,000 processes on one host)
+    throw std::invalid_argument(where + ": slot count '" + text + "' is more than the " + std::to_string(kMaxRanksPerHost) +
+                                " ranks a host runs (each rank emulates up to 4096 accelerators with -n)");
   }
   return v;
 }

@@ -65,13 +65,18 @@ void WorkloadArgs::Register(CLI::App* app, bool need_data_dir, bool with_storage
                               "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials")
                   ->check([](const std::string& v) { return v.starts_with("s3://") ? "" : "must be an s3://bucket/prefix URL"; })
                   ->excludes(d);
-    app->add_option("--endpoint", endpoint, "S3 endpoint URL, e.g. http://127.0.0.1:7480 (storage.storage_options.endpoint_url)");
+    app->add_option("--endpoint", endpoint, "S3 endpoint URL, e.g. http://127.0.0.1:7480 (storage.storage_options.endpoint_url)")
+        ->check(NoCredentialInUrl());
     app->add_option("--region", region, "S3 signing region (storage.storage_options.region, default us-east-1)");
     app->add_flag("--virtual-host", virtual_host, "virtual-host addressing (https://bucket.host/key) instead of path style");
     (void)s;
   } else if (need_data_dir) {
     d->required();
   }
+  app->add_option("--rules", rules, "the MLPerf Storage rules edition whose DLIO is emulated: v3.0 (default: mlpstorage "
+                                    "3.0's DLIO_local_changes f16fe43), v2.0 or upstream (argonne-lcf DLIO) "
+                                    "(feedrate.rules; docs/dlio-compatibility.md)")
+      ->check(CLI::IsMember({"v3.0", "v2.0", "upstream"}));
   app->add_option("--param", params, "override: key.path=value (repeatable)");
   app->add_option("--params", params_list, "mlpstorage's spelling: overrides key.path=value ... (several after one --params)")
       ->expected(1, -1);
@@ -91,6 +96,7 @@ std::vector<std::string> WorkloadArgs::Overrides() const {
     all.push_back(p);
   }
   if (!data_dir.empty()) all.push_back("dataset.data_folder=" + data_dir);
+  if (!rules.empty()) all.push_back("feedrate.rules=" + rules);
   if (!storage.empty()) {
     const std::string rest = storage.substr(5);
     const size_t slash = rest.find('/');
@@ -138,6 +144,14 @@ void GuardNumericOptions(CLI::App& app) {
 
 CLI::Validator NonNegativeNumber() {
   return CLI::Validator([](std::string& v) { return CheckNumber(v, false); }, "NUMBER >= 0", "non-negative");
+}
+
+CLI::Validator NoCredentialInUrl() {
+  return CLI::Validator([](std::string& v) -> std::string {
+    if (RedactSecrets(v) == v) return "";
+    return "carries a user:password, which looks like a credential; Feedrate takes S3 credentials from "
+           "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials only (the value is not shown)";
+  }, "URL", "no-credential");
 }
 
 CLI::Validator PositiveNumber() {

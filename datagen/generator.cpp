@@ -22,6 +22,7 @@
 #include "datagen/hdf5_writer.h"
 #include "datagen/indexed_binary_writer.h"
 #include "datagen/jpeg_writer.h"
+#include "loader/util/dlio_edition.h"
 #include "datagen/npy_writer.h"
 #include "datagen/npz_writer.h"
 #include "datagen/parquet_writer.h"
@@ -72,7 +73,11 @@ struct Job {
 // Parquet's layout comes from the workload's columns, not only (d1, d2).
 ParquetFileSpec ParquetSpecOf(const Job& j) { return DlioParquetSpec(*j.cfg, j.d1, j.d2); }
 
+// JPEG and PNG as the emulated DLIO's generator writes them: d1 x d2 raw bytes under MLPerf Storage v3.0's.
+bool RawImages(DataFormat format, const Job& j) { return IsImage(format) && Traits(j.cfg->rules).raw_image_datagen; }
+
 uint64_t PlannedSize(DataFormat format, const Job& j) {
+  if (RawImages(format, j)) return j.d1 * j.d2;
   if (format == DataFormat::kParquet) return ParquetDataBytes(ParquetSpecOf(j));
   if (format == DataFormat::kTfRecord) return DlioTfRecordFileSize({j.d1, j.d2, j.samples});
   if (format == DataFormat::kNpy) return DlioNpyFileSize({j.d1, j.d2, j.samples});
@@ -103,6 +108,7 @@ bool AlreadyComplete(DataFormat format, const Job& j) {
   struct stat st {};
   if (::stat(j.path.c_str(), &st) != 0) return false;
   if (!j.index_path.empty() && ::stat(j.index_path.c_str(), &st) != 0) return false;
+  if (RawImages(format, j)) return static_cast<uint64_t>(st.st_size) == PlannedSize(format, j);
   if (format == DataFormat::kPng) return PngHasSize(j.path, j.d1, j.d2);
   if (format == DataFormat::kJpeg) return JpegHasSize(j.path, j.d1, j.d2);
   if (format == DataFormat::kParquet) return ParquetFileMatches(j.path, ParquetSpecOf(j));
@@ -131,6 +137,7 @@ Status WriteOne(DataFormat format, const Job& j, const ContentSpec& content, Ali
   if (format == DataFormat::kParquet) return WriteDlioParquet(j.path, ParquetSpecOf(j), seed);
   if (format == DataFormat::kPng || format == DataFormat::kJpeg) {
     if (j.samples != 1) return Status::InvalidArgument(j.path + ": image datasets hold one sample per file");
+    if (RawImages(format, j)) return WriteRawImage(j.path, j.d1, j.d2, content, scratch);
     return format == DataFormat::kPng ? WritePng(j.path, j.d1, j.d2, seed, scratch)
                                       : WriteJpeg(j.path, j.d1, j.d2, seed, scratch);
   }

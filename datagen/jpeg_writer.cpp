@@ -79,6 +79,13 @@ Status WriteJpeg(const std::string& path, uint64_t d1, uint64_t d2, uint64_t con
   return file.Commit();
 }
 
+Status WriteRawImage(const std::string& path, uint64_t d1, uint64_t d2, const ContentSpec& content, AlignedBuffer* scratch) {
+  FEEDRATE_ASSIGN_OR_RETURN(auto file, TempFile::Create(path));
+  ContentSource bytes(content);
+  FEEDRATE_RETURN_IF_ERROR(file.WriteRandom(bytes, d1 * d2, 0, scratch));
+  return file.Commit();
+}
+
 bool JpegHasSize(const std::string& path, uint64_t d1, uint64_t d2) {
   auto fd = OpenForRead(path);
   if (!fd.ok()) return false;

@@ -137,7 +137,7 @@ YAML::Node Networking() {
     n["state"] = ReadFirstLine(e.path() / "operstate");
     const std::string speed = ReadFirstLine(e.path() / "speed");  // Mb/s; -1 or unreadable for virtual links
     const long mbps = speed.empty() ? -1 : std::strtol(speed.c_str(), nullptr, 10);
-    n["speed"] = mbps > 0 ? YAML::Node(static_cast<double>(mbps) / 1000.0) : YAML::Node("TODO: link speed in Gb/s (" + name + " does not report one)");
+    if (mbps > 0) n["speed"] = std::max<long>(1, std::lround(static_cast<double>(mbps) / 1000.0));  // int Gb/s; else left out
     n["traffic"].push_back("data");
     n["unit_count"] = 1;
     n["interface"] = name;
@@ -155,26 +155,19 @@ Result<bool> WriteSystemsDraft(const MlperfTree& tree, const std::vector<json>& 
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec) return Status::Errno("cannot create " + fs::path(path).parent_path().string(), ec.value());
   const json h = hosts.empty() ? json::object() : hosts.front();
+  // Only free-text fields hold a TODO; a field whose type is an enum, a bool or a number is left out (named in the
+  // header) rather than given a string the checker would read as a value (remap_time_in_seconds: "TODO" crashed
+  // mlpstorage v3.0's CheckpointingCheck).
   const std::string todo = "TODO: only you know";
   YAML::Node sut;
   YAML::Node sol = sut["system_under_test"]["solution"];
   sol["submission_name"] = tree.system;
   sol["friendly_description"] = todo;
-  for (const char* k : {"storage_location", "benchmark_API", "product_API", "client_footprint", "client_installation"}) {
-    sol["architecture"][k] = todo;
-  }
-  for (const char* k : {"multi_host", "simultaneous_write", "simultaneous_read", "remap_time_in_seconds"}) {
-    sol["capabilities"][k] = todo;
-  }
-  sut["system_under_test"]["deployment"] = todo;
-  sut["system_under_test"]["product_nodes"] = todo + " (the storage system's nodes, drives and networking)";
   YAML::Node client;
   client["friendly_description"] = "Benchmark clients (drafted by Feedrate from the host it ran on)";
   client["quantity"] = hosts.size();
   client["chassis"]["model_name"] = todo;
-  client["chassis"]["rack_units"] = todo;
   client["chassis"]["cpu_model"] = h.value("host_processor_name", std::string());
-  client["chassis"]["cpu_qty"] = todo + " (sockets)";
   client["chassis"]["cpu_cores"] = h.value("host_cpu_count", 0u);
   client["chassis"]["memory_capacity"] = std::lround(h.value("host_memory_GB", 0.0));
   client["networking"] = Networking();
@@ -182,12 +175,16 @@ Result<bool> WriteSystemsDraft(const MlperfTree& tree, const std::vector<json>& 
   client["operating_system"]["name"] = os_name;
   client["operating_system"]["version"] = os_version;
   sut["system_under_test"]["clients"].push_back(client);
-  sut["system_under_test"]["total_rack_units"] = todo;
   YAML::Emitter e;
   e << sut;
-  const std::string header = "# Draft written by Feedrate: the client facts it could read (" + std::to_string(hosts.size()) +
-                             " host(s): CPUs, memory, network interfaces, OS); every TODO is yours to fill before a "
-                             "submission (mlpstorage v3.0 system_description/schema.yaml). Never overwritten.\n";
+  const std::string header =
+      "# Draft written by Feedrate: the client facts it could read (" + std::to_string(hosts.size()) +
+      " host(s): CPUs, memory, network interfaces, OS); every TODO is yours to fill before a submission (mlpstorage "
+      "v3.0 system_description/schema.yaml), and so are the fields it left out because only you know their values:\n"
+      "#   solution.architecture: storage_location, benchmark_API, product_API, client_footprint, client_installation\n"
+      "#   solution.capabilities: multi_host, simultaneous_write, simultaneous_read (bools), remap_time_in_seconds (int)\n"
+      "#   deployment (onprem or cloud), product_nodes, total_rack_units, clients' chassis cpu_qty and rack_units, and a\n"
+      "#   networking speed (int Gb/s) for each interface that reports none. Never overwritten.\n";
   FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(path, header + e.c_str() + "\n"));
   return true;
 }

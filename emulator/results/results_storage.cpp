@@ -39,7 +39,7 @@ json CacheFigures(const RunRecord& r) {
       system_drop.push_back({{"host", ri.hostname}, {"result", c["system_drop"]}});
     }
   }
-  json cache = {{"mode", r.cache_mode}, {"drops", drops}, {"drop_seconds_max_rank", drop_s}};
+  json cache = {{"mode", r.cache_mode}, {"scope", r.cache_scope}, {"drops", drops}, {"drop_seconds_max_rank", drop_s}};
   if (checked > 0) {
     const double b = static_cast<double>(before) / static_cast<double>(checked);
     const double a = static_cast<double>(after) / static_cast<double>(checked);

@@ -113,7 +113,7 @@ Validity CheckTrainingRun(const WorkloadConfig& cfg, const RunFacts& f) {
   }
   // An explicit engine reads coalesced extents where DLIO's reader calls would be replayed (file datasets whose
   // format has a pattern): what the storage sees is then the coalesced case's, which is OPEN.
-  const bool has_pattern = DlioAccessKind(cfg.format) != AccessKind::kNone && !cfg.on_s3() &&
+  const bool has_pattern = DlioAccessKind(cfg.format, cfg.rules) != AccessKind::kNone && !cfg.on_s3() &&
                            (cfg.format != DataFormat::kTfRecord || cfg.data_loader == DataLoader::kTensorFlow);
   const bool engine_coalesces = cfg.engine != EngineKind::kAuto && cfg.access_pattern == "dlio" && has_pattern;
   for (const auto& key : cfg.overridden_keys) {

@@ -1,6 +1,7 @@
 // Run orchestration: setup (agreed across ranks; run_setup.cpp), the training loop, gathering to rank 0, results.
 #include "emulator/run/run.h"
 
+#include "loader/util/dlio_edition.h"
 
 #include <algorithm>
 #include <atomic>
@@ -109,7 +110,8 @@ void TrainingRun::StartRecord() {
   rec_.dlio = opt_.dlio;
   rec_.client_memory_gib = opt_.client_memory_gib;
   rec_.inject = opt_.inject;
-  rec_.cache_mode = cfg_.odirect ? "direct" : cfg_.on_s3() ? "s3" : opt_.cache;
+  rec_.cache_mode = cfg_.odirect ? "direct" : cfg_.on_s3() ? "s3" : ChooseCache(cfg_, opt_).mode;
+  rec_.cache_scope = ChooseCache(cfg_, opt_).Describe();
   rec_.command_line = opt_.command_line;
   rec_.verify_fraction = opt_.verify;
   rec_.accelerator_memory = Name(opt_.accelerator_memory);
@@ -195,6 +197,8 @@ void TrainingRun::DescribeSetup() {
   rec_.io_threads_per_rank = setup_.io_threads;
   rec_.access_pattern = setup_.access_pattern;
   rec_.access_reason = setup_.access_reason;
+  rec_.setup_stats = setup_.setup_stats;
+  rec_.setup_opens = setup_.setup_opens;
   rec_.batches_in_flight = setup_.batches_in_flight > 0 ? setup_.batches_in_flight : cfg_.batches_in_flight;
   rec_.retain_batches = setup_.retain;
   if (setup_.file_table) rec_.file_open_mode = FileOpenModeName(setup_.file_table->mode());
@@ -408,7 +412,7 @@ int TrainingRun::FinishCompleted() {
     std::vector<std::vector<AcceleratorEpoch>> per_acc;
     UnpackRanks(packed, &rec_, &per_acc);
     ParseRankInfos(infos, &rec_);
-    rec_.metrics = AggregateRun(per_acc, cfg_.record_length, cfg_.au);
+    rec_.metrics = AggregateRun(per_acc, cfg_.record_length, cfg_.au, Traits(cfg_.rules).throughput_counts_window);
     rec_.per_accelerator = std::move(per_acc);
     rec_.status = rec_.metrics.meets_au ? kStatusPassed : kStatusMissedAu;
     Status w = WriteRunResults(rec_);

@@ -23,7 +23,9 @@ struct RunOptions {
   bool quiet = false;            // no progress output (the final result is still printed)
   bool json_events = false;      // progress, epochs and the result as JSON lines on stdout
   std::string inject;            // --inject fault rules for the training reads (fault_injection.h); "" = none
-  std::string cache = "keep";    // --cache keep|drop|drop-once|direct (cache_control.h); direct needs reader.odirect
+  // --cache keep|drop|drop-once|direct (cache_control.h; direct needs reader.odirect); "" = what the emulated DLIO
+  // does (run_setup.h ChooseCache: MLPerf Storage v3.0's drops on rank 0's host before every epoch).
+  std::string cache;
   bool drop_system_caches = false;  // with drop modes: also /proc/sys/vm/drop_caches, once per host
   double timeseries_interval = 1.0;  // seconds between time-series samples (timeseries.csv); 0: none
   std::string command_line;      // the command as given, for the run manifest

@@ -72,7 +72,7 @@ uint32_t TfStreams(const WorkloadConfig& cfg) {
 
 // The reader calls the format has under its data loader (kNone: none replayed).
 AccessKind PatternKind(const WorkloadConfig& cfg) {
-  const AccessKind kind = DlioAccessKind(cfg.format);
+  const AccessKind kind = DlioAccessKind(cfg.format, cfg.rules);
   return kind == AccessKind::kTfRecord && cfg.data_loader != DataLoader::kTensorFlow ? AccessKind::kNone : kind;
 }
 
@@ -188,7 +188,7 @@ Status CountLaneBuffers(const WorkloadConfig& cfg, uint32_t lanes, uint64_t engi
 // The DlioEngine: one lane per DataLoader worker of each accelerator (read_threads; 1 when DLIO reads in the
 // main process), a few I/O threads (one per CPU) driving them all through io_uring.
 Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) {
-  const AccessKind kind = DlioAccessKind(cfg.format);
+  const AccessKind kind = DlioAccessKind(cfg.format, cfg.rules);
   const bool streams = kind == AccessKind::kTfRecord;
   // TensorFlow: a lane per stream (TfStreams), each file one lane's.
   const uint32_t workers = streams ? TfStreams(cfg) : static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads));
@@ -210,6 +210,7 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   d.chunk = std::max<uint64_t>({cfg.transfer_size, uint64_t{1} << 20, streams ? cfg.tf_buffer_size : uint64_t{0}});  // a fill: one read
   if (!streams) d.preprocess = cfg.preprocess_time;
   d.async_reads = CachedFuse(*s->file_table);
+  if (s->file_table->size() > 0 && FileSystemType(s->file_table->path(0)) == "fuse") ++s->setup_opens;  // (its probe)
   EngineOptions eo = s->engine_options;
   eo.threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, CpuAffinity().size()), d.lanes);
   if (s->table.check == SampleCheck::kImageDecode) FEEDRATE_RETURN_IF_ERROR(CountLaneBuffers(cfg, d.lanes, d.chunk * eo.threads, s));

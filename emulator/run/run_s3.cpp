@@ -1,6 +1,8 @@
 // The S3 side of a run's setup (see run_s3.h).
 #include "emulator/run/run_s3.h"
 
+#include "emulator/training/interrupt.h"
+
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +24,7 @@ Status ConnectS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& 
   }
   FEEDRATE_ASSIGN_OR_RETURN(auto store, S3StoreFor(cfg));
   s->store = std::move(store);
+  s->store.stop = InterruptFlag();  // a listing that never ends still stops at SIGINT
   FEEDRATE_ASSIGN_OR_RETURN(auto client, s->store.Connect(4));
   s->client = std::move(client);
   return Status::Ok();

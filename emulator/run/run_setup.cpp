@@ -3,6 +3,7 @@
 #include "emulator/run/run_setup.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,13 +12,16 @@
 #include <span>
 
 #include "emulator/host/sysinfo.h"
+#include "emulator/training/metrics.h"
 #include "emulator/run/run_engine.h"
 #include "emulator/run/run_listing.h"
 #include "loader/dataset/dataset.h"
+#include "loader/format/access_pattern.h"
 #include "loader/format/sample_index.h"
 #include "loader/io/direct_io.h"
 #include "loader/pipeline/prefetcher.h"
 #include "loader/util/content_pattern.h"
+#include "loader/util/dlio_edition.h"
 #include "loader/util/units.h"
 
 namespace feedrate {
@@ -111,19 +115,37 @@ Status ListDatasetFirst(const WorkloadConfig& cfg, const Comm& comm, Setup* s) {
   return !st.ok() || agreed.empty() ? st : Status::InvalidArgument(agreed);  // rank 0's own words win the next agreement
 }
 
-// Refuses what cannot run before any work; `mode` is the page-cache mode the run uses.
-Status CheckRequest(const WorkloadConfig& cfg, const RunOptions& opt, CacheMode* mode) {
+}  // namespace
+
+CacheChoice ChooseCache(const WorkloadConfig& cfg, const RunOptions& opt) {
+  CacheChoice c;
+  if (!opt.cache.empty()) {
+    c.mode = opt.cache;
+  } else if (Traits(cfg.rules).flush_rank0_each_epoch && !cfg.odirect && !cfg.on_s3() &&
+             !IsMemoryFileSystem(FileSystemType(cfg.data_folder))) {
+    c.mode = "drop";
+    c.rank0_host_only = true;
+  }
+  return c;
+}
+
+namespace {
+
+// Refuses what cannot run before any work; `mode` is the page-cache mode this rank uses.
+Status CheckRequest(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, CacheMode* mode) {
   if (opt.accelerators == 0) return Status::InvalidArgument("--accelerators must be at least 1");
   if (!cfg.do_train) {
     const bool checkpointing = cfg.tree["workflow"] && cfg.tree["workflow"]["checkpoint"];
     return Status::InvalidArgument(cfg.source + ": key workflow.train is False: nothing to run" +
                                    std::string(checkpointing ? " (a checkpointing workload? `feedrate checkpoint` runs those)" : ""));
   }
-  FEEDRATE_ASSIGN_OR_RETURN(auto cache_mode, ParseCacheMode(opt.cache));
+  const CacheChoice cache = ChooseCache(cfg, opt);
+  FEEDRATE_ASSIGN_OR_RETURN(auto cache_mode, ParseCacheMode(cache.mode));
   if (cfg.odirect && (cache_mode == CacheMode::kDrop || cache_mode == CacheMode::kDropOnce)) {
-    return Status::InvalidArgument("--cache " + opt.cache + " with O_DIRECT reads (reader.odirect): O_DIRECT already "
+    return Status::InvalidArgument("--cache " + cache.mode + " with O_DIRECT reads (reader.odirect): O_DIRECT already "
                                    "bypasses the page cache; use --cache direct");
   }
+  if (cache.rank0_host_only && comm.hostname(comm.rank()) != comm.hostname(0)) cache_mode = CacheMode::kKeep;
   if (cache_mode == CacheMode::kDirect && !cfg.odirect) {
     return Status::InvalidArgument("--cache direct needs O_DIRECT reads (reader.odirect: true)");
   }
@@ -152,6 +174,21 @@ Status BuildSamplers(const WorkloadConfig& cfg, const RunOptions& opt, const Com
   sc.seed = static_cast<uint32_t>(cfg.seed);
   sc.seed_change_epoch = cfg.seed_change_epoch;
   sc.total_training_steps = cfg.total_training_steps;
+  sc.presharded = Traits(cfg.rules).presharded_round_robin;
+  if (sc.presharded) sc.file_shuffle = cfg.file_shuffle_given;  // (DLIO: any value given shuffles, DlioEdition docs)
+  sc.epochs = cfg.epochs;
+  sc.first_deal_only = cfg.main_process_reads;
+  // Each accelerator's step log is preallocated for the whole run (train.epochs=10^12 ended in std::bad_alloc), as
+  // are the presharded order's per-epoch deals: both against the memory before either is built.
+  const uint64_t per_epoch = Sampler::EpochSteps(sc);
+  double state_bytes = static_cast<double>(cfg.epochs) * static_cast<double>(per_epoch) *
+                       static_cast<double>(opt.accelerators) * static_cast<double>(sizeof(StepRecord));
+  if (sc.presharded && sc.file_shuffle) state_bytes += static_cast<double>(cfg.epochs) * static_cast<double>(sc.num_files) * 4;
+  if (const double available = static_cast<double>(ReadHostInfo().usable_available_bytes()); state_bytes > available / 2) {
+    return Status::InvalidArgument(cfg.source + ": train.epochs=" + std::to_string(cfg.epochs) + " x " + std::to_string(per_epoch) +
+                                   " steps x " + std::to_string(opt.accelerators) + " accelerators: the per-step record would take " +
+                                   Gib(state_bytes) + " per rank, more than half of the " + Gib(available) + " available");
+  }
   auto sampler = Sampler::Create(sc);
   if (!sampler.ok()) return sampler.status().WithContext(cfg.source);
   s->sampler = std::make_unique<Sampler>(std::move(*sampler));
@@ -208,7 +245,8 @@ RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, cons
   };
   // Orders that change between epochs (Feedrate's shuffle, tf.data's shuffle buffer) may touch other files later.
   const bool varies = cfg.order == SampleOrder::kShuffled ||
-                      (cfg.data_loader == DataLoader::kTensorFlow && cfg.sample_shuffle != "off");
+                      (cfg.data_loader == DataLoader::kTensorFlow && cfg.sample_shuffle != "off") ||
+                      (Traits(cfg.rules).presharded_round_robin && cfg.file_shuffle_given);
   uint64_t epochs_to_scan = varies ? cfg.epochs : 1;
   for (uint64_t a = 0; a < opt.accelerators; ++a) {
     for (uint64_t e = 1; e <= epochs_to_scan; ++e) {
@@ -253,7 +291,9 @@ bool SampleBytesFollowRecordLength(DataFormat f) {
 // refused (record_length_bytes: 1e15 over 20 KB files printed 835 TB/s). `mean`: this rank's, in bytes.
 Status CheckRecordLength(const WorkloadConfig& cfg, double mean, std::string_view example) {
   const double nominal = cfg.record_length, stdev = cfg.record_length_stdev;
-  const bool far = mean > 2 * nominal || mean < nominal / 2;
+  // A format's own headers (npy's 128 bytes, a zip's, HDF5's metadata) are not a different record length: below
+  // 4 KiB apart nothing is refused (record_length_bytes 64 made files of ~400 bytes, refused as "other settings").
+  const bool far = (mean > 2 * nominal || mean < nominal / 2) && std::abs(mean - nominal) > 4096;
   if (!far || std::abs(mean - nominal) <= 4 * stdev) return Status::Ok();
   char msg[320];
   std::snprintf(msg, sizeof msg, ") average %.0f bytes, dataset.record_length_bytes is %.0f (stdev %.0f): the dataset "
@@ -262,8 +302,66 @@ Status CheckRecordLength(const WorkloadConfig& cfg, double mean, std::string_vie
   return Status::InvalidArgument(cfg.DataLocation() + ": the samples of the files this rank reads (" + std::string(example) + msg);
 }
 
+// The sizes of the files this rank reads, by stat (metadata: no sample byte is read), where a whole-file table needs
+// them before the window (O_DIRECT windows, retained or staged batches); `local_bytes` their sum over training files.
+Status StatRankFiles(const RankFiles& f, Setup* s, double* local_bytes) {
+  for (const std::vector<size_t>* which : {&f.which, &f.which_eval}) {
+    for (size_t i : *which) {
+      struct stat st {};
+      if (s->s3) {  // an object's size is its listing's
+        const auto it = s->s3->sizes.find(std::string(s->files.view(i)));
+        if (it == s->s3->sizes.end()) return Status::NotFound(std::string(s->files.view(i)) + ": not in the listing");
+        st.st_size = static_cast<off_t>(it->second);
+      } else if (::stat(s->files.c_str(i), &st) != 0) {
+        return Status::Errno("cannot stat " + std::string(s->files.view(i)), errno);
+      } else {
+        ++s->setup_stats;
+      }
+      FileSamples fs{0, 0, static_cast<uint64_t>(st.st_size), -1, -1, 0, false, {}};
+      fs.layout.size = fs.length;
+      s->table.SetFile(static_cast<uint32_t>(i), fs);
+      if (which == &f.which) *local_bytes += static_cast<double>(st.st_size);
+    }
+  }
+  return Status::Ok();
+}
+
+// MLPerf Storage v3.0's DLIO reads each sample of these formats as its whole file (ReadsWholeFiles): set-up opens
+// none of them. Each sample's size is then learnt by its own fstat, as DLIO's open() learns it; where a run needs the
+// sizes before the window, the files are stat'ed, and one stat at most checks the record length. Said in
+// summary.json (feedrate.setup_reads).
+Status WholeFileTable(const WorkloadConfig& cfg, const RunOptions& opt, const RankFiles& f, Setup* s) {
+  const bool sizes = cfg.odirect || RetainsBatches(opt) || s->s3;  // (S3: the listing has them)
+  double local_bytes = 0;
+  if (sizes) {
+    s->table = SampleTable(s->files.size(), cfg.num_samples_per_file);
+    FEEDRATE_RETURN_IF_ERROR(StatRankFiles(f, s, &local_bytes));
+  } else {
+    s->table = SampleTable::Uniform(s->files.size(), cfg.num_samples_per_file, FileSamples{0, 0, kWholeFile, -1, -1, 0, false, {}});
+    s->images_unopened = IsImage(cfg.format);
+    if (!f.which.empty()) {
+      struct stat st {};
+      if (::stat(s->files.c_str(f.first()), &st) != 0) return Status::Errno("cannot stat " + std::string(s->files.view(f.first())), errno);
+      local_bytes = static_cast<double>(st.st_size) * static_cast<double>(f.which.size());
+      s->setup_stats = 1;
+    }
+  }
+  s->dataset_bytes = f.which.empty() ? 0 : local_bytes / static_cast<double>(f.which.size()) * static_cast<double>(s->train_files);
+  if (f.which.empty() || !SampleBytesFollowRecordLength(cfg.format)) return Status::Ok();
+  // (A file holds num_samples_per_file records and its format's few headers.)
+  return CheckRecordLength(cfg, local_bytes / static_cast<double>(f.which.size() * cfg.num_samples_per_file), s->files.view(f.first()));
+}
+
 // The sample table of the rank's files, the per-sample check their format needs, the dataset size estimate.
 Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const RankFiles& f, Setup* s) {
+  if (ReadsWholeFiles(cfg.format, cfg.rules) && opt.verify <= 0) {
+    if (cfg.decode && IsImage(cfg.format)) {
+      return Status::InvalidArgument(cfg.source + ": feedrate.decode: " + Traits(cfg.rules).rules + "'s DLIO (" +
+                                     Traits(cfg.rules).dlio + ") reads each image whole and never decodes it; "
+                                     "--rules upstream decodes as DLIO's PIL reader does");
+    }
+    return WholeFileTable(cfg, opt, f, s);
+  }
   IndexOptions io;
   io.format = cfg.format;
   io.samples_per_file = cfg.num_samples_per_file;
@@ -298,6 +396,7 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
     FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which, io, threads, &s->table));
     io.split = "valid";
     FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which_eval, io, threads, &s->table));
+    s->setup_opens += f.size();
   }
   if (cfg.format == DataFormat::kTfRecord) s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
   if (!s->table.codecs().empty()) s->table.check = SampleCheck::kHdf5Decode;
@@ -400,10 +499,10 @@ void NoteCgroupLimit(Setup* s) {
 
 Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
   CacheMode mode = CacheMode::kKeep;
-  FEEDRATE_RETURN_IF_ERROR(CheckRequest(cfg, opt, &mode));
+  FEEDRATE_RETURN_IF_ERROR(CheckRequest(cfg, opt, comm, &mode));
   if (cfg.on_s3()) {
     s->s3 = std::make_unique<S3RunSetup>();
-    PrepareS3(cfg, mode, opt.cache, s->s3.get());  // (its error is returned once the listing is shared)
+    PrepareS3(cfg, mode, ChooseCache(cfg, opt).mode, s->s3.get());  // (its error is returned once the listing is shared)
   }
   FEEDRATE_RETURN_IF_ERROR(ListDatasetFirst(cfg, comm, s));
   FEEDRATE_RETURN_IF_ERROR(BuildSamplers(cfg, opt, comm, s));

@@ -54,6 +54,9 @@ struct Setup {
   std::unique_ptr<TableReadPlanner> planner;  // the dlio pattern's calls; outlives the engine
   SampleCheck head_check = SampleCheck::kNone;  // a signature check the DlioEngine makes on each file's first read
   bool images_unopened = false;  // image files not opened at set-up: each sample its whole file, size unknown
+  // What set-up asked of the storage before the window: files stat'ed (metadata only: whole-file tables) and files
+  // opened and read (headers indexed; FUSE's one-byte page-cache probe), for summary.json's feedrate.setup_reads.
+  uint64_t setup_stats = 0, setup_opens = 0;
   uint64_t io_threads = 1;
   bool retain = false;  // batches land in per-slot memory (asked for, or needed by the sample check)
   SlotReads slot_reads;  // samples with bytes a batch holds at most: what a retained or staged slot has room for
@@ -66,6 +69,16 @@ struct Setup {
   std::optional<DatasetListing> listed_train, listed_eval;
 };
 
+
+// --cache as the run uses it. Not given, it is what the emulated DLIO does (DlioEditionTraits::flush_rank0_each_epoch):
+// MLPerf Storage v3.0's rank 0 drops its node's page cache before every epoch, so ranks on rank 0's host drop and
+// the others keep (nothing to drop on memory-backed storage, O_DIRECT or S3); upstream DLIO keeps it.
+struct CacheChoice {
+  std::string mode = "keep";     // keep, drop, drop-once, direct (as --cache spells it)
+  bool rank0_host_only = false;  // the edition's flush: only the ranks on rank 0's host drop
+  std::string Describe() const { return rank0_host_only ? mode + " (rank 0's host, as the emulated DLIO flushes)" : mode; }
+};
+CacheChoice ChooseCache(const WorkloadConfig& cfg, const RunOptions& opt);
 
 // Everything a rank does before training; any failure is a Status naming the file/key and the cause. Call once;
 // `s` must be empty. On success s->engine is open and s->warnings holds what rank 0 should print.

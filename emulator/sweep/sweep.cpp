@@ -63,7 +63,16 @@ std::string Accelerators(uint64_t n) { return std::to_string(n) + (n == 1 ? " ac
 SweepResult RunSweep(const SweepOptions& o, const SweepRunner& runner) {
   SweepResult r;
   const uint64_t min = std::max<uint64_t>(1, o.min);
-  const uint64_t max = o.max == 0 ? kSweepHardMax : std::max(o.max, min);
+  uint64_t max = o.max == 0 ? kSweepHardMax : std::max(o.max, min);
+  if (o.dataset_max > 0 && o.dataset_max < max) {  // the dataset serves no more: counts above it are not runs to try
+    if (o.dataset_max < min) {
+      r.stop_code = 2;
+      r.stop_reason = o.dataset_why;
+      return r;
+    }
+    max = o.dataset_max;
+    r.dataset_limited = true;
+  }
   auto eval = [&](uint64_t n) {
     r.points.push_back(Evaluate(n, o, runner, &r));
     return r.points.back().passed;
@@ -93,6 +102,7 @@ SweepResult RunSweep(const SweepOptions& o, const SweepRunner& runner) {
     }
   }
   r.accelerators_supported = lo * o.hosts;
+  r.dataset_limited = r.dataset_limited && r.capped;
   return r;
 }
 
@@ -230,8 +240,10 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling, const Sweep
           " came from the client's page cache, not the storage: the answer measures memory in part "
           "(start every point cold: --cache drop-once, the default; or a dataset larger than the clients' memory)";
   } else if (fail == nullptr) {
-    limit = r.capped ? "none reached" : "unknown";
-    why = r.capped ? "every count tried met the AU bar; raise --max" : "no failing point";
+    limit = r.dataset_limited ? "dataset_size" : r.capped ? "none reached" : "unknown";
+    why = r.dataset_limited ? "every count tried met the AU bar up to the largest the dataset can serve"
+          : r.capped        ? "every count tried met the AU bar; raise --max"
+                            : "no failing point";
   } else if (fail->client_busy() >= 0.85) {
     limit = "client_cpu";
     why = ClientCpuWhy(*fail);
@@ -353,6 +365,7 @@ nlohmann::json SweepJson(const SweepResult& r, const SweepOptions& o, double cei
   }
   json j = {{"accelerators_supported", r.accelerators_supported},
             {"lower_bound_only", r.capped},
+            {"dataset_limited", r.dataset_limited ? nlohmann::json(o.dataset_why) : nlohmann::json(nullptr)},
             {"repeats_per_point", o.repeats},
             {"hosts", o.hosts},
             {"min_per_host", o.min},

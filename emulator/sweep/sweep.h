@@ -55,6 +55,10 @@ struct SweepOptions {
   uint64_t max = 0;    // per-host upper limit (0: keep doubling up to kSweepHardMax)
   uint64_t hosts = 1;  // accelerators = per-host count x hosts (equal per host, as the rules require)
   int repeats = 1;     // runs per point; a point passes only when every run passes (a failure stops its repeats)
+  // The largest per-host count the dataset can serve (0: no bound known) and why: a count beyond it is not tried,
+  // and an answer it stops is a lower bound that says so (DatasetBound in cli/cmd_sweep.cpp computes it).
+  uint64_t dataset_max = 0;
+  std::string dataset_why;
   // Called after every run (progress printing).
   std::function<void(const SweepRun&)> on_run;
 };
@@ -69,6 +73,7 @@ struct SweepPoint {
 struct SweepResult {
   uint64_t accelerators_supported = 0;  // total; 0 when even the minimum failed
   bool capped = false;                  // the largest count tried passed: the answer is a lower bound
+  bool dataset_limited = false;         // ... because the dataset could serve no more (SweepOptions::dataset_why)
   std::vector<SweepPoint> points;       // in the order tried
   int stop_code = 0;                    // non-zero when a run ended the sweep (2 error, 130 interrupted)
   std::string stop_reason;

@@ -51,7 +51,8 @@ double Percentile(std::vector<double> values, double pct) {
   return values[lo] + (values[hi] - values[lo]) * frac;
 }
 
-RunMetrics AggregateRun(const std::vector<std::vector<AcceleratorEpoch>>& per_acc, double record_length, double au_bar) {
+RunMetrics AggregateRun(const std::vector<std::vector<AcceleratorEpoch>>& per_acc, double record_length, double au_bar,
+                        bool counts_window) {
   RunMetrics r;
   if (per_acc.empty()) return r;
   size_t epochs = per_acc.front().size();
@@ -65,7 +66,7 @@ RunMetrics AggregateRun(const std::vector<std::vector<AcceleratorEpoch>>& per_ac
       probed += x.probed_bytes;
       resident += x.resident_bytes;
       au_sum += x.block.au;
-      tp += x.block.throughput;
+      tp += counts_window ? x.block.throughput_corrected : x.block.throughput;
       tpc += x.block.throughput_corrected;
       mn = std::min(mn, x.block.au);
       mx = std::max(mx, x.block.au);

@@ -73,8 +73,11 @@ struct RunMetrics {
   EvalMetrics eval;
 };
 
-// `per_acc[a][e]`: accelerator a's epoch e. `au_bar` is metric.au (fraction).
-RunMetrics AggregateRun(const std::vector<std::vector<AcceleratorEpoch>>& per_acc, double record_length, double au_bar);
+// `per_acc[a][e]`: accelerator a's epoch e. `au_bar` is metric.au (fraction). `counts_window`: throughput counts the
+// steps of the AU window, (n - excluded) x batch / T', as MLPerf Storage v3.0's DLIO (f16fe43) does; else DLIO
+// v2.0's (n - 2) x batch / T' (DlioEditionTraits::throughput_counts_window).
+RunMetrics AggregateRun(const std::vector<std::vector<AcceleratorEpoch>>& per_acc, double record_length, double au_bar,
+                        bool counts_window = false);
 
 // numpy-style (linear interpolation) percentile of unsorted values; 0 for an empty input.
 double Percentile(std::vector<double> values, double pct);

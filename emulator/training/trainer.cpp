@@ -2,6 +2,7 @@
 #include "emulator/training/trainer.h"
 
 #include <algorithm>
+#include <system_error>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -147,9 +148,27 @@ TrainingResult Trainer::Run() {
   }
   std::barrier<BarrierCompletion> barrier(static_cast<std::ptrdiff_t>(opt_.accelerators), BarrierCompletion{this});
   barrier_ = &barrier;
+  // Every accelerator thread waits at a gate until all of them exist: a thread the system refuses (a pids cgroup,
+  // an address-space limit) ends the run with the cause named instead of leaving the others at the step barrier
+  // (and a joinable std::thread to terminate the process).
+  std::atomic<int> gate{0};  // 1: all started, run; 2: one could not start, return
   std::vector<std::thread> threads;
   threads.reserve(opt_.accelerators);
-  for (uint64_t a = 0; a < opt_.accelerators; ++a) threads.emplace_back([this, a] { AcceleratorMain(a); });
+  try {
+    for (uint64_t a = 0; a < opt_.accelerators; ++a) {
+      threads.emplace_back([this, a, &gate] {
+        gate.wait(0);
+        if (gate.load() == 1) AcceleratorMain(a);
+      });
+    }
+    gate.store(1);
+  } catch (const std::system_error& e) {
+    RecordError(Status::Errno("cannot start accelerator thread " + std::to_string(threads.size() + 1) + " of " +
+                                  std::to_string(opt_.accelerators) + " (a pids, thread or memory limit?)",
+                              e.code().value()));
+    gate.store(2);
+  }
+  gate.notify_all();
   for (auto& t : threads) t.join();
   barrier_ = nullptr;
   result_.lost_completion = lost_completion_.load(std::memory_order_relaxed);

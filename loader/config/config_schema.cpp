@@ -149,6 +149,7 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"feedrate.queue_depth", K::kUsed},
       {"feedrate.batches_in_flight", K::kUsed},
       {"feedrate.access_pattern", K::kUsed},
+      {"feedrate.rules", K::kUsed},
       {"feedrate.s3_part_size", K::kUsed},
       {"feedrate.s3_reader_window", K::kUsed},
       {"feedrate.verify_crc", K::kUsed},

@@ -225,10 +225,12 @@ void ExtractReader(const Extractor& x, WorkloadConfig* c) {
                       " batches in flight per accelerator in DLIO's loader; Feedrate keeps at most " +
                       std::to_string(kMaxBatchesInFlight));
   }
+  c->main_process_reads = c->read_threads == 0;
   if (c->read_threads == 0) c->read_threads = 1;  // DLIO: 0 means "read in the main process"
   x.ReadU64("reader.transfer_size", &c->transfer_size, 512);
   if (x.Get("reader.transfer_size").IsDefined() && !x.Get("reader.transfer_size").IsNull()) c->tf_buffer_size = c->transfer_size;
   x.ReadChoice("reader.file_shuffle", &c->file_shuffle, {"off", "seed", "random"});
+  c->file_shuffle_given = x.Get("reader.file_shuffle").IsDefined() && !x.Get("reader.file_shuffle").IsNull();
   x.ReadChoice("reader.sample_shuffle", &c->sample_shuffle, {"off", "seed", "random"});
   x.ReadU64("reader.shuffle_size", &c->shuffle_size, 1);
   x.ReadChoice("reader.read_type", &c->read_type, {"on_demand", "memory"});
@@ -296,6 +298,7 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadChoice("feedrate.access_pattern", &c->access_pattern, {"dlio", "coalesced"});
   x.ReadU64("feedrate.s3_part_size", &c->s3_part_size, 4096);
   x.ReadU64("feedrate.s3_reader_window", &c->s3_reader_window, 1, 1024);
+  x.ReadEnum("feedrate.rules", &c->rules);
   x.ReadEnum("feedrate.order", &c->order);
   x.ReadEnum("feedrate.engine", &c->engine);
   x.ReadU64("feedrate.queue_depth", &c->queue_depth, 0);
@@ -403,6 +406,8 @@ bool WorkloadFileNamesItsData(const std::string& name_or_path) {
   if (BuiltinWorkloads().count(name_or_path) != 0) return false;
   try {
     const YAML::Node root = Unwrapped(YAML::Load(ReadFileText(name_or_path)));
+    // A section of the wrong shape (`dataset: 5`): loading it says so, before asking for a location.
+    if (root.IsMap() && root["dataset"] && !root["dataset"].IsMap()) return true;
     return !root.IsMap() || (root["dataset"] && root["dataset"].IsMap() && root["dataset"]["data_folder"]);
   } catch (const std::exception&) {
     return true;  // not readable or not YAML: loading it says so, which is more use than "--data-dir required"

@@ -100,6 +100,10 @@ struct WorkloadConfig {
   uint64_t tf_buffer_size = 256 << 10; // TFRecordDataset's buffer_size: reader.transfer_size when set (DLIO passes
                                        // it), else TensorFlow's default for None, 256 KiB
   std::string file_shuffle = "off";
+  // reader.file_shuffle given at all: DLIO compares the raw YAML value with its Shuffle.OFF enum (utils/config.py
+  // LoadConfig does not convert it), so any value given, "off" included, shuffles its files.
+  bool file_shuffle_given = false;
+  bool main_process_reads = false;     // reader.read_threads 0: DLIO reads in the main process (read_threads then 1)
   std::string sample_shuffle = "off";
   uint64_t shuffle_size = 1024;        // reader.shuffle_size: TensorFlow path record shuffle buffer
   std::string read_type = "on_demand";
@@ -131,6 +135,9 @@ struct WorkloadConfig {
   // with one lane per DataLoader worker (docs/dlio-compatibility.md); "coalesced" reads each extent in
   // reader.transfer_size reads, the storage's best case (OPEN).
   std::string access_pattern = "dlio";
+  // feedrate.rules (the commands' --rules): the MLPerf Storage rules edition whose DLIO the run emulates: how it
+  // reads, orders, restarts, flushes and counts (loader/util/dlio_edition.h). Default v3.0, the round rehearsed now.
+  DlioEdition rules = DlioEdition::kV3_0;
   // feedrate.s3_part_size: DLIO's S3 readers (s3torchconnector over the AWS CRT) fetch an object larger than this as
   // a first ranged GET of this many bytes, then the rest in GETs of this many at once; s3torchconnector's
   // S3ClientConfig.part_size default, which DLIO does not change.

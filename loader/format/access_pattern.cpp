@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "loader/util/dlio_edition.h"
+
 namespace feedrate {
 namespace {
 
@@ -263,11 +265,18 @@ std::string_view Name(AccessKind k) {
     case AccessKind::kPng: return "png (PIL Image.open + load)";
     case AccessKind::kIndexedBinary: return "indexed_binary (seek + readinto)";
     case AccessKind::kTfRecord: return "tfrecord (TensorFlow TFRecordDataset, buffered stream per file)";
+    case AccessKind::kReadAll: return "whole file (open(f, 'rb').read(), DLIO f16fe43)";
   }
   return "?";
 }
 
-AccessKind DlioAccessKind(DataFormat format) {
+bool ReadsWholeFiles(DataFormat format, DlioEdition edition) {
+  const bool reader = format == DataFormat::kNpz || format == DataFormat::kNpy || format == DataFormat::kHdf5 || IsImage(format);
+  return reader && Traits(edition).whole_file_reads;
+}
+
+AccessKind DlioAccessKind(DataFormat format, DlioEdition edition) {
+  if (ReadsWholeFiles(format, edition)) return AccessKind::kReadAll;
   switch (format) {
     case DataFormat::kNpz: return AccessKind::kNpz;
     case DataFormat::kNpy: return AccessKind::kNpy;
@@ -292,6 +301,7 @@ void PlanDlioReads(AccessKind kind, const FileLayout& layout, const SampleExtent
     case AccessKind::kJpeg: return PlanJpeg(layout, block, out);
     case AccessKind::kPng: return PlanPng(layout, block, out);
     case AccessKind::kIndexedBinary: return PlanIndexedBinary(e, layout.size, block, out);
+    case AccessKind::kReadAll: return PyBufferedFile(layout.size, block, out).ReadAll();
     case AccessKind::kTfRecord:
     case AccessKind::kNone: return;
   }
@@ -332,6 +342,7 @@ uint64_t MaxDlioReads(AccessKind kind, uint64_t max_bytes, uint64_t max_file, ui
     case AccessKind::kJpeg: return 4 + std::max(max_bytes, max_file) / kPilBlock;
     case AccessKind::kPng: return 6 + 3 * (std::max(max_bytes, max_file) / kPilBlock + 1);
     case AccessKind::kIndexedBinary: return 1;
+    case AccessKind::kReadAll: return 2;
     case AccessKind::kTfRecord:
     case AccessKind::kNone: return 0;
   }

@@ -22,6 +22,8 @@ enum class AccessKind : uint8_t {
   kPng,    // np.asarray(PIL.Image.open(f)): the chunks before IDAT through the buffer, each IDAT in <= 64 KiB reads
   kIndexedBinary,  // open(f, 'rb'); seek(offset); readinto(sample): one block, or one read of the sample if larger
   kTfRecord,  // tf.data.TFRecordDataset: each file one stream of buffer_size preads from 0 (derived from TF's source)
+  kReadAll,  // open(f, 'rb').read(): one read of the file's size + 1 and the read that meets EOF, no parsing
+               // (MLPerf Storage v3.0's DLIO f16fe43 on local npz, npy, HDF5, JPEG and PNG: every sample)
 };
 std::string_view Name(AccessKind k);
 
@@ -49,7 +51,10 @@ void PlanTfRecordStream(const SampleExtent& e, uint64_t size, uint64_t buffer, u
 // The most reads PlanDlioReads appends for a sample of at most `max_bytes` (and a file of at most `max_file`).
 uint64_t MaxDlioReads(AccessKind kind, uint64_t max_bytes, uint64_t max_file, uint64_t block);
 
-// The pattern Feedrate replays for a format: kNone where none is built (Parquet, csv).
-AccessKind DlioAccessKind(DataFormat format);
+// The pattern Feedrate replays for a format read by `edition`'s DLIO: kNone where none is built (Parquet, csv).
+AccessKind DlioAccessKind(DataFormat format, DlioEdition edition);
+// Whether `edition`'s DLIO reads each sample of `format` as its whole file (kWholeFile): nothing in the file needs
+// knowing before the sample's own reads.
+bool ReadsWholeFiles(DataFormat format, DlioEdition edition);
 
 }  // namespace feedrate

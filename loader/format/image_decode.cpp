@@ -88,6 +88,12 @@ bool RunJpegDecode(State* st, const unsigned char* data, size_t n, AlignedBuffer
   }
   jpeg_mem_src(c, data, static_cast<unsigned long>(n));
   jpeg_read_header(c, TRUE);
+  if (static_cast<uint64_t>(c->image_width) * c->image_height > kMaxImagePixels) {  // before any pixel memory
+    std::snprintf(st->message, sizeof st->message, "%ux%u pixels, more than the %llu decoded at most (PIL's "
+                  "decompression-bomb bound)", c->image_width, c->image_height, static_cast<unsigned long long>(kMaxImagePixels));
+    jpeg_abort_decompress(c);
+    return false;
+  }
   jpeg_start_decompress(c);
   const size_t row = static_cast<size_t>(c->output_width) * static_cast<size_t>(c->output_components);
   const size_t bytes = row * c->output_height;
@@ -155,6 +161,11 @@ Status ImageDecoder::DecodePng(const unsigned char* data, size_t n, uint64_t* pi
   img.version = PNG_IMAGE_VERSION;
   if (png_image_begin_read_from_memory(&img, data, n) == 0) {
     return Status::Corruption(std::string("PNG: ") + img.message);
+  }
+  if (static_cast<uint64_t>(img.width) * img.height > kMaxImagePixels) {  // before any pixel memory
+    png_image_free(&img);
+    return Status::Corruption("PNG: " + std::to_string(img.width) + "x" + std::to_string(img.height) + " pixels, more than the " +
+                              std::to_string(kMaxImagePixels) + " decoded at most (PIL's decompression-bomb bound)");
   }
   const size_t bytes = PNG_IMAGE_SIZE(img);  // in the image's own format (grayscale stays one channel)
   if (pixels_.size() < bytes) pixels_ = AlignedBuffer(bytes);

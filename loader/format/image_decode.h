@@ -26,6 +26,10 @@ Status CheckImageSignature(DataFormat format, const char* data, size_t n, std::s
 // Width, height and channels from a JPEG's frame header (SOFn) or a PNG's IHDR, without decoding.
 Result<ImageSize> ReadImageSize(const char* data, size_t n);
 
+// The most pixels an image is decoded into: PIL's decompression-bomb error bound (2 x Image.MAX_IMAGE_PIXELS,
+// 178,956,970), so a 5 MB PNG declaring 20000 x 20000 is refused before 1.2 GB of pixel memory, as DLIO's PIL does.
+inline constexpr uint64_t kMaxImagePixels = 178956970;
+
 // One per thread: keeps its libjpeg decompressor and its pixel buffer (grown to the largest image) across images.
 class ImageDecoder {
  public:

@@ -33,8 +33,8 @@ Status DlioEngine::Worker::Setup(size_t local_lanes) {
     submit_fail_after = std::atoll(e);
     if (const char* colon = std::strchr(e, ':')) submit_fail_errno = std::atoi(colon + 1);
   }
-  // One call of each lane in flight, or up to kMaxPieces for a large read: SQ entries 4 x the lanes (min 64); the CQ
-  // (twice the SQ) holds every completion of 8 pieces per lane.
+  // One call of each lane in flight (kMaxPieces pieces of a large read): SQ entries 4 x the lanes (min 64); the CQ
+  // (twice the SQ) holds every completion.
   const unsigned entries = static_cast<unsigned>(std::clamp<uint64_t>(2 * local_lanes * 2, 64, 32768));
   FEEDRATE_ASSIGN_OR_RETURN(setup_description, InitRingWithLadder(ring, entries));
   ring_ready = true;

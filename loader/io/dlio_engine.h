@@ -89,7 +89,7 @@ struct DlioEngineOptions {
   uint32_t lanes = 1;           // read_threads x accelerators on this rank; ReadRequest::lane < lanes
   uint64_t lane_capacity = 64;  // requests one lane may have queued (its batches in flight x batch); past it a request
                                 // fails at once, naming the lane
-  uint64_t chunk = 1 << 20;     // a planned read larger than this goes as pieces of it, up to 8 at once
+  uint64_t chunk = 1 << 20;     // a planned read larger than this goes as pieces of it, one after another
   // reader.preprocess_time: after a sample's planned reads and before its close, the lane waits a draw of this (an
   // io_uring timeout: no thread sleeps), as DLIO's worker sleeps in FormatReader.preprocess before its next sample.
   // Not for streams (DLIO's TFReader does not call it). The sample completes after the wait.

@@ -139,7 +139,7 @@ void DlioEngine::Worker::BeginRead(Lane& l) {
   l.op_short = false;
 }
 
-// The planned reads, one after another; a read larger than the scratch buffer goes as pieces, up to 8 at once.
+// The planned reads, one after another; a read larger than the scratch buffer goes as pieces (kMaxPieces at once).
 void DlioEngine::Worker::NextRead(size_t li) {
   Lane& l = lanes[li];
   l.phase = kRead;

@@ -18,7 +18,10 @@
 namespace feedrate {
 namespace dlio_detail {
 
-constexpr uint32_t kMaxPieces = 8;  // pieces of one large read in flight at once
+// Pieces of one large read in flight at once: 1. A planned read is one blocking read(2) of the emulated reader (a
+// whole file's read(size + 1) under MLPerf Storage v3.0's DLIO), which the kernel serves one request after another
+// where each waits (FUSE direct_io, a network file system): its pieces go one after another too, each on io-wq.
+constexpr uint32_t kMaxPieces = 1;
 constexpr uint64_t kHead = 4096;    // a first read at offset 0 this short lands in the lane's head buffer
 // kMetadataAsync: openat, statx and close go straight to io-wq (IOSQE_ASYNC). io_uring first tries an operation in
 // the submitting thread, and a file system's open (FUSE's FUSE_OPEN, NFS's) ignores O_NONBLOCK and waits there, as

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <latch>
+#include <system_error>
 #include <memory>
 
 #include <algorithm>
@@ -45,14 +46,21 @@ Status StartRingThreads(size_t n, std::function<Status(size_t)> setup, std::func
   };
   auto h = std::make_shared<Handshake>(n);
   for (size_t i = 0; i < n; ++i) {
-    threads->emplace_back([h, i, setup, run] {
-      h->status[i] = setup(i);
-      const bool ok = h->status[i].ok();
-      h->done.count_down();
-      if (!ok) return;
-      h->gate.wait(0);
-      if (h->gate.load() == 1) run(i);
-    });
+    try {
+      threads->emplace_back([h, i, setup, run] {
+        h->status[i] = setup(i);
+        const bool ok = h->status[i].ok();
+        h->done.count_down();
+        if (!ok) return;
+        h->gate.wait(0);
+        if (h->gate.load() == 1) run(i);
+      });
+    } catch (const std::system_error& e) {  // the system refused a thread: the ones started stop, the error named
+      h->status[i] = Status::Errno("cannot start I/O thread " + std::to_string(i + 1) + " of " + std::to_string(n) +
+                                       " (a pids, thread or memory limit?)", e.code().value());
+      h->done.count_down(static_cast<std::ptrdiff_t>(n - i));
+      break;
+    }
   }
   h->done.wait();
   Status failure;

@@ -9,14 +9,23 @@
 
 namespace feedrate {
 
+uint64_t Sampler::EpochSteps(const SamplerConfig& cfg) {
+  if (cfg.world == 0 || cfg.batch_size == 0) return 0;
+  const bool presharded = cfg.presharded && cfg.order == SampleOrder::kDlio && cfg.data_loader != DataLoader::kTensorFlow;
+  return presharded ? cfg.num_files / cfg.world * cfg.samples_per_file / cfg.batch_size
+                    : cfg.num_files * cfg.samples_per_file / cfg.batch_size / cfg.world;
+}
+
 Result<Sampler> Sampler::Create(const SamplerConfig& cfg) {
   Sampler s(cfg);
   if (cfg.world == 0 || cfg.batch_size == 0 || cfg.samples_per_file == 0) {
     return Status::InvalidArgument("sampler: world, batch size and samples per file must be positive");
   }
   s.total_ = cfg.num_files * cfg.samples_per_file;
-  // DLIO: steps_per_epoch = floor(num_samples / batch_size / comm_size) (drop_last).
-  s.steps_ = s.total_ / cfg.batch_size / cfg.world;
+  // DLIO: steps_per_epoch = floor(num_samples / batch_size / comm_size) (drop_last); presharded, floor(N/W) files
+  // each (main.py trims every rank's share to it), floor(those samples / batch_size).
+  s.files_per_acc_ = cfg.num_files / cfg.world;
+  s.steps_ = EpochSteps(cfg);
   if (s.steps_ == 0) {
     return Status::InvalidArgument(
         "the dataset has " + std::to_string(s.total_) + " samples, fewer than one batch of " +
@@ -30,7 +39,8 @@ Result<Sampler> Sampler::Create(const SamplerConfig& cfg) {
     }
     s.steps_ = static_cast<uint64_t>(cfg.total_training_steps);
   }
-  if (cfg.order == SampleOrder::kDlio && cfg.data_loader != DataLoader::kTensorFlow) {
+  if (s.Presharded()) s.DealFiles();
+  if (cfg.order == SampleOrder::kDlio && cfg.data_loader != DataLoader::kTensorFlow && !s.Presharded()) {
     uint64_t per = (s.total_ + cfg.world - 1) / cfg.world;
     uint64_t last_begin = per * (cfg.world - 1);
     uint64_t last_len = last_begin >= s.total_ ? 0 : s.total_ - last_begin;
@@ -70,7 +80,9 @@ void Sampler::EpochSamples(uint64_t epoch, uint64_t acc, SampleSequence* out) co
     return;
   }
   std::vector<uint64_t>& list = out->StartList();
-  if (cfg_.order == SampleOrder::kShuffled) {
+  if (Presharded()) {
+    PreshardedSamples(epoch, acc, &list);
+  } else if (cfg_.order == SampleOrder::kShuffled) {
     Shuffled(epoch, acc, &list);
   } else {
     DlioTensorflow(epoch, acc, &list);
@@ -128,6 +140,58 @@ void Sampler::DlioTensorflow(uint64_t epoch, uint64_t acc, std::vector<uint64_t>
     out->push_back(buffer[j]);
     buffer[j] = buffer.back();
     buffer.pop_back();
+  }
+}
+
+// DLIO f16fe43's deal (main.py, utils/config.py _reshard_files), for every epoch up front. Epoch 0's: rank 0's
+// sorted listing round-robin, file i to accelerator i mod W, each keeping its first floor(N/W). With file_shuffle,
+// before epoch e (reconfigure(e), chained from the epoch before): every accelerator shuffles its list with
+// np.random.seed(seed + e) (seed alone without seed_change_epoch), sends its i-th file to accelerator (i + a) mod W
+// (alltoall, received in sender order), then shuffles what it received with np.random.seed(seed + e + 31 a).
+void Sampler::DealFiles() {
+  const uint64_t w = cfg_.world, per = files_per_acc_;
+  std::vector<uint32_t> deal(w * per);
+  for (uint64_t a = 0; a < w; ++a) {
+    for (uint64_t k = 0; k < per; ++k) deal[a * per + k] = static_cast<uint32_t>(a + k * w);
+  }
+  if (!cfg_.file_shuffle) {
+    deals_.push_back(std::move(deal));
+    return;
+  }
+  std::vector<uint64_t> perm(per);
+  for (uint64_t e = 1; e <= (cfg_.first_deal_only ? 1 : cfg_.epochs); ++e) {
+    const uint32_t seed = static_cast<uint32_t>(cfg_.seed + (cfg_.seed_change_epoch ? e : 0));
+    // Every list has `per` entries and the same seed: one permutation, applied to each.
+    for (uint64_t i = 0; i < per; ++i) perm[i] = i;
+    NumpyRandomState(seed).Shuffle(&perm);
+    std::vector<uint32_t> next(w * per);
+    std::vector<uint64_t> filled(w, 0);
+    for (uint64_t src = 0; src < w; ++src) {
+      for (uint64_t i = 0; i < per; ++i) {
+        const uint64_t dst = (i + src) % w;
+        next[dst * per + filled[dst]++] = deal[src * per + perm[i]];
+      }
+    }
+    for (uint64_t a = 0; a < w; ++a) {
+      std::vector<uint32_t> mine(next.begin() + static_cast<std::ptrdiff_t>(a * per),
+                                 next.begin() + static_cast<std::ptrdiff_t>((a + 1) * per));
+      NumpyRandomState(static_cast<uint32_t>(cfg_.seed + e + a * 31)).Shuffle(&mine);
+      std::copy(mine.begin(), mine.end(), next.begin() + static_cast<std::ptrdiff_t>(a * per));
+    }
+    deal = next;
+    deals_.push_back(deal);
+  }
+}
+
+// Accelerator `acc`'s samples in epoch `epoch`: its files in order, each file's samples in order (the map-style
+// DataLoader reads local sample i from local file i / samples_per_file).
+void Sampler::PreshardedSamples(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const {
+  const std::vector<uint32_t>& deal = deals_[deals_.size() == 1 ? 0 : std::min<uint64_t>(epoch, deals_.size()) - 1];
+  const uint64_t spf = cfg_.samples_per_file, need = steps_ * cfg_.batch_size;
+  out->reserve(need);
+  for (uint64_t k = 0; k < files_per_acc_ && out->size() < need; ++k) {
+    const uint64_t file = deal[acc * files_per_acc_ + k];
+    for (uint64_t s = 0; s < spf && out->size() < need; ++s) out->push_back(file * spf + s);
   }
 }
 

@@ -27,17 +27,31 @@ struct SamplerConfig {
   uint32_t seed = 123;
   bool seed_change_epoch = true;
   int64_t total_training_steps = -1;   // caps steps per epoch when > 0
+  // DLIO f16fe43 (MLPerf Storage v3.0; DlioEditionTraits::presharded_round_robin), PyTorch path: rank 0's listing
+  // dealt round-robin (file i to accelerator i mod W, floor(N/W) each), re-dealt before every epoch when
+  // file_shuffle is on; each accelerator reads its files in order (sample_shuffle changes nothing there).
+  bool presharded = false;
+  uint64_t epochs = 1;                 // presharded with file_shuffle: the epochs whose deals are computed up front
+  // Presharded with DLIO reading in its main process (read_threads 0): its reader keeps the index map of epoch 1's
+  // deal (built once, never re-read), so every epoch reads in epoch 1's order.
+  bool first_deal_only = false;
 };
 
 class Sampler {
  public:
+  // The steps an epoch has for `cfg` before total_training_steps caps it (DLIO's drop_last arithmetic; presharded:
+  // floor(floor(N / W) x samples per file / batch)). Create uses it; so does the sweep, to know the counts a dataset
+  // can serve.
+  static uint64_t EpochSteps(const SamplerConfig& cfg);
   // Validates the configuration (at least one step per epoch, cap within range).
   static Result<Sampler> Create(const SamplerConfig& cfg);
 
   uint64_t steps_per_epoch() const { return steps_; }
   uint64_t samples_per_epoch_per_accelerator() const { return steps_ * cfg_.batch_size; }
   // Whether every epoch's sequence is a contiguous range (DLIO's PyTorch order): a batch is consecutive samples.
-  bool contiguous() const { return cfg_.order != SampleOrder::kShuffled && cfg_.data_loader != DataLoader::kTensorFlow; }
+  bool contiguous() const {
+    return cfg_.order != SampleOrder::kShuffled && cfg_.data_loader != DataLoader::kTensorFlow && !Presharded();
+  }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
   // Sets `out` to accelerator `acc`'s steps*batch sample ids for `epoch` (1-based), in read order: a contiguous
@@ -58,7 +72,10 @@ class Sampler {
 
  private:
   explicit Sampler(const SamplerConfig& cfg) : cfg_(cfg) {}
+  bool Presharded() const { return cfg_.presharded && cfg_.order == SampleOrder::kDlio && cfg_.data_loader != DataLoader::kTensorFlow; }
   void DlioPytorch(uint64_t acc, SampleSequence* out) const;
+  void DealFiles();
+  void PreshardedSamples(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const;
   void DlioTensorflow(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const;
   void Shuffled(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const;
 
@@ -67,6 +84,10 @@ class Sampler {
   uint64_t steps_ = 0;
   bool balanced_shards_ = false;  // DLIO's ceil-sized shards would leave an accelerator short of steps
   std::vector<uint64_t> tf_files_;  // TensorFlow path: the file list after DLIO's file_shuffle
+  // Presharded: per epoch (one deal when it never changes), each accelerator's files_per_acc_ files in read order,
+  // accelerator a's at [a * files_per_acc_, (a + 1) * files_per_acc_).
+  std::vector<std::vector<uint32_t>> deals_;
+  uint64_t files_per_acc_ = 0;
   std::vector<std::string> warnings_;
 };
 

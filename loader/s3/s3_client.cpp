@@ -5,6 +5,7 @@
 #include <libxml/parser.h>
 
 #include <algorithm>
+#include <set>
 #include <cctype>
 #include <charconv>
 #include <chrono>
@@ -493,10 +494,20 @@ Result<uint64_t> S3Client::Size(const std::string& key) {
   return r.content_length;
 }
 
+// Bounded whatever the server answers: a continuation token it gave before (a listing that would never end), more
+// than max_list_pages pages, or a stop request ends it with the cause named.
 Result<std::vector<S3ObjectEntry>> S3Client::List(const std::string& prefix) {
   std::vector<S3ObjectEntry> all;
   std::string token;
-  for (;;) {
+  std::set<std::string> seen;
+  const std::string where = "s3://" + bucket() + "/" + prefix;
+  for (uint64_t pages = 0;; ++pages) {
+    const S3ClientOptions& opt = impl_->options;
+    if (opt.stop != nullptr && opt.stop->load(std::memory_order_relaxed)) return Status::Stopped("listing " + where + ": interrupted");
+    if (pages >= opt.max_list_pages) {
+      return Status::IoError("listing " + where + ": more than " + std::to_string(opt.max_list_pages) + " pages (" +
+                             std::to_string(all.size()) + " keys so far); the server's listing does not end");
+    }
     S3Request r;
     // Parameters in sorted order: curl signs the query as given.
     r.query = (token.empty() ? "" : "continuation-token=" + S3UriEncode(token, false) + "&") + "list-type=2&max-keys=1000" +
@@ -508,6 +519,10 @@ Result<std::vector<S3ObjectEntry>> S3Client::List(const std::string& prefix) {
     for (auto& o : page.value().objects) all.push_back(std::move(o));
     if (!page.value().truncated) return all;
     token = page.value().next_token;
+    if (!seen.insert(token).second) {
+      return Status::Corruption("listing " + where + ": the server returned continuation token '" + token.substr(0, 64) +
+                                "' a second time (page " + std::to_string(pages + 1) + "): the listing would never end");
+    }
   }
 }
 

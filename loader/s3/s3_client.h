@@ -24,6 +24,10 @@ struct S3ClientOptions {
   double retry_base_seconds = 0.05; // backoff before the first retry, doubled for each further one
   long connect_timeout_ms = 10000;
   long stall_timeout_s = 30;        // a transfer that moves nothing for this long fails (and is retried)
+  // A loop over what the server returns (List's pages) stops at its next request once this is raised (SIGINT); not
+  // owned, may be null.
+  const std::atomic<bool>* stop = nullptr;
+  uint64_t max_list_pages = 100000;  // List: at most this many pages (of 1000 keys: 10^8 objects)
 };
 
 struct S3Request {

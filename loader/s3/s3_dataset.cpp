@@ -13,6 +13,7 @@ namespace feedrate {
 Result<std::unique_ptr<S3Client>> S3Store::Connect(unsigned max_parallel) const {
   S3ClientOptions o;
   o.max_parallel = max_parallel;
+  o.stop = stop;
   return S3Client::Create(endpoint, credentials, bucket, o);
 }
 

@@ -2,6 +2,8 @@
 // (<prefix>/<split>/[<subfolder>/]<name>), and objects as ByteSources (ranged GETs) for the header indexers.
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -21,6 +23,7 @@ struct S3Store {
   S3Credentials credentials;
   std::string bucket;
   std::string prefix;  // the dataset folder inside the bucket (no leading or trailing '/'; "" = the bucket root)
+  const std::atomic<bool>* stop = nullptr;  // the clients' loops stop once it is raised (S3ClientOptions::stop)
   // "<prefix>/<rest>" (or just rest at the bucket root).
   std::string Key(const std::string& rest) const { return prefix.empty() ? rest : prefix + "/" + rest; }
   // "s3://bucket/key": how messages and results name an object.

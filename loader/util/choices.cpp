@@ -41,6 +41,11 @@ struct Table<GdsMode> {
   static constexpr std::array<std::string_view, 3> kNames = {"auto", "on", "off"};
 };
 
+template <>
+struct Table<DlioEdition> {
+  static constexpr std::array<std::string_view, 3> kNames = {"v3.0", "v2.0", "upstream"};
+};
+
 static_assert(Table<DataFormat>::kNames.size() == static_cast<size_t>(DataFormat::kSynthetic) + 1);
 static_assert(Table<DataLoader>::kNames.size() == static_cast<size_t>(DataLoader::kSynthetic) + 1);
 static_assert(Table<SampleOrder>::kNames.size() == static_cast<size_t>(SampleOrder::kShuffled) + 1);
@@ -48,6 +53,7 @@ static_assert(Table<EngineKind>::kNames.size() == static_cast<size_t>(EngineKind
 static_assert(Table<AcceleratorMemory>::kNames.size() == static_cast<size_t>(AcceleratorMemory::kDevice) + 1);
 static_assert(Table<GdsMode>::kNames.size() == static_cast<size_t>(GdsMode::kOff) + 1);
 static_assert(Table<ComputeKind>::kNames.size() == static_cast<size_t>(ComputeKind::kGpu) + 1);
+static_assert(Table<DlioEdition>::kNames.size() == static_cast<size_t>(DlioEdition::kUpstream) + 1);
 
 template <typename E>
 const char* NameOf(E v) {
@@ -63,6 +69,7 @@ const char* Name(EngineKind v) { return NameOf(v); }
 const char* Name(AcceleratorMemory v) { return NameOf(v); }
 const char* Name(GdsMode v) { return NameOf(v); }
 const char* Name(ComputeKind v) { return NameOf(v); }
+const char* Name(DlioEdition v) { return NameOf(v); }
 
 template <typename E>
 std::optional<E> Parse(std::string_view name) {
@@ -85,6 +92,7 @@ template std::optional<EngineKind> Parse<EngineKind>(std::string_view);
 template std::optional<AcceleratorMemory> Parse<AcceleratorMemory>(std::string_view);
 template std::optional<GdsMode> Parse<GdsMode>(std::string_view);
 template std::optional<ComputeKind> Parse<ComputeKind>(std::string_view);
+template std::optional<DlioEdition> Parse<DlioEdition>(std::string_view);
 template std::vector<std::string_view> Names<DataFormat>();
 template std::vector<std::string_view> Names<DataLoader>();
 template std::vector<std::string_view> Names<SampleOrder>();
@@ -92,5 +100,6 @@ template std::vector<std::string_view> Names<EngineKind>();
 template std::vector<std::string_view> Names<AcceleratorMemory>();
 template std::vector<std::string_view> Names<GdsMode>();
 template std::vector<std::string_view> Names<ComputeKind>();
+template std::vector<std::string_view> Names<DlioEdition>();
 
 }  // namespace feedrate

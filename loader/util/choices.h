@@ -22,6 +22,9 @@ enum class AcceleratorMemory : unsigned char { kHost, kPinned, kDevice };
 enum class GdsMode : unsigned char { kAuto, kOn, kOff };
 // feedrate.compute: how an emulated accelerator computes a step: a sleep (DLIO's), or a kernel on its GPU.
 enum class ComputeKind : unsigned char { kSleep, kGpu };
+// --rules: the MLPerf Storage rules edition whose DLIO a run emulates (loader/util/dlio_edition.h holds what each
+// one's DLIO does): v3.0 (mlpstorage 3.0's pin, the default), v2.0 (mlpstorage 2.0's), upstream (argonne-lcf).
+enum class DlioEdition : unsigned char { kV3_0, kV2_0, kUpstream };
 
 // DLIO's spelling of each value. A DataFormat's name is also the extension DLIO gives its files ("npz", ...).
 const char* Name(DataFormat v);
@@ -31,6 +34,7 @@ const char* Name(EngineKind v);
 const char* Name(AcceleratorMemory v);
 const char* Name(GdsMode v);
 const char* Name(ComputeKind v);
+const char* Name(DlioEdition v);
 
 // The value a name spells, or nullopt; `Names<E>()` lists every accepted name (for "expected one of" messages).
 template <typename E>

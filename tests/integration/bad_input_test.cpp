@@ -58,6 +58,7 @@ TEST_F(Refusals, YamlAliasBombsAndDuplicateKeysAreRefused) {
           {"'a' is given twice"});
   const std::string section = Workload("section.yaml", "model: {name: unet3d}\nframework: pytorch\ndataset: 5\n");
   Refused("run -w " + section + " --data-dir " + data(), {section, "'dataset'", "must be a mapping"});
+  Refused("run -w " + section, {section, "'dataset'", "must be a mapping"});  // (not "--data-dir ... is required")
 }
 
 // Counts checked against the folder and the memory before any per-sample state: a trillion files is refused with
@@ -65,6 +66,8 @@ TEST_F(Refusals, YamlAliasBombsAndDuplicateKeysAreRefused) {
 TEST_F(Refusals, CountsAreCheckedBeforeAnySampleStateIsBuilt) {
   Refused("run -w unet3d_h100 --data-dir " + data() + " " + Shape() + " --param dataset.num_files_train=1000000000000",
           {"1e+12 files", "GiB per rank", "available"});
+  Refused("run -w unet3d_h100 --data-dir " + data() + " " + Shape() + " --param train.epochs=1000000000000",
+          {"train.epochs=1000000000000", "per-step record would take", "available"});  // (it was std::bad_alloc)
   const auto r = Sh("/usr/bin/time -f 'peak-rss-kib=%M' " +
                     Feedrate("run -w unet3d_h100 --data-dir " + data() + " " + Shape() + " --param dataset.num_files_train=100000000"));
   EXPECT_EQ(r.code, 2) << r.output;
@@ -96,6 +99,15 @@ TEST_F(Refusals, ADatasetThatDisagreesWithTheWorkloadIsNamed) {
                                   " --param dataset.num_files_train=4 --results-dir " + (dir / "subset")));
   EXPECT_TRUE(subset.code == 0 || subset.code == 3) << subset.output;  // it runs; its AU is not the point
   EXPECT_NE(subset.output.find("holds 8 .npz files; the run reads the first 4"), std::string::npos) << subset.output;
+  // Records smaller than the format's own headers (npy's 128 bytes) are what datagen wrote, not other settings.
+  for (const char* rules : {"v3.0", "upstream"}) {
+    const std::string tiny = " --param dataset.num_files_train=8 --param dataset.record_length_bytes=64"
+                             " --param dataset.record_length_bytes_stdev=0 --param reader.batch_size=1"
+                             " --param train.epochs=1 --param train.computation_time=0.001 --rules " + std::string(rules);
+    ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + (dir / "tiny") + tiny)).code, 0);
+    const auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + (dir / "tiny") + tiny + " --results-dir " + (dir / ("t" + std::string(rules)))));
+    EXPECT_TRUE(run.code == 0 || run.code == 3) << rules << "\n" << run.output;
+  }
 }
 
 // Every number on the command line through one rule: no text, NaN, infinity, negative or overflow gets in.

@@ -58,9 +58,10 @@ TEST(BinaryFormats, IndexedBinaryDatagenRunAndBrokenIndex) {
 TEST(BinaryFormats, PngDatagenAndWholeFileReads) {
   test::TempDir dir;
   const std::string data = dir / "png";
+  // Upstream DLIO's PNGs and PIL reader (v3.0's generator writes raw bytes: RawImagesUnderV3).
   const std::string p = " --param dataset.format=png --param dataset.num_files_train=6"
                         " --param dataset.record_length_bytes=40000 --param dataset.record_length_bytes_stdev=8000"
-                        " --param reader.batch_size=2 --param train.epochs=1 --param train.computation_time=0";
+                        " --param reader.batch_size=2 --param train.epochs=1 --param train.computation_time=0 --rules upstream";
   auto gen = Sh(Feedrate("datagen -w retinanet_h100 --data-dir " + data + p));
   ASSERT_EQ(gen.code, 0) << gen.output;
   uint64_t total = 0;
@@ -92,7 +93,7 @@ TEST(BinaryFormats, JpegDatagenPilReadableDecodeTimingAndCorruptImages) {
   const std::string data = dir / "jpeg";
   const std::string p = " --param dataset.num_files_train=6 --param dataset.record_length_bytes=40000"
                         " --param dataset.record_length_bytes_stdev=8000 --param reader.batch_size=2"
-                        " --param train.epochs=1 --param train.computation_time=0";
+                        " --param train.epochs=1 --param train.computation_time=0 --rules upstream";
   auto gen = Sh(MpiFeedrate(2, "datagen -w retinanet_h100 --data-dir " + data + p));
   ASSERT_EQ(gen.code, 0) << gen.output;
   const auto dims = DlioDimensions(40000, 8000, 6);
@@ -174,6 +175,68 @@ TEST(BinaryFormats, JpegDatagenPilReadableDecodeTimingAndCorruptImages) {
   auto wrong = Sh(Feedrate("run -w retinanet_h100 --data-dir " + data + p + " --results-dir " + (dir / "w")));
   EXPECT_EQ(wrong.code, 2);
   EXPECT_NE(wrong.output.find("img_3_of_6.jpeg: not a jpeg file (PNG signature)"), std::string::npos) << wrong.output;
+}
+
+// MLPerf Storage v3.0's DLIO writes JPEG and PNG samples as d1 x d2 raw bytes and reads each whole, never decoding:
+// `datagen` writes the same under --rules v3.0 (the default), `run` reads them whole, decoding is refused naming the
+// edition, and upstream's PIL reader (--rules upstream) refuses them as not images.
+TEST(BinaryFormats, RawImagesUnderV3) {
+  test::TempDir dir;
+  const std::string data = dir / "raw";
+  const std::string p = " --param dataset.num_files_train=6 --param dataset.record_length_bytes=40000"
+                        " --param dataset.record_length_bytes_stdev=8000 --param reader.batch_size=2"
+                        " --param train.epochs=2 --param train.computation_time=0";
+  auto gen = Sh(Feedrate("datagen -w retinanet_b200 --data-dir " + data + p));
+  ASSERT_EQ(gen.code, 0) << gen.output;
+  const auto dims = DlioDimensions(40000, 8000, 6);
+  uint64_t total = 0;
+  for (int i = 0; i < 6; ++i) {
+    const std::string f = data + "/train/img_" + std::to_string(i) + "_of_6.jpeg";
+    const std::string bytes = test::ReadFile(f);
+    EXPECT_EQ(bytes.size(), dims[static_cast<size_t>(i)].first * dims[static_cast<size_t>(i)].second) << f;
+    EXPECT_NE(bytes.substr(0, 2), std::string("\xff\xd8", 2)) << f;  // not a JPEG
+    total += bytes.size();
+  }
+  auto run = Sh(Feedrate("run -w retinanet_b200 --data-dir " + data + p + " --results-dir " + (dir / "r")));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  const auto f = ReadJson(dir / "r/summary.json")["feedrate"];
+  EXPECT_EQ(f["bytes_read"].get<uint64_t>(), 2 * total);
+  EXPECT_EQ(f["rules"]["edition"], "v3.0");
+  EXPECT_EQ(f["setup_reads"]["files_opened"].get<uint64_t>() + f["setup_reads"]["files_stat"].get<uint64_t>(), 1u) << f["setup_reads"];
+  auto dec = Sh(Feedrate("run -w retinanet_b200 --data-dir " + data + p + " --param feedrate.decode=true --results-dir " + (dir / "d")));
+  EXPECT_EQ(dec.code, 2) << dec.output;
+  EXPECT_NE(dec.output.find("never decodes it"), std::string::npos) << dec.output;
+  auto up = Sh(Feedrate("run -w retinanet_b200 --data-dir " + data + p + " --rules upstream --results-dir " + (dir / "u")));
+  EXPECT_EQ(up.code, 2) << up.output;
+  EXPECT_NE(up.output.find("not a jpeg file"), std::string::npos) << up.output;
+}
+
+// A small PNG that declares 20000 x 20000 pixels (1.2 GB decoded; OOM-killed without a word in a 512 MiB container):
+// inspect and a decoding run refuse it from its header, naming the file and the bound, before any pixel memory.
+TEST(BinaryFormats, ADecompressionBombIsRefusedFromItsHeader) {
+  test::TempDir dir;
+  fs::create_directories(dir / "d/train");
+  const std::string png = dir / "d/train/img_0_of_1.png";
+  auto py = RunPython(dir, "import struct, sys, zlib\n"
+                           "def chunk(t, d): return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d))\n"
+                           "w = h = 20000\n"
+                           "z = zlib.compressobj(9)\n"
+                           "data = b''.join(z.compress(b'\\0' * (w + 1)) for _ in range(64)) + z.flush()\n"
+                           "open(sys.argv[1], 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 0, 0, 0, 0))"
+                           " + chunk(b'IDAT', data) + chunk(b'IEND', b''))\n",
+                      png);
+  ASSERT_EQ(py.code, 0) << py.output;
+  auto r = Sh("/usr/bin/time -f 'peak-rss-kib=%M' " + Feedrate("inspect " + png));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("20000x20000 pixels, more than the 178956970"), std::string::npos) << r.output;
+  const size_t at = r.output.find("peak-rss-kib=");
+  ASSERT_NE(at, std::string::npos) << r.output;
+#ifdef FEEDRATE_SANITIZED
+  const uint64_t limit_kib = 900'000;  // (a sanitized binary's allocator and shadow add their own)
+#else
+  const uint64_t limit_kib = 300'000;
+#endif
+  EXPECT_LT(std::stoull(r.output.substr(at + 13)), limit_kib);  // no 1.2 GB of pixels
 }
 
 }  // namespace

@@ -94,6 +94,15 @@ TEST(Edges, AnEndpointWithAPasswordIsRefusedAndCommandLinesAreRedacted) {
   EXPECT_NE(r.output.find("credential"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find(kMarker), std::string::npos) << r.output;
   EXPECT_TRUE(FilesContaining(e.dir.path(), kMarker).empty());
+  // The same rule for every command that takes an endpoint (iobench and inspect took it, and iobench wrote it).
+  for (const std::string& cmd : std::vector<std::string>{"iobench --path s3://b/k --rw read --object-size 4k --results-dir " + (e.dir / "io"),
+                                "inspect s3://b/train/x.npz", "datagen -w unet3d_h100 --storage s3://b/p"}) {
+    auto c = Sh(Feedrate(cmd + " --endpoint http://user:" + kMarker + "@127.0.0.1:1"));
+    EXPECT_EQ(c.code, 2) << cmd << "\n" << c.output;
+    EXPECT_NE(c.output.find("credential"), std::string::npos) << cmd << "\n" << c.output;
+    EXPECT_EQ(c.output.find(kMarker), std::string::npos) << cmd << "\n" << c.output;
+  }
+  EXPECT_TRUE(FilesContaining(e.dir.path(), kMarker).empty());
   EXPECT_EQ(RedactSecrets(std::string("feedrate run --param a.password=") + kMarker + " --endpoint https://u:" + kMarker +
                           "@h:1/x ++workload.reader.batch_size=4"),
             "feedrate run --param a.password=<redacted> --endpoint https://<redacted>@h:1/x ++workload.reader.batch_size=4");
@@ -271,6 +280,28 @@ TEST(Edges, ANameThatIsNotUtf8RunsAndAFifoIsNotWaitedOn) {
   auto rep = Sh(Feedrate("report " + fifo + " -o " + (e.dir / "rep/report.html")), 20);
   EXPECT_EQ(rep.code, 2) << rep.output;
   EXPECT_NE(rep.output.find("a FIFO"), std::string::npos) << rep.output;
+}
+
+// A thread the system refuses (a pids cgroup of 40 tasks, 64 accelerators): the run ends with the cause named, exit 2
+// and a failed record, where it aborted ("terminate called without an active exception") with summary.json left
+// "running". Needs root for the cgroup (CI and the test command run as root).
+TEST(Edges, AThreadTheSystemRefusesEndsTheRunNamingIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a pids cgroup needs root";
+  Edge e;
+  const std::string shape = SmallDatasetParams(128, 4096) + " --param reader.batch_size=1 --param train.computation_time=0.001";
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + e.data() + " " + shape)).code, 0);
+  std::string group = "/sys/fs/cgroup/pids/feedrate-test-" + std::to_string(::getpid());
+  if (!fs::exists("/sys/fs/cgroup/pids")) group = "/sys/fs/cgroup/unified/feedrate-test-" + std::to_string(::getpid());
+  ASSERT_TRUE(fs::create_directory(group)) << group;
+  test::WriteFile(group + "/pids.max", "40\n");
+  auto r = Sh("sh -c 'echo $$ > " + group + "/cgroup.procs && exec " +
+              Feedrate("run -w unet3d_h100 --data-dir " + e.data() + " " + shape + " -n 64 --results-dir " + e.results()) + "'");
+  fs::remove(group);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot start"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("thread"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+  EXPECT_EQ(ReadJson(e.results() + "/summary.json")["feedrate"]["status"], "failed");
 }
 
 // Two runs with the default folder started in the same second get two folders.

@@ -117,7 +117,8 @@ TEST_F(GpuRun, DeviceMemoryReceivesEveryByteReadAndEverythingIsFreed) {
 TEST_F(GpuRun, ImagesStageIntoDeviceMemoryDecodedOrNot) {
   const std::string data = dir_ / "jpeg";
   const std::string shape = " --param dataset.format=jpeg --param dataset.num_files_train=12"
-                            " --param dataset.record_length_bytes=30000 --param dataset.record_length_bytes_stdev=0";
+                            " --param dataset.record_length_bytes=30000 --param dataset.record_length_bytes_stdev=0"
+                            " --rules upstream";  // (PIL-readable images, decoded as upstream DLIO does)
   auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + shape));
   ASSERT_EQ(gen.code, 0) << gen.output;
   uint64_t dataset_bytes = 0;

@@ -44,21 +44,27 @@ TEST(Hdf5Run, DatagenWritesDlioLayoutAndRunsReadEveryRow) {
                                ") uint8 [0, 0, 0, 0]\n");
     }
   }
+  // Upstream DLIO's h5py reads each sample's row; v3.0's reads the whole file for every sample (4 a file here).
   const std::string args = "run -w unet3d_h100 --data-dir " + data + kHdf5Params +
                            " --param reader.batch_size=2 --param train.epochs=2 --param train.computation_time=0.001";
-  auto run = Sh(MpiFeedrate(2, args + " --results-dir " + (dir / "r")));
+  auto run = Sh(MpiFeedrate(2, args + " --rules upstream --results-dir " + (dir / "r")));
   ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
   EXPECT_EQ(ReadJson(dir / "r/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 2 * rows_bytes);
-  auto direct = Sh(Feedrate(args + " --odirect --results-dir " + (dir / "d")));
+  auto direct = Sh(Feedrate(args + " --rules upstream --odirect --results-dir " + (dir / "d")));
   ASSERT_TRUE(direct.code == 0 || direct.code == 3) << direct.output;
   EXPECT_EQ(ReadJson(dir / "d/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 2 * rows_bytes);
+  uint64_t file_bytes = 0;
+  for (const auto& e : fs::directory_iterator(data + "/train")) file_bytes += e.file_size();
+  auto v3 = Sh(MpiFeedrate(2, args + " --results-dir " + (dir / "v3")));
+  ASSERT_TRUE(v3.code == 0 || v3.code == 3) << v3.output;
+  EXPECT_EQ(ReadJson(dir / "v3/summary.json")["feedrate"]["bytes_read"].get<uint64_t>(), 2 * 4 * file_bytes);
 }
 
 TEST(Hdf5Run, ReadsTheH5pyFixturesPlainAndGzipAndNamesACorruptChunk) {
   test::TempDir dir;
   const std::string params = " --param dataset.format=hdf5 --param dataset.num_files_train=2"
                              " --param dataset.num_samples_per_file=16 --param reader.batch_size=4"
-                             " --param train.epochs=1 --param train.computation_time=0";
+                             " --param train.epochs=1 --param train.computation_time=0 --rules upstream";
   fs::create_directories(dir / "plain/train");
   for (int i = 0; i < 2; ++i) {
     fs::copy_file(test::FixturesDir() + "/h5/dlio_like_records.h5", dir / ("plain/train/img_" + std::to_string(i) + "_of_2.hdf5"));
@@ -113,7 +119,7 @@ TEST(Hdf5Run, MultiRowChunksWithShuffleAndFletcher32ReadTheWholeChunkPerSample) 
   }
   auto run = Sh(Feedrate("run -w unet3d_h100 --data-dir " + dir / "d" + " --results-dir " + (dir / "r") +
                          " --param dataset.format=hdf5 --param dataset.num_files_train=2 --param dataset.num_samples_per_file=8"
-                         " --param reader.batch_size=4 --param train.epochs=1 --param train.computation_time=0"));
+                         " --param reader.batch_size=4 --param train.epochs=1 --param train.computation_time=0 --rules upstream"));
   ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
   auto f = ReadJson(dir / "r/summary.json")["feedrate"];
   // Each of a chunk's 4 rows reads the whole stored chunk (libhdf5 without a chunk cache does the same).

@@ -94,7 +94,14 @@ struct LatencyCase {
 };
 
 // DLIO's reads per sample for the dataset's first file (what access_pattern.h plans from the file's layout).
-uint64_t PlannedReads(DataFormat format, const std::string& file, const std::string& params_format) {
+uint64_t PlannedReads(DataFormat format, const std::string& file, const std::string& params_format, DlioEdition rules) {
+  std::vector<AccessRead> reads;
+  if (ReadsWholeFiles(format, rules)) {  // nothing of the file but its size (v3.0's images are raw bytes)
+    FileLayout l;
+    l.size = fs::file_size(file);
+    PlanDlioReads(DlioAccessKind(format, rules), l, SampleExtent{0, 0, kWholeFile}, 4096, &reads);
+    return reads.size();
+  }
   IndexOptions o;
   o.format = format;
   o.samples_per_file = 1;
@@ -106,31 +113,37 @@ uint64_t PlannedReads(DataFormat format, const std::string& file, const std::str
   l.size = fs::file_size(file);
   SampleExtent e{0, fsamples->first_offset, fsamples->length};
   if (!listed.samples.empty()) e = listed.samples.front();
-  std::vector<AccessRead> reads;
-  PlanDlioReads(DlioAccessKind(format), l, e, 4096, &reads);
+  PlanDlioReads(DlioAccessKind(format, rules), l, e, 4096, &reads);
   // Every one reaches the file system, the reads at EOF too (DLIO's synchronous ones make the round trip; Feedrate's
   // are sent as a read of the last byte, which FUSE cannot answer from i_size: dlio_lane.cpp PrepPiece).
   return reads.size();
 }
 
 // Per format: one open and the planned reads per sample, read_threads requests in flight per accelerator.
+// Both editions: upstream DLIO's readers (np.load, h5py, PIL), and MLPerf Storage v3.0's whole-file read of each
+// sample (an open, the read of size + 1 and the read at EOF), set-up opening none of the files.
 TEST(Latency, EachSampleIsReadAsDliosReaderReadsIt) {
   struct Format {
     const char* name;
     DataFormat format;
     const char* ext;
   };
-  for (const Format f : {Format{"npz", DataFormat::kNpz, "npz"}, Format{"hdf5", DataFormat::kHdf5, "hdf5"},
-                         Format{"jpeg", DataFormat::kJpeg, "jpeg"}, Format{"png", DataFormat::kPng, "png"},
-                         Format{"indexed_binary", DataFormat::kIndexedBinary, "indexed_binary"}}) {
-    SCOPED_TRACE(f.name);
+  const std::vector<Format> formats = {Format{"npz", DataFormat::kNpz, "npz"}, Format{"hdf5", DataFormat::kHdf5, "hdf5"},
+                                      Format{"jpeg", DataFormat::kJpeg, "jpeg"}, Format{"png", DataFormat::kPng, "png"},
+                                      Format{"indexed_binary", DataFormat::kIndexedBinary, "indexed_binary"}};
+  for (const DlioEdition rules : {DlioEdition::kUpstream, DlioEdition::kV3_0}) {
+  for (const Format& f : formats) {
+    SCOPED_TRACE(std::string(f.name) + " " + Name(rules));
     LatencyCase c;
     const std::string params = std::string("--param dataset.format=") + f.name +
                                " --param dataset.num_files_train=16 --param dataset.record_length_bytes=65536 "
                                "--param dataset.record_length_bytes_stdev=0";
-    auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + c.src() + " " + params));
+    auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + c.src() + " " + params + " --rules " + Name(rules)));
     ASSERT_EQ(gen.code, 0) << gen.output;
-    const uint64_t per_sample = PlannedReads(f.format, c.src() + "/train/img_00_of_16." + f.ext, f.name);
+    const uint64_t per_sample = PlannedReads(f.format, c.src() + "/train/img_00_of_16." + f.ext, f.name, rules);
+    if (ReadsWholeFiles(f.format, rules)) {
+      EXPECT_EQ(per_sample, 2u);
+    }
     ASSERT_GT(per_sample, 0u);
     LatencyFs lfs(c.src(), c.mnt(), 2);
     ASSERT_TRUE(lfs.mounted()) << test::ReadFile(c.mnt() + ".log");
@@ -141,7 +154,8 @@ TEST(Latency, EachSampleIsReadAsDliosReaderReadsIt) {
       auto m = RunMeasured(lfs, "run -w unet3d_h100 --data-dir " + c.mnt() + " " + params +
                                     " --param reader.batch_size=2 --param reader.read_threads=2 --param train.epochs=" +
                                     std::to_string(epochs) + " --param train.computation_time=0.001"
-                                    " --param feedrate.access_pattern=dlio -n 1 --results-dir " +
+                                    " --param feedrate.access_pattern=dlio --cache keep --rules " + Name(rules) +
+                                    " -n 1 --results-dir " +
                                     (c.dir / ("r" + std::to_string(epochs))));
       ASSERT_TRUE(m.code == 0 || m.code == 3) << m.output;  // 3: the AU bar missed (2 ms a request, 0.001 s compute)
       const auto s = ReadJson(c.dir / ("r" + std::to_string(epochs)) + "/summary.json")["feedrate"];
@@ -153,6 +167,14 @@ TEST(Latency, EachSampleIsReadAsDliosReaderReadsIt) {
     const uint64_t reads = (at[2].reads - at[1].reads) - (at[1].reads - at[0].reads);
     EXPECT_EQ(opens, 16u);  // one per sample, as DLIO's on_demand reader
     EXPECT_EQ(reads, 16 * per_sample);
+    if (ReadsWholeFiles(f.format, rules)) {  // set-up: a stat and FUSE's page-cache probe, no header read
+      const auto setup = ReadJson(c.dir / "r1/summary.json")["feedrate"]["setup_reads"];
+      EXPECT_EQ(setup["files_opened"], 1u) << setup;
+      EXPECT_LE(setup["files_stat"].get<uint64_t>(), 1u) << setup;
+      EXPECT_EQ(at[1].opens - at[0].opens, 16u + 1u);
+      EXPECT_LE(at[1].reads - at[0].reads, 16 * per_sample + 1u);  // (+ the probe's byte, where it reaches the store)
+    }
+  }
   }
 }
 
@@ -179,7 +201,8 @@ TEST(Latency, TfRecordIsOneBufferedStreamPerFile) {
   ASSERT_EQ(per_file, 7u);  // fills at 0, 64, 128, 192 KiB and the short one at 256 KiB, its pread of 0, the end's
   LatencyFs lfs(c.src(), c.mnt(), 2);
   ASSERT_TRUE(lfs.mounted()) << test::ReadFile(c.mnt() + ".log");
-  const std::string run = "run -w resnet50_h100 --param reader.batch_size=2 "
+  // (--cache keep: v3.0's default drop before every epoch evicts each file, an open each between the epochs.)
+  const std::string run = "run -w resnet50_h100 --param reader.batch_size=2 --cache keep "
                           "--param reader.read_threads=2 --param train.computation_time=0.001 -n 1 ";
   // With tf.data's shuffle buffer the records come out of order, the fills stay the stream's: the same requests.
   for (const std::string shuffle : {"", " --param reader.sample_shuffle=seed --param reader.shuffle_size=3"}) {
@@ -245,7 +268,7 @@ TEST(Latency, AuFollowsTheRequestArithmetic) {
   const std::string params = "--param dataset.num_files_train=64 --param dataset.record_length_bytes=65536 "
                              "--param dataset.record_length_bytes_stdev=0";
   ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + c.src() + " " + params)).code, 0);
-  const uint64_t requests = 1 + PlannedReads(DataFormat::kNpz, c.src() + "/train/img_00_of_64.npz", "npz");
+  const uint64_t requests = 1 + PlannedReads(DataFormat::kNpz, c.src() + "/train/img_00_of_64.npz", "npz", DlioEdition::kV3_0);
   LatencyFs lfs(c.src(), c.mnt(), 10);
   ASSERT_TRUE(lfs.mounted()) << test::ReadFile(c.mnt() + ".log");
   const double compute = 0.1, batch = 4, workers = 2, per_sample = 0.010 * static_cast<double>(requests);
@@ -266,15 +289,15 @@ TEST(Latency, ImageDecodeIsMadeInEachWorkersSequence) {
   LatencyCase c;
   const std::string params = "--param dataset.format=jpeg --param dataset.num_files_train=16 "
                              "--param dataset.record_length_bytes=65536 --param dataset.record_length_bytes_stdev=0";
-  auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + c.src() + " " + params));
+  auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + c.src() + " " + params + " --rules upstream"));
   ASSERT_EQ(gen.code, 0) << gen.output;
-  const uint64_t per_sample = PlannedReads(DataFormat::kJpeg, c.src() + "/train/img_00_of_16.jpeg", "jpeg");
+  const uint64_t per_sample = PlannedReads(DataFormat::kJpeg, c.src() + "/train/img_00_of_16.jpeg", "jpeg", DlioEdition::kUpstream);
   LatencyFs lfs(c.src(), c.mnt(), 2);
   ASSERT_TRUE(lfs.mounted()) << test::ReadFile(c.mnt() + ".log");
   const std::string run = "run -w unet3d_h100 --data-dir " + c.mnt() + " " + params +
                           " --param reader.batch_size=2 --param reader.read_threads=2"
                           " --param train.computation_time=0.001 --param feedrate.access_pattern=dlio"
-                          " --param feedrate.decode=true -n 1 --results-dir ";
+                          " --param feedrate.decode=true --rules upstream -n 1 --results-dir ";
   // One epoch's requests: a 2-epoch run's less a 1-epoch run's (the same set-up in both, and no race with the
   // training_start event).
   Counters at[3];
@@ -301,7 +324,7 @@ TEST(Latency, ImageDecodeIsMadeInEachWorkersSequence) {
   auto plain = RunMeasured(lfs, "run -w unet3d_h100 --data-dir " + c.mnt() + " " + params +
                                     " --param reader.batch_size=2 --param reader.read_threads=2 --param train.epochs=1"
                                     " --param train.computation_time=0.001 --param feedrate.access_pattern=dlio -n 1"
-                                    " --results-dir " + (c.dir / "p"));
+                                    " --rules upstream --results-dir " + (c.dir / "p"));
   ASSERT_TRUE(plain.code == 0 || plain.code == 3) << plain.output;
   const Counters plain1 = lfs.Read();
   EXPECT_EQ(plain1.opens - plain0.opens, at[1].opens - at[0].opens);
@@ -373,7 +396,7 @@ TEST(Latency, SetUpLeavesNothingInThePageCacheForTraining) {
     auto m = RunMeasured(lfs, "run -w unet3d_h100 --data-dir " + mnt + " " + params +
                                   " --param reader.batch_size=4 --param reader.read_threads=2 --param train.epochs=1"
                                   " --param train.computation_time=0.001 --param feedrate.access_pattern=dlio -n 1"
-                                  " --cache " + (drop ? "drop-once" : "keep") + " --results-dir " + (c.dir / ("r" + std::to_string(drop))));
+                                  " --rules upstream --cache " + (drop ? "drop-once" : "keep") + " --results-dir " + (c.dir / ("r" + std::to_string(drop))));
     ASSERT_TRUE(m.code == 0 || m.code == 3) << m.output;
     reads[drop] = m.training.reads;
     // A FUSE mount read through the page cache: the reads go straight to io-wq (DlioEngineOptions::async_reads).
@@ -401,7 +424,7 @@ TEST(Latency, AnInterruptEndsAWaitOnStorageThatStoppedAnswering) {
     SignalPlan p;
     p.command = Feedrate("run -w unet3d_h100 --data-dir " + c.mnt() + " " + params +
                          " --param reader.batch_size=2 --param train.epochs=1000 --param train.computation_time=0.001"
-                         " -n 1 --json-events " + engine + " --results-dir " + results);
+                         " -n 1 --json-events --cache keep " + engine + " --results-dir " + results);
     p.log = results + ".log";
     p.marker = "\"event\":\"training_start\"";
     // Arm the hold, then wait until a request is held: the run is about to wait, or waiting, for storage that is silent.

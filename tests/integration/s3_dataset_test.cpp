@@ -391,10 +391,14 @@ TEST(S3Dataset, OneListingPerJob) {
   ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
   EXPECT_EQ(proxy.listings(), 1u);
   EXPECT_GT(proxy.gets(), 6u);
-  // Each rank kept the keys (and sizes) of the objects it reads, not the whole listing: 2 steps of 1 sample each.
+  // Each rank kept the keys (and sizes) of the objects it reads, not the whole listing: 2 files an epoch (v3.0's
+  // DLIO deals floor(8 / 3) to each), re-dealt for the second (file_shuffle), so 2 to 4.
   auto s = ReadJson(dir / "r/summary.json");
   ASSERT_EQ(s["feedrate"]["setup_per_rank"].size(), 3u) << s["feedrate"].dump();
-  for (const auto& r : s["feedrate"]["setup_per_rank"]) EXPECT_EQ(r["files_held"], 2u) << r;
+  for (const auto& r : s["feedrate"]["setup_per_rank"]) {
+    EXPECT_GE(r["files_held"].get<uint64_t>(), 2u) << r;
+    EXPECT_LE(r["files_held"].get<uint64_t>(), 4u) << r;
+  }
 }
 
 // The server goes away while the run reads: the retries run out, the error names the object and the cause, and

@@ -147,5 +147,21 @@ TEST_F(SweepRun, ARunThatFailsStopsTheSweepNamingTheCause) {
   EXPECT_NE(bad.output.find("no_such_key"), std::string::npos) << bad.output;
 }
 
+// A dataset too small for the next count (8 files; total_training_steps=2 of batch 1 needs 2 files an accelerator:
+// 4 at most): the sweep answers "4 or more", naming the dataset and the files 5 would need, where it stopped with
+// exit 2 at the first count the dataset could not serve and lost the answer it had.
+TEST_F(SweepRun, TheDatasetRunningOutEndsTheSearchWithItsAnswer) {
+  const std::string r = dir_ / "small";
+  auto sweep = Sh(Sweep("--param metric.au=0 --param train.total_training_steps=2", r));
+  ASSERT_EQ(sweep.code, 0) << sweep.output;
+  EXPECT_NE(sweep.output.find("accelerators supported: 4 or more"), std::string::npos) << sweep.output;
+  EXPECT_NE(sweep.output.find("the dataset's 8 files serve at most 4 accelerators"), std::string::npos) << sweep.output;
+  EXPECT_NE(sweep.output.find("5 would need 10 files"), std::string::npos) << sweep.output;
+  auto j = ReadJson(r + "/sweep.json");
+  EXPECT_EQ(j["accelerators_supported"], 4);
+  EXPECT_TRUE(j["dataset_limited"].is_string()) << j.dump(1);
+  EXPECT_EQ(j["bottleneck"]["limit"], "dataset_size");
+}
+
 }  // namespace
 }  // namespace feedrate::it

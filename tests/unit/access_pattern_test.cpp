@@ -150,5 +150,22 @@ TEST(AccessPattern, TfRecordIsOneBufferedStreamPerFile) {
   EXPECT_LE(5u, MaxDlioReads(AccessKind::kTfRecord, 300000, 300000, 131072));
 }
 
+// MLPerf Storage v3.0's DLIO (f16fe43) reads a local npz, npy, HDF5, JPEG or PNG sample as open(f, 'rb').read():
+// FileIO.readall's read of size + 1 from 0, then the read of 1 that meets EOF (strace of the fork on a 524,546-byte
+// npz: read(3, ..., 524547) = 524546, read(3, ..., 1) = 0), whatever the file holds and whichever sample of it.
+TEST(AccessPattern, V3ReadsEverySampleAsItsWholeFile) {
+  FileLayout l;
+  l.size = 524546;
+  EXPECT_EQ(Plan(AccessKind::kReadAll, l, SampleExtent{0, 0, kWholeFile}), (Reads{{0, 524547}, {524546, 1}}));
+  EXPECT_EQ(Plan(AccessKind::kReadAll, l, SampleExtent{0, 4096, 128}), (Reads{{0, 524547}, {524546, 1}}));
+  for (DataFormat f : {DataFormat::kNpz, DataFormat::kNpy, DataFormat::kHdf5, DataFormat::kJpeg, DataFormat::kPng}) {
+    EXPECT_EQ(DlioAccessKind(f, DlioEdition::kV3_0), AccessKind::kReadAll) << Name(f);
+    EXPECT_NE(DlioAccessKind(f, DlioEdition::kUpstream), AccessKind::kReadAll) << Name(f);
+    EXPECT_NE(DlioAccessKind(f, DlioEdition::kV2_0), AccessKind::kReadAll) << Name(f);
+  }
+  EXPECT_EQ(DlioAccessKind(DataFormat::kTfRecord, DlioEdition::kV3_0), AccessKind::kTfRecord);
+  EXPECT_EQ(DlioAccessKind(DataFormat::kIndexedBinary, DlioEdition::kV3_0), AccessKind::kIndexedBinary);
+}
+
 }  // namespace
 }  // namespace feedrate

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <sched.h>
 
 #include <algorithm>
@@ -246,6 +248,64 @@ TEST(S3SigV4, ClientRequestsCarryAValidSignature) {
     EXPECT_EQ(sig, SigV4("GET", want[i].first, want[i].second, headers, "UNSIGNED-PAYLOAD", cred.secret_key, "eu-west-1"))
         << h;
   }
+}
+
+// A server whose listing never ends (it hands back the continuation token it gave before, page after page): List
+// stops at the second time it sees a token, naming it, instead of paging on with memory growing; a stop request
+// ends it too, and so does the page bound.
+TEST(S3Client, AListingThatNeverEndsIsStopped) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ASSERT_EQ(::listen(fd, 16), 0);
+  const int port = ntohs(addr.sin_port);
+  std::atomic<int> served{0};
+  std::atomic<bool> done{false};
+  std::thread server([&] {
+    const std::string body = "<?xml version=\"1.0\"?><ListBucketResult><IsTruncated>true</IsTruncated>"
+                             "<NextContinuationToken>again</NextContinuationToken><Contents><Key>k</Key><Size>1</Size>"
+                             "</Contents></ListBucketResult>";
+    const std::string reply = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                              "\r\nConnection: close\r\n\r\n" + body;
+    while (!done.load()) {
+      int c = ::accept(fd, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[4096];
+      std::string head;
+      while (head.find("\r\n\r\n") == std::string::npos) {
+        const ssize_t got = ::read(c, buf, sizeof buf);
+        if (got <= 0) break;
+        head.append(buf, static_cast<size_t>(got));
+      }
+      (void)!::write(c, reply.data(), reply.size());
+      ::close(c);
+      ++served;
+    }
+  });
+  S3Credentials cred{"AKIDTEST", "secret", "", "test"};
+  const S3Endpoint ep{"http://127.0.0.1:" + std::to_string(port), "us-east-1", true};
+  auto client = S3Client::Create(ep, cred, "bkt");
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  auto listed = client.value()->List("train/");
+  ASSERT_FALSE(listed.ok());
+  EXPECT_NE(listed.status().ToString().find("continuation token 'again' a second time"), std::string::npos) << listed.status().ToString();
+  EXPECT_EQ(served.load(), 2);
+  std::atomic<bool> stop{true};
+  auto stopped = S3Client::Create(ep, cred, "bkt", {.stop = &stop});
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_NE(stopped.value()->List("train/").status().ToString().find("interrupted"), std::string::npos);
+  auto bounded = S3Client::Create(ep, cred, "bkt", {.max_list_pages = 1});
+  ASSERT_TRUE(bounded.ok());
+  EXPECT_NE(bounded.value()->List("train/").status().ToString().find("more than 1 pages"), std::string::npos);
+  done = true;
+  ::shutdown(fd, SHUT_RDWR);
+  ::close(fd);
+  server.join();
 }
 
 // This process's threads whose scheduling policy is `policy` (/proc/self/task).

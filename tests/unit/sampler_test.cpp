@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "loader/pipeline/sampler.h"
 
@@ -234,6 +237,63 @@ TEST(Sampler, ListedOrdersAreSequencesToo) {
   EXPECT_EQ(view.From(1)[1], 2u);
   SampleSequence moved = std::move(seq);  // a move keeps the owned list valid
   EXPECT_EQ(moved[0], v[0] + 100);
+}
+
+// MLPerf Storage v3.0's DLIO (f16fe43) deals files round-robin and re-deals them before every epoch; the files its
+// DataLoader workers opened, per rank and epoch (strace, tests/fixtures/dlio_v3/regenerate.sh), are the oracle.
+TEST(Sampler, PreshardedOrderIsTheOneDlioV3Opens) {
+  std::ifstream in(std::string(FEEDRATE_FIXTURES_DIR) + "/dlio_v3/order.json");
+  ASSERT_TRUE(in) << "tests/fixtures/dlio_v3/order.json";
+  const nlohmann::json fx = nlohmann::json::parse(in);
+  ASSERT_GE(fx["cases"].size(), 2u);
+  for (const auto& c : fx["cases"]) {
+    SamplerConfig cfg = Cfg(fx["files"], fx["batch"], c["ranks"]);
+    cfg.presharded = true;
+    cfg.file_shuffle = true;  // (DLIO: any file_shuffle value given, "off" included, shuffles: the "off" case)
+    cfg.seed = fx["seed"];
+    cfg.epochs = c["epochs"][0].size();
+    auto s = Sampler::Create(cfg);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_FALSE(s->contiguous());
+    for (uint64_t acc = 0; acc < c["ranks"].get<uint64_t>(); ++acc) {
+      const auto& epochs = c["epochs"][acc];
+      for (uint64_t e = 1; e <= epochs.size(); ++e) {
+        std::vector<uint64_t> got;
+        s->EpochSamples(e, acc, &got);
+        EXPECT_EQ(got, epochs[e - 1].get<std::vector<uint64_t>>()) << c["ranks"] << " ranks, accelerator " << acc << ", epoch " << e;
+      }
+    }
+  }
+}
+
+// Without file_shuffle the round-robin deal holds every epoch; reading in DLIO's main process (read_threads 0) keeps
+// epoch 1's deal; steps are floor(floor(N / W) x samples per file / batch).
+TEST(Sampler, PreshardedStepsAndUnshuffledDeal) {
+  SamplerConfig cfg = Cfg(13, 2, 3);
+  cfg.presharded = true;
+  auto s = Sampler::Create(cfg);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->steps_per_epoch(), 2u);  // 4 files each
+  std::vector<uint64_t> v;
+  s->EpochSamples(3, 1, &v);
+  EXPECT_EQ(v, (std::vector<uint64_t>{1, 4, 7, 10}));
+  cfg.file_shuffle = true;
+  cfg.epochs = 3;
+  cfg.first_deal_only = true;
+  auto first = Sampler::Create(cfg);
+  ASSERT_TRUE(first.ok());
+  std::vector<uint64_t> e1, e3;
+  first->EpochSamples(1, 0, &e1);
+  first->EpochSamples(3, 0, &e3);
+  EXPECT_EQ(e1, e3);
+  cfg = Cfg(3, 3, 2);  // 3 files of 4 samples over 2 accelerators: 1 file each, 4 samples, 1 step of 3
+  cfg.samples_per_file = 4;
+  cfg.presharded = true;
+  auto spf = Sampler::Create(cfg);
+  ASSERT_TRUE(spf.ok());
+  EXPECT_EQ(spf->steps_per_epoch(), 1u);
+  spf->EpochSamples(1, 1, &v);
+  EXPECT_EQ(v, (std::vector<uint64_t>{4, 5, 6}));
 }
 
 }  // namespace

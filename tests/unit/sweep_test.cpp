@@ -67,6 +67,34 @@ TEST(Sweep, MaxCapsTheSearchAndMarksALowerBound) {
   EXPECT_EQ(Tried(r), (std::vector<uint64_t>{1, 2, 4, 6}));
 }
 
+// A dataset that serves no more than 3 accelerators (issue 51: a sweep over 8,400 files passed 16 and died at 32 with
+// the answer lost): counts above its bound are not tried, the answer is a lower bound naming the dataset; a bound
+// below the minimum stops the sweep with the dataset's reason; the AU bar's own failure still wins below it.
+TEST(Sweep, TheDatasetsBoundEndsTheSearchWithALowerBound) {
+  ThresholdRunner t{1000, {}};
+  SweepOptions o;
+  o.dataset_max = 3;
+  o.dataset_why = "the dataset's 24 files serve at most 3 accelerators";
+  SweepResult r = RunSweep(o, std::ref(t));
+  EXPECT_EQ(r.accelerators_supported, 3u);
+  EXPECT_TRUE(r.capped);
+  EXPECT_TRUE(r.dataset_limited);
+  EXPECT_EQ(Tried(r), (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(r.stop_code, 0);
+  const nlohmann::json j = SweepJson(r, o, 0, {});
+  EXPECT_EQ(j["dataset_limited"], o.dataset_why);
+  EXPECT_EQ(j["bottleneck"]["limit"], "dataset_size");
+  ThresholdRunner low{2, {}};
+  SweepResult r2 = RunSweep(o, std::ref(low));
+  EXPECT_EQ(r2.accelerators_supported, 2u);
+  EXPECT_FALSE(r2.dataset_limited);  // the bar decided, not the dataset
+  o.min = 4;
+  SweepResult r3 = RunSweep(o, std::ref(t));
+  EXPECT_EQ(r3.stop_code, 2);
+  EXPECT_EQ(r3.stop_reason, o.dataset_why);
+  EXPECT_TRUE(r3.points.empty());
+}
+
 TEST(Sweep, RepeatsAllMustPassAndAFlakyRepeatFailsItsPoint) {
   // 4 accelerators pass twice then miss on the third run: the point fails, its remaining repeats are skipped.
   std::map<uint64_t, int> runs;
