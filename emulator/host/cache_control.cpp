@@ -52,9 +52,20 @@ Status CacheControl::BeforeEpoch(uint64_t epoch) {
   const int64_t t0 = NowNs();
   const bool first = drops_ == 0;
   std::vector<size_t> sample;
-  if (first) {
+  if (first && !prefer_system_) {  // (the node-wide drop opens no file: nothing is sampled either)
     sample = SampleFiles();
     before_ = Probe(sample);
+  }
+  if (prefer_system_ && !system_failed_) {
+    Status st = host_leader_ ? DropSystemCaches() : Status::Ok();
+    if (st.ok()) {
+      system_drop_result_ = host_leader_ ? "done (the node's page cache, as the emulated DLIO flushes it)" : "done by another rank of this host";
+      return Finished(first, sample, t0);
+    }
+    system_failed_ = true;
+    system_drop_result_ = st.message();
+    warnings_.push_back("the emulated DLIO drops the node's page cache before every epoch; here " + st.message() +
+                        ": the dataset's files are evicted one by one instead (an open each)");
   }
   for (const auto& f : files_) {
     // Dirty pages cannot be dropped: the first pass writes them back (a dataset generated just now is dirty).
@@ -66,7 +77,12 @@ Status CacheControl::BeforeEpoch(uint64_t epoch) {
     system_drop_result_ = st.ok() ? "done" : st.message();
     if (!st.ok() && first) warnings_.push_back("--drop-system-caches: " + st.message() + "; the per-file eviction still ran");
   }
-  if (first) {
+  return Finished(first, sample, t0);
+}
+
+// The first drop's check (the sampled files' residency after it) and the drop's count and time.
+Status CacheControl::Finished(bool first, const std::vector<size_t>& sample, int64_t t0) {
+  if (first && !sample.empty()) {
     after_ = Probe(sample);
     checked_ = true;
     if (after_.bytes > 0 && after_.fraction() > 0.02) {

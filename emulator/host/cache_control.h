@@ -25,6 +25,11 @@ class CacheControl {
   // them for the summary). `system_drop`: also drop the host's whole page cache (/proc/sys/vm/drop_caches), done
   // by `host_leader` only.
   CacheControl(CacheMode mode, std::vector<std::string> files, size_t rank_files, bool system_drop, bool host_leader);
+  // The emulated DLIO's own flush (MLPerf Storage v3.0's: `echo 3 > /proc/sys/vm/drop_caches` on rank 0's node):
+  // the host leader drops the node's page cache and nothing is evicted file by file (no open per file, which on a
+  // FUSE or network store is a request each between the epochs); where that is not permitted (not root) the files
+  // are evicted one by one instead, said once. Call before the first epoch.
+  void PreferSystemDrop() { prefer_system_ = true; }
 
   CacheMode mode() const { return mode_; }
   bool DropsBefore(uint64_t epoch) const {
@@ -41,6 +46,7 @@ class CacheControl {
 
  private:
   std::vector<size_t> SampleFiles() const;
+  Status Finished(bool first, const std::vector<size_t>& sample, int64_t t0);
   Residency Probe(const std::vector<size_t>& which) const;
 
   CacheMode mode_;
@@ -48,6 +54,8 @@ class CacheControl {
   std::vector<std::string> files_;
   bool system_drop_;
   bool host_leader_;
+  bool prefer_system_ = false;
+  bool system_failed_ = false;  // PreferSystemDrop: the drop was refused, so the files are evicted instead
   uint64_t drops_ = 0;
   double drop_seconds_ = 0;
   bool checked_ = false;

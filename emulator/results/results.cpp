@@ -259,6 +259,11 @@ nlohmann::json RunSetupFigures(const RunRecord& r) {
   f["io_threads_per_rank"] = r.io_threads_per_rank;
   f["access_pattern"] = r.access_pattern;
   f["access_pattern_reason"] = r.access_reason;
+  f["worker_collate"] = {{"enabled", c.worker_collate && c.data_loader == DataLoader::kPyTorch}, {"rank", 0},
+                         {"batches", r.collates},
+                         {"seconds_per_batch", r.collates > 0 ? r.collate_seconds / static_cast<double>(r.collates) : 0.0},
+                         {"note", "each DataLoader worker's lane copies its batch's resized images into fresh memory "
+                                  "after the batch's reads, as DLIO's PyTorch worker collates (feedrate.worker_collate)"}};
   f["setup_reads"] = {{"rank", 0}, {"files_stat", r.setup_stats}, {"files_opened", r.setup_opens},
                       {"note", "requests set-up made of the storage before the timed window (rank 0's): files stat'ed "
                                "(metadata only) and files opened to read headers or probe the page cache"}};

@@ -84,6 +84,8 @@ struct RunRecord {
   std::string access_reason;                 // what the dlio pattern replays, or why the run read coalesced
   uint64_t setup_stats = 0, setup_opens = 0;  // rank 0's set-up requests before the window (Setup's)
   std::string cache_scope;                   // the cache mode as chosen, with its scope ("drop (rank 0's host, ...)")
+  uint64_t collates = 0;                     // rank 0's DataLoader workers' batch collates (DlioEngine) and their time
+  double collate_seconds = 0;
   uint64_t batches_in_flight = 0;            // per accelerator, as the run kept them (0: the workload's)
   bool retain_batches = false;
   std::string sample_check = "none";  // what each sample is checked for once read

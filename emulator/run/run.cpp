@@ -366,6 +366,8 @@ void TrainingRun::Train() {
   result_ = trainer.Run();
   if (recorder_) recorder_->Stop();  // before `live` goes
   counters_ = engine.counters();
+  rec_.collates = counters_.collates;
+  rec_.collate_seconds = static_cast<double>(counters_.collate_ns) / 1e9;
   if (const auto* s3e = dynamic_cast<const S3Engine*>(&engine)) {
     s3_requests_ = s3e->requests();
     s3_retries_ = s3e->retries();

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "emulator/host/sysinfo.h"
@@ -185,6 +186,16 @@ Status CountLaneBuffers(const WorkloadConfig& cfg, uint32_t lanes, uint64_t engi
   return Status::Ok();
 }
 
+// What DLIO's PyTorch worker collates per sample (feedrate.worker_collate): its resized_image, max_dimension^2 bytes,
+// max_dimension the square root of dataset.record_length_bytes_resize (else of the record length), truncated
+// (utils/config.py derive_configurations). TensorFlow's loader does no such copy here.
+uint64_t CollateSampleBytes(const WorkloadConfig& cfg) {
+  if (!cfg.worker_collate || cfg.data_loader != DataLoader::kPyTorch) return 0;
+  const double base = cfg.record_length_resize > 0 ? static_cast<double>(cfg.record_length_resize) : cfg.record_length;
+  const auto dim = static_cast<uint64_t>(std::sqrt(std::max(0.0, base)));
+  return dim * dim;
+}
+
 // The DlioEngine: one lane per DataLoader worker of each accelerator (read_threads; 1 when DLIO reads in the
 // main process), a few I/O threads (one per CPU) driving them all through io_uring.
 Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) {
@@ -209,6 +220,7 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s
   d.lane_capacity = 2 * std::max<uint64_t>(1, depth) * std::max<uint64_t>({1, cfg.batch_size, cfg.batch_size_eval}) + 1;
   d.chunk = std::max<uint64_t>({cfg.transfer_size, uint64_t{1} << 20, streams ? cfg.tf_buffer_size : uint64_t{0}});  // a fill: one read
   if (!streams) d.preprocess = cfg.preprocess_time;
+  d.collate_sample_bytes = CollateSampleBytes(cfg);
   d.async_reads = CachedFuse(*s->file_table);
   if (s->file_table->size() > 0 && FileSystemType(s->file_table->path(0)) == "fuse") ++s->setup_opens;  // (its probe)
   EngineOptions eo = s->engine_options;

@@ -518,6 +518,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   }
   s->cache = std::make_unique<CacheControl>(mode, std::move(evict), s->s3 ? 0 : f.size(), opt.drop_system_caches,
                                             s->host_leader);
+  if (ChooseCache(cfg, opt).rank0_host_only) s->cache->PreferSystemDrop();
   if (!s->s3) s->storage = StorageCounter::For(cfg.data_folder);
   uint64_t align = 4096;
   if (cfg.odirect && f.size() > 0) {

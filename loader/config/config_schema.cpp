@@ -42,7 +42,7 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"storage.storage_options", K::kUsed},
       {"dataset.record_length_bytes", K::kUsed},
       {"dataset.record_length_bytes_stdev", K::kUsed},
-      {"dataset.record_length_bytes_resize", K::kNoEffect},  // DLIO returns a resized constant; no I/O effect
+      {"dataset.record_length_bytes_resize", K::kUsed},  // DLIO's resized_image: what each worker collates per sample
       {"dataset.num_files_train", K::kUsed},
       {"dataset.num_files_eval", K::kUsed},
       {"dataset.generation_buffer_size", K::kNoEffect},
@@ -150,6 +150,7 @@ const std::unordered_map<std::string, KeySupport>& Schema() {
       {"feedrate.batches_in_flight", K::kUsed},
       {"feedrate.access_pattern", K::kUsed},
       {"feedrate.rules", K::kUsed},
+      {"feedrate.worker_collate", K::kUsed},
       {"feedrate.s3_part_size", K::kUsed},
       {"feedrate.s3_reader_window", K::kUsed},
       {"feedrate.verify_crc", K::kUsed},

@@ -295,6 +295,8 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.ReadDouble("metric.au", &c->au, 0, 1);
 
   x.Read("feedrate.keep_files_open", &c->keep_files_open);
+  x.Read("feedrate.worker_collate", &c->worker_collate);
+  x.ReadU64("dataset.record_length_bytes_resize", &c->record_length_resize, 0);
   x.ReadChoice("feedrate.access_pattern", &c->access_pattern, {"dlio", "coalesced"});
   x.ReadU64("feedrate.s3_part_size", &c->s3_part_size, 4096);
   x.ReadU64("feedrate.s3_reader_window", &c->s3_reader_window, 1, 1024);

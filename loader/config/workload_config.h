@@ -148,6 +148,12 @@ struct WorkloadConfig {
   // per worker with s3dlio, mlpstorage v3.0's default library), each sample one GET.
   uint64_t s3_reader_window = 1;
   bool keep_files_open = false;        // default: open/close per sample, like DLIO's on_demand reader
+  uint64_t record_length_resize = 0;   // dataset.record_length_bytes_resize: DLIO's resized_image is its square root,
+                                       // squared (else the record length's)
+  // feedrate.worker_collate: each DataLoader worker's lane copies its batch's resized images into fresh memory
+  // after the batch's reads, as DLIO's PyTorch worker collates (DlioEngineOptions::collate_sample_bytes); false:
+  // the storage's best case, the lanes read on at once.
+  bool worker_collate = true;
   SampleOrder order = SampleOrder::kDlio;  // DLIO v2.0 order, or a seeded per-epoch shuffle
   EngineKind engine = EngineKind::kAuto;   // io_uring, else POSIX; uring; posix
   uint64_t queue_depth = 0;            // reads in flight per I/O thread (uring); 0 = 1 buffered, 16 O_DIRECT

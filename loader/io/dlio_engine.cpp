@@ -46,6 +46,11 @@ Status DlioEngine::Worker::Setup(size_t local_lanes) {
     setup_description += ", io-wq bounded workers up to " + std::to_string(local_lanes * kMaxPieces);
   }
   scratch = AlignedBuffer(d.chunk, AlignedBuffer::kAlignment);
+  if (d.collate_sample_bytes > 0) {  // DLIO's resized_image: random bytes (np.random.randint(255))
+    const uint64_t n = std::min<uint64_t>(d.collate_sample_bytes, kMaxCollateSource);
+    collate_src.reset(new char[n]);
+    for (uint64_t i = 0; i < n; ++i) collate_src[i] = static_cast<char>((i * 2654435761u) >> 24);
+  }
   work = engine->planner_.NewSampleWork();
   if (TimeDraw draw(d.preprocess, 0x9e3779b97f4a7c15ULL + index); !draw.zero()) preprocess.emplace(draw);
   lanes.resize(local_lanes);
@@ -199,6 +204,8 @@ EngineCounters DlioEngine::counters() const {
     c.device_bytes += w->device_bytes.load(std::memory_order_relaxed);
     c.requeued += w->requeued.load(std::memory_order_relaxed);
     c.sample_work_ns += w->work_ns.load(std::memory_order_relaxed);
+    c.collate_ns += w->collate_ns.load(std::memory_order_relaxed);
+    c.collates += w->collates.load(std::memory_order_relaxed);
   }
   return c;
 }

@@ -100,6 +100,11 @@ struct DlioEngineOptions {
   // latencyfs, page cache on: sys 4.8 s against 3.1 s). Not for FUSE direct_io, whose inline reads are sent
   // asynchronously (there io-wq cost 40% more).
   bool async_reads = false;
+  // DLIO's PyTorch DataLoader worker collates each batch once its samples are read, in series with its reads:
+  // default_collate stacks the batch's `resized_image`s (this many bytes each, DLIO's max_dimension^2) into a new
+  // shared-memory tensor. The lane does the same copy before its batch's last sample completes (Worker::Collate).
+  // 0: none (TensorFlow's loader; feedrate.worker_collate off).
+  uint64_t collate_sample_bytes = 0;
 };
 
 // REQUIRES: `files`, `planner` and the options' faults and stats outlive the engine; FileTable modes kPerSample or

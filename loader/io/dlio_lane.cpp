@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "loader/io/dlio_worker.h"
@@ -285,11 +286,35 @@ void DlioEngine::Worker::AfterClose(size_t li) {
   OpenStream(li);
 }
 
+// DLIO's worker collates the batch it read (DlioEngineOptions::collate_sample_bytes): the batch's resized images
+// copied into one tensor. The same bytes are copied here into the I/O thread's collate buffer (grown to the largest
+// batch, at most kMaxCollateSource, then copied into in rounds), on the I/O thread, in series with the lane's next
+// sample as in DLIO's worker. (Its shared-memory segment's mapping and page faults are left out: mapping and
+// unmapping per batch here would stall every lane of the thread, where DLIO's workers are processes of their own.)
+void DlioEngine::Worker::Collate(Lane& l) {
+  const uint64_t each = engine->dlio_.collate_sample_bytes, bytes = each * l.batch_samples;
+  l.batch_samples = 0;
+  if (bytes == 0 || !collate_src) return;
+  const int64_t t0 = NowNs();
+  const uint64_t src = std::min<uint64_t>(each, kMaxCollateSource);
+  const uint64_t cap = std::min<uint64_t>(bytes, kMaxCollateSource);
+  if (collate_dst.size() < cap) collate_dst = AlignedBuffer(cap);  // (grows to the largest batch: a few times a run)
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t at = done % collate_dst.size(), n = std::min({src, bytes - done, collate_dst.size() - at});
+    std::memcpy(collate_dst.data() + at, collate_src.get(), n);
+    done += n;
+  }
+  collate_ns.fetch_add(static_cast<uint64_t>(NowNs() - t0), std::memory_order_relaxed);
+  collates.fetch_add(1, std::memory_order_relaxed);
+}
+
 void DlioEngine::Worker::Finish(size_t li) {
   Lane& l = lanes[li];
   l.fd = -1;
   l.active = false;
   --active;
+  if (!l.streaming) ++l.batch_samples;
+  if (l.req.ends_batch) Collate(l);
   if (IoStats* stats = engine->options_.stats; stats != nullptr && l.error.ok()) stats->Record(index, l.bytes, NowNs() - l.start_ns - l.preprocess_ns);
   const ReadRequest req = l.req;
   // The sample's bytes, every one of which the planned reads covered (a whole file: its size); the reads' headers

@@ -28,7 +28,8 @@ constexpr uint64_t kHead = 4096;    // a first read at offset 0 this short lands
 // close waits for FUSE's flush: measured on latencyfs, each I/O thread then made one open at a time (2 threads at
 // 50 ms: ~40 opens/s, whatever the lanes). Reads are tried inline: FUSE refuses nowait reads at once.
 constexpr uint64_t kEofProbe = 0x80;  // tag bit: the piece was a read at EOF, sent as the last byte (PrepPiece)
-constexpr uint64_t kDetachedClose = 0x40;  // tag: the close of a stream's file the lane has left (nothing waits on it)
+constexpr uint64_t kDetachedClose = 0x40;
+constexpr uint64_t kMaxCollateSource = 64 << 20;  // a larger resized image is copied from this much, in rounds  // tag: the close of a stream's file the lane has left (nothing waits on it)
 
 enum Phase : uint8_t { kOpen, kStat, kRead, kPreprocess, kClose };
 
@@ -58,6 +59,7 @@ struct Lane {
   int64_t preprocess_ns = 0;       // the sample's preprocess wait and work (not I/O: IoStats leaves them out)
   __kernel_timespec preprocess_ts {};  // the wait's timeout; read by the kernel at submission
   Status error;
+  uint32_t batch_samples = 0;      // samples read since its last batch ended (the next collate's count)
   // A streaming reader's file (ReadPlanner::StreamsFiles): the one this lane streams in this pass, its descriptor
   // between requests (-1 once the stream met the end; owned: opened here), where the stream's next read goes, and
   // when the planner checks the stream, its state and the buffer the reads land in.
@@ -84,6 +86,9 @@ struct DlioEngine::Worker {
   std::optional<TimeDraw> preprocess;  // reader.preprocess_time's draws for this thread's lanes; none when always 0
   std::unique_ptr<SampleWork> work;     // the planner's per-sample work (a decode); none for most readers
   std::atomic<uint64_t> work_ns{0};     // time in it
+  std::atomic<uint64_t> collate_ns{0}, collates{0};  // time in the lanes' batch collates (Collate), and how many
+  std::unique_ptr<char[]> collate_src;  // one resized image (DlioEngineOptions::collate_sample_bytes, at most 64 MiB)
+  AlignedBuffer collate_dst;            // a batch of them (Collate)
   std::vector<Lane> lanes;  // this thread's lanes: global lane = local * threads + index
   std::unique_ptr<RequestQueue> requests;
   uint64_t inflight = 0;    // SQEs submitted and not completed
@@ -130,6 +135,7 @@ struct DlioEngine::Worker {
   void Preprocess(size_t li);
   void Close(size_t li);
   void AfterClose(size_t li);
+  void Collate(Lane& l);
   void Finish(size_t li);
   void OnOpen(size_t li, int res);
   void OnStat(size_t li, int res);

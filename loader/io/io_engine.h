@@ -65,6 +65,7 @@ struct ReadRequest {
   bool probe_residency = false;       // the engine calls target->BeforeRead first (a sampled residency probe)
   uint32_t lane = 0;                  // DlioEngine: the DataLoader worker (of one accelerator) that reads it
   uint32_t pass = 0;                  // DlioEngine streams: which pass over the files (a prefetcher's epoch)
+  bool ends_batch = false;            // the last request of its batch (DlioEngine: the worker's collate follows it)
 };
 
 // One read(2) of DLIO's access pattern: `length` bytes asked at `offset` (fewer may come back at end of file).
@@ -161,6 +162,8 @@ struct EngineCounters {
   uint64_t device_bytes = 0;   // bytes the engine asked the kernel for (O_DIRECT windows included)
   uint64_t requeued = 0;       // short reads and -EAGAIN resubmitted for the remainder
   uint64_t sample_work_ns = 0; // the I/O threads' time in per-sample work (DlioEngine's SampleWork: a decode)
+  uint64_t collate_ns = 0;     // DlioEngine: the lanes' time in their workers' batch collates, and how many
+  uint64_t collates = 0;
 };
 
 // REQUIRES: the FileTable and the options' faults and stats outlive the engine; the destructor joins the I/O

@@ -116,6 +116,7 @@ void Prefetcher::SubmitBatch(uint64_t step) {
       r.extent.length += next.length;
     }
     slot.group[i] = static_cast<uint32_t>(n);
+    r.ends_batch = i + n == batch_;
     slot.done[i].store(0, std::memory_order_relaxed);  // published to the I/O thread by Submit's queue
     // A request's window takes at most `stride_` per sample with bytes in it, and a slot holds slot_reads of
     // those: the packed windows fit. One that would not (a bound that was wrong) is read into the engine's

@@ -361,8 +361,8 @@ TEST(Latency, PreprocessTimeIsAWaitPerSampleInEachWorker) {
     const std::string out = dir / ("r" + std::to_string(n) + std::to_string(extra.size()));
     auto r = Sh(Feedrate("run -w unet3d_h100 --data-dir " + (dir / "d") + " " + params + " --param dataset.num_files_train=" +
                          std::to_string(32 * n) + " --param reader.batch_size=4 --param reader.read_threads=2"
-                         " --param train.epochs=1 --param train.computation_time=0.05 -n " + std::to_string(n) + " " +
-                         extra + " --results-dir " + out + " 2>&1"));
+                         " --param train.epochs=1 --param train.computation_time=0.05 --cache keep -n " + std::to_string(n) +
+                         " " + extra + " --results-dir " + out + " 2>&1"));
     EXPECT_TRUE(r.code == 0 || r.code == 3) << r.output;
     return std::make_pair(ReadJson(out + "/summary.json"), r.output);
   };
