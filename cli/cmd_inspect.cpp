@@ -319,8 +319,12 @@ Result<Inspected> InspectArgument(const std::string& arg, const S3Endpoint& endp
   FetchedObject fetched;
   if (arg.starts_with("s3://")) FEEDRATE_RETURN_IF_ERROR(FetchObject(arg, endpoint, &fetched));
   const std::string& file = fetched.path.empty() ? arg : fetched.path;
-  FEEDRATE_ASSIGN_OR_RETURN(auto format, DetectFileFormat(file));  // not there, unreadable, not a regular file
-  return InspectAs(format, file, arg, decode);
+  // (Errors name the object, not its temporary copy.)
+  auto format = DetectFileFormat(file);  // not there, unreadable, not a regular file
+  if (!format.ok()) return format.status().Renamed(fetched.path, arg);
+  auto inspected = InspectAs(*format, file, arg, decode);
+  if (!inspected.ok()) return inspected.status().Renamed(fetched.path, arg);
+  return inspected;
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ int RunS3Iobench(const S3IobenchArgs& a) {
     std::fprintf(stderr, "feedrate: error: %s\n", cred.status().ToString().c_str());
     return kExitError;
   }
-  S3Endpoint endpoint{a.endpoint, a.region, !a.virtual_host};
+  S3Endpoint endpoint{a.endpoint, a.region, !a.virtual_host, {}};
   unsigned most = 1;
   for (unsigned c : a.concurrency) most = std::max(most, c);
   auto client = S3Client::Create(endpoint, cred.value(), loc.value().bucket, {.max_parallel = most});

@@ -41,6 +41,13 @@ class [[nodiscard]] Status {
   Status WithContext(const std::string& ctx) const {
     return ok() ? *this : Status(code_, ctx + ": " + message());
   }
+  // The same error with every `from` in its message said as `to` (a temporary copy's path as the object it copies).
+  Status Renamed(const std::string& from, const std::string& to) const {
+    if (ok() || from.empty()) return *this;
+    std::string m = message();
+    for (size_t at = m.find(from); at != std::string::npos; at = m.find(from, at + to.size())) m.replace(at, from.size(), to);
+    return Status(code_, std::move(m));
+  }
 
  private:
   Status(Code c, std::string msg) : code_(c), msg_(std::make_shared<const std::string>(std::move(msg))) {}

@@ -262,8 +262,9 @@ nlohmann::json RunSetupFigures(const RunRecord& r) {
   f["worker_collate"] = {{"enabled", c.worker_collate && c.data_loader == DataLoader::kPyTorch}, {"rank", 0},
                          {"batches", r.collates},
                          {"seconds_per_batch", r.collates > 0 ? r.collate_seconds / static_cast<double>(r.collates) : 0.0},
-                         {"note", "each DataLoader worker's lane copies its batch's resized images into fresh memory "
-                                  "after the batch's reads, as DLIO's PyTorch worker collates (feedrate.worker_collate)"}};
+                         {"note", "each DataLoader worker's lane copies its batch's resized images (the bytes DLIO's "
+                                  "PyTorch worker collates) after the batch's reads, in series with its next sample "
+                                  "(feedrate.worker_collate)"}};
   f["setup_reads"] = {{"rank", 0}, {"files_stat", r.setup_stats}, {"files_opened", r.setup_opens},
                       {"note", "requests set-up made of the storage before the timed window (rank 0's): files stat'ed "
                                "(metadata only) and files opened to read headers or probe the page cache"}};

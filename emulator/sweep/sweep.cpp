@@ -124,6 +124,7 @@ void FillSweepRun(const nlohmann::json& s, SweepRun* run) {
     run->net_rx_mib_per_s += h.value("net_rx_mib_per_s", 0.0);
     const auto cpu = h.value("host_cpu", nlohmann::json::object());
     // (The window's floor is host_cpu.h's kMinHostCpuWindow: sweep reads summaries, not the host layer.)
+    if (cpu.value("seconds", 0.0) >= 2.0) run->host_cpu_measured = true;
     if (cpu.value("seconds", 0.0) < 2.0 || cpu.value("busy", 0.0) <= run->host_cpu_busy) continue;
     run->host_cpu_busy = cpu.value("busy", 0.0);
     run->other_work = cpu.value("others_described", std::string());
@@ -276,6 +277,13 @@ nlohmann::json SweepBottleneck(const SweepResult& r, double ceiling, const Sweep
                   ceiling > 0 ? " (well below the storage ceiling)" : " (no storage ceiling: --ceiling or --ceiling-mib-s)",
                   fail->stall_p99);
     why = buf;
+  }
+  // A verdict that read the client's CPU as Feedrate's own share alone says so: other work on the client (two CPUs
+  // held by something else) is only seen over a window of 2 s or more.
+  if (fail != nullptr && limit != "client_cpu" && !fail->host_cpu_measured) {
+    why += "; the client's CPU is Feedrate's own share only: its training at " + Accelerators(fail->accelerators) +
+           " lasted under the 2 s over which the whole host's CPU is read, so other work on the client is not seen "
+           "(longer epochs tell)";
   }
   b["limit"] = limit;
   b["explanation"] = why;

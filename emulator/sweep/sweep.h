@@ -24,6 +24,7 @@ struct SweepRun {
   // The busiest client's CPUs in training, whoever used them (/proc/stat), 0..1, and the other work that used them
   // ("stress x2 1.9 CPU-s/s"; empty when none took 5% of a CPU). 0 and empty from summaries without host_cpu.
   double host_cpu_busy = 0;
+  bool host_cpu_measured = false;  // a host's training window was long enough (2 s) for its CPU to be read
   std::string other_work;
   // What the verdict reads as the client's CPU use: Feedrate's own, or the host's when other work used it too.
   double client_busy() const { return std::max(cpu_utilisation, host_cpu_busy); }

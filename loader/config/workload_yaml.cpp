@@ -165,6 +165,13 @@ void CheckKeys(const YAML::Node& node, const std::string& prefix, const std::str
     if (*s == KeySupport::kNotYet) {
       warnings->push_back(key);
     }
+    // A key without effect still holds one value: a list or a map there (output.folder given a list, or an alias
+    // bomb's expansion, ran and was copied into summary.json) is refused as DLIO would fail on it.
+    if (*s == KeySupport::kNoEffect && (it->second.IsSequence() || it->second.IsMap()) && key.find('.') != std::string::npos &&
+        key != "profiling.iostat_devices") {
+      throw ConfigError(source + ": key " + key + ": expected one value, not a YAML " +
+                        (it->second.IsMap() ? "map" : "list") + " (line " + std::to_string(it->second.Mark().line + 1) + ")");
+    }
     // `model` is a section in v2.0 files (a plain name before); computation_time and preprocess_time may be
     // {mean, stdev, type, ...}.
     if (it->second.IsMap() && (key == "model" || key == "train.computation_time" || key == "reader.preprocess_time")) {

@@ -1,6 +1,8 @@
 // S3Client: one curl multi handle driving up to max_parallel easy handles (kept, so their connections are reused).
 #include "loader/s3/s3_client.h"
 
+#include <unistd.h>
+#include <cstdlib>
 #include <curl/curl.h>
 #include <libxml/parser.h>
 
@@ -159,6 +161,7 @@ struct S3Client::Impl {
     curl_easy_setopt(e, CURLOPT_PASSWORD, credentials.secret_key.c_str());
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, options.connect_timeout_ms);
+    if (!endpoint.ca_bundle.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, endpoint.ca_bundle.c_str());
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, options.stall_timeout_s);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, OnBody);
@@ -263,6 +266,12 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(S3Endpoint endpoint, S3Creden
   while (!endpoint.url.empty() && endpoint.url.back() == '/') endpoint.url.pop_back();
   if (endpoint.url.rfind("http://", 0) != 0 && endpoint.url.rfind("https://", 0) != 0) {
     return Status::InvalidArgument("S3 endpoint '" + endpoint.url + "' is not an http:// or https:// URL");
+  }
+  if (endpoint.ca_bundle.empty()) {
+    if (const char* env = std::getenv("AWS_CA_BUNDLE"); env != nullptr) endpoint.ca_bundle = env;
+  }
+  if (!endpoint.ca_bundle.empty() && ::access(endpoint.ca_bundle.c_str(), R_OK) != 0) {
+    return Status::Errno("the CA bundle " + endpoint.ca_bundle + " (AWS_CA_BUNDLE) cannot be read", errno);
   }
   impl->endpoint = std::move(endpoint);
   impl->credentials = std::move(credentials);

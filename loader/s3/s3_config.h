@@ -13,6 +13,9 @@ struct S3Endpoint {
   std::string url = "https://s3.amazonaws.com";  // scheme://host[:port], no trailing slash
   std::string region = "us-east-1";              // the SigV4 signing region
   bool path_style = true;                        // http://host/bucket/key; false: http://bucket.host/key
+  // The CA certificates an https endpoint is verified against (a PEM file: an in-house object store's private CA);
+  // "" = $AWS_CA_BUNDLE when set (as the AWS CLI and SDKs read it), else the system's trust store.
+  std::string ca_bundle;
 };
 
 struct S3Location {

@@ -59,6 +59,8 @@ TEST_F(Refusals, YamlAliasBombsAndDuplicateKeysAreRefused) {
   const std::string section = Workload("section.yaml", "model: {name: unet3d}\nframework: pytorch\ndataset: 5\n");
   Refused("run -w " + section + " --data-dir " + data(), {section, "'dataset'", "must be a mapping"});
   Refused("run -w " + section, {section, "'dataset'", "must be a mapping"});  // (not "--data-dir ... is required")
+  Refused("run -w unet3d_h100 --data-dir " + data() + " " + Shape() + " --param 'output.folder=[a, b]'",
+          {"key output.folder: expected one value, not a YAML list"});
 }
 
 // Counts checked against the folder and the memory before any per-sample state: a trillion files is refused with

@@ -18,7 +18,11 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-json Manifest() { return ReadJson(std::string(FEEDRATE_FIXTURES_DIR) + "/mlpstorage/MANIFEST.json"); }
+json Manifest() {
+  std::string path = FEEDRATE_FIXTURES_DIR;  // (appended, not `std::string(...) + "..."`: GCC 12 -Warray-bounds misfires)
+  path += "/mlpstorage/MANIFEST.json";
+  return ReadJson(path);
+}
 
 // What Feedrate leaves out of DLIO's keys, and why (docs/mlpstorage.md "What differs"): the checkpoint metrics a
 // training run without a checkpoint reports as NaN (JSON has none), and the /proc/meminfo snapshot DLIO's ranks

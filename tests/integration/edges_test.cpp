@@ -304,6 +304,37 @@ TEST(Edges, AThreadTheSystemRefusesEndsTheRunNamingIt) {
   EXPECT_EQ(ReadJson(e.results() + "/summary.json")["feedrate"]["status"], "failed");
 }
 
+// An https endpoint signed by a private CA (an in-house object store): refused by default (the system's trust store),
+// accepted with AWS_CA_BUNDLE naming its certificate, as the AWS CLI reads it; an unreadable bundle is named.
+// A loopback `openssl s_server` with a throwaway self-signed certificate stands for the store.
+TEST(Edges, APrivateCaIsTrustedThroughAwsCaBundle) {
+  test::TempDir dir;
+  const std::string key = dir / "key.pem", cert = dir / "cert.pem";
+  ASSERT_EQ(Sh("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1"
+               " -keyout " + key + " -out " + cert + " 2>&1").code, 0);
+  const int port = 20000 + ::getpid() % 20000;
+  const std::string server = "openssl s_server -quiet -www -accept 127.0.0.1:" + std::to_string(port) + " -key " + key +
+                             " -cert " + cert;
+  // (A run's listing GETs: `s_server -www` answers a GET with its status page, never a HEAD.)
+  const std::string inspect = Feedrate("run -w unet3d_h100 --storage s3://bucket/ds --results-dir " + (dir / "r") +
+                                       " --endpoint https://127.0.0.1:" + std::to_string(port));
+  // The server lives for the three commands (a shell runs it in the background and stops it).
+  const std::string script = server + " >/dev/null 2>&1 & s=$!; sleep 1; "
+                             "AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b " + inspect + "; echo rc1=$?; "
+                             "AWS_CA_BUNDLE=" + cert + " AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b " + inspect + "; echo rc2=$?; "
+                             "AWS_CA_BUNDLE=" + (dir / "none.pem") + " AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b " + inspect +
+                             "; echo rc3=$?; kill $s";
+  auto r = Sh("sh -c '" + script + "'", 60);
+  const size_t rc1 = r.output.find("rc1="), rc2 = r.output.find("rc2="), rc3 = r.output.find("rc3=");
+  ASSERT_TRUE(rc1 != std::string::npos && rc2 != std::string::npos && rc3 != std::string::npos) << r.output;
+  const std::string without = r.output.substr(0, rc1), with = r.output.substr(rc1, rc2 - rc1), none = r.output.substr(rc2, rc3 - rc2);
+  EXPECT_NE(without.find("certificate"), std::string::npos) << without;  // the system's store does not know it
+  EXPECT_EQ(with.find("certificate"), std::string::npos) << with;        // TLS passes; what follows is HTTP's answer
+  EXPECT_NE(with.find("not a ListBucketResult"), std::string::npos) << with;
+  EXPECT_NE(none.find("none.pem"), std::string::npos) << none;
+  EXPECT_NE(none.find("AWS_CA_BUNDLE"), std::string::npos) << none;
+}
+
 // Two runs with the default folder started in the same second get two folders.
 TEST(Edges, DefaultFoldersNeverCollide) {
   Edge e;

@@ -78,6 +78,14 @@ TEST(S3Dataset, NpzDatagenRunAndInspectMatchTheFilePath) {
   oj.erase("file");
   fj.erase("file");
   EXPECT_EQ(oj, fj);
+  // An object that is not what its name says: the error names the object, not inspect's temporary copy of it.
+  auto c = Client(srv, url.substr(5, url.find('/', 5) - 5));
+  const std::string junk = "not an npz archive, long enough to look for its central directory at the end of it";
+  ASSERT_TRUE(c->Put("sets/unet/train/junk.npz", junk.data(), junk.size()).ok());
+  auto bad = Sh(srv.Env() + Feedrate("inspect --endpoint " + srv.endpoint.url + " " + url + "/train/junk.npz"));
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find(url + "/train/junk.npz"), std::string::npos) << bad.output;
+  EXPECT_EQ(bad.output.find("feedrate-inspect-"), std::string::npos) << bad.output;
 }
 
 // DLIO's S3 readers GET each sample's whole object (storage.get_data), one sample at a time per DataLoader worker:

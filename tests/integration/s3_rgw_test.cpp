@@ -131,7 +131,7 @@ TEST(S3Rgw, WrongKeysMissingBucketsAndDeadServersAreNamed) {
   const Status no_bucket = c.value()->List("x").status();
   EXPECT_NE(no_bucket.message().find("HTTP 404 NoSuchBucket"), std::string::npos) << no_bucket.ToString();
   // Nothing listening: retried with backoff, then named with the attempts.
-  auto dead = S3Client::Create({"http://127.0.0.1:9", "us-east-1", true}, srv.credentials, "b",
+  auto dead = S3Client::Create({"http://127.0.0.1:9", "us-east-1", true, {}}, srv.credentials, "b",
                                {.retries = 2, .retry_base_seconds = 0.01});
   const Status refused = dead.value()->Size("k").status();
   EXPECT_NE(refused.message().find("HEAD s3://b/k: "), std::string::npos) << refused.ToString();

@@ -39,7 +39,7 @@ TEST(S3Config, UrlsAndKeyEncoding) {
   EXPECT_NE(ParseS3Url("s3://Bad_Bucket/x").status().message().find("not a valid bucket name"), std::string::npos);
   EXPECT_EQ(S3UriEncode("train/img 1+2=3~.npz", true), "train/img%201%2B2%3D3~.npz");
   EXPECT_EQ(S3UriEncode("a/b", false), "a%2Fb");
-  S3Endpoint e{"http://127.0.0.1:7480", "us-east-1", true};
+  S3Endpoint e{"http://127.0.0.1:7480", "us-east-1", true, {}};
   EXPECT_EQ(S3RequestUrl(e, "bkt", "train/a b.npz", ""), "http://127.0.0.1:7480/bkt/train/a%20b.npz");
   EXPECT_EQ(S3RequestUrl(e, "bkt", "", "list-type=2"), "http://127.0.0.1:7480/bkt?list-type=2");
   e.path_style = false;
@@ -213,7 +213,7 @@ TEST(S3SigV4, ClientRequestsCarryAValidSignature) {
     }
   });
   S3Credentials cred{"AKIDTEST", "secret/key+value", "", "test"};
-  auto client = S3Client::Create({"http://127.0.0.1:" + std::to_string(port), "eu-west-1", true}, cred, "bkt");
+  auto client = S3Client::Create({"http://127.0.0.1:" + std::to_string(port), "eu-west-1", true, {}}, cred, "bkt");
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   char dest[16];
   auto got = client.value()->Get("train/img 1.npz", 100, 5, dest, sizeof dest);
@@ -288,7 +288,7 @@ TEST(S3Client, AListingThatNeverEndsIsStopped) {
     }
   });
   S3Credentials cred{"AKIDTEST", "secret", "", "test"};
-  const S3Endpoint ep{"http://127.0.0.1:" + std::to_string(port), "us-east-1", true};
+  const S3Endpoint ep{"http://127.0.0.1:" + std::to_string(port), "us-east-1", true, {}};
   auto client = S3Client::Create(ep, cred, "bkt");
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   auto listed = client.value()->List("train/");

@@ -137,6 +137,28 @@ TEST(Sweep, ARunErrorStopsTheSweepWithItsMessage) {
   EXPECT_EQ(RunSweep({}, interrupted).stop_code, 130);
 }
 
+// A verdict whose failing run was too short for the host's CPU to be read (under 2 s of training) says that the
+// client's CPU it quotes is Feedrate's own share only (two CPUs held by other work answered "client CPUs 3% busy").
+TEST(Sweep, AVerdictWithoutTheHostsCpuSaysSo) {
+  SweepResult r;
+  SweepPoint pass{1, {}, true}, fail{2, {}, false};
+  SweepRun ok, miss;
+  ok.exit_code = 0;
+  ok.accelerators = 1;
+  miss.exit_code = 3;
+  miss.accelerators = 2;
+  miss.cpu_utilisation = 0.03;
+  pass.runs.push_back(ok);
+  fail.runs.push_back(miss);
+  r.points = {pass, fail};
+  r.accelerators_supported = 1;
+  std::string why = SweepBottleneck(r, 0)["explanation"];
+  EXPECT_NE(why.find("Feedrate's own share only"), std::string::npos) << why;
+  r.points[1].runs[0].host_cpu_measured = true;
+  why = SweepBottleneck(r, 0)["explanation"];
+  EXPECT_EQ(why.find("Feedrate's own share only"), std::string::npos) << why;
+}
+
 // A client busy with other work: Feedrate's own CPU use was 5%, the host's 98% (two busy loops). The verdict names
 // the client and the other work, not the storage (it said storage_throughput, "the client's CPUs 5% busy").
 TEST(Sweep, ABusyClientIsNamedWithTheOtherWork) {
