@@ -3,20 +3,28 @@
 # A Unet3D-shaped npz dataset written by `feedrate datagen` on local disk; reads throttled to RBPS_MIB by a cgroup
 # (v1 blkio or v2 io) that holds every run, which is also where each run's CPU is counted (cpuacct / cpu.stat: the
 # whole process tree — DLIO's ranks and DataLoader workers, Feedrate's threads, mpirun). For each accelerator count
-# in COUNTS: DLIO upstream (one MPI rank per accelerator, --bind-to none) and `feedrate run -n N` (one process, once
+# in COUNTS: a DLIO peer (one MPI rank per accelerator, --bind-to none) and `feedrate run -n N` (one process, once
 # per variant in VARIANTS), one epoch each, page cache dropped before every run, alternated (DLIO first on odd
 # repeats, last on even). fio (libaio, O_DIRECT, 1 MiB, queue depth 8, every file once, same cgroup) gives the
 # throttled bandwidth first. DLIO's start-up (Python, torch and Hydra imports, no training) is measured once per
 # count and shown beside its CPU.
 # Usage: bench/au_vs_dlio.sh [OUT_PREFIX]   (writes OUT_PREFIX.md and OUT_PREFIX.json; needs root and cgroups)
-#   env: DLIO_ENV=/opt/dlio-peer/env.sh (../shared/peers/dlio/install.sh, or your own; it sets $DLIO and PYTHONPATH)
+#   env: PEER=v3 (default: MLPerf Storage v3.0's DLIO, DLIO_local_changes f16fe43 with its configs, against
+#        Feedrate's default --rules v3.0, unet3d_b200's config) or PEER=upstream (argonne-lcf DLIO against --rules
+#        upstream, unet3d_h100's); DLIO_ENV=the peer's env.sh (default /opt/dlio-v3-peer/env.sh, setting $DLIO3 and
+#        $DLIO3_CONFIGS; upstream /opt/dlio-peer/env.sh, setting $DLIO)
 #        DATA=/var/tmp/feedrate-au-vs-dlio FILES=480 RECORD=8388608 BATCH=4 COMPUTE=0.2 RBPS_MIB=400
 #        COUNTS="1 2 3 4" REPEATS=3 KEEP= (keep the dataset)
 #        VARIANTS="" (';'-separated option lists: one Feedrate run per list, e.g. ";--param=feedrate.batches_in_flight=2"
 #        compares the defaults with 2 batches in flight in the same run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dlio_env=${DLIO_ENV:-/opt/dlio-peer/env.sh}
+peer=${PEER:-v3}
+case "$peer" in
+  v3) dlio_env=${DLIO_ENV:-/opt/dlio-v3-peer/env.sh}; rules=v3.0; workload=unet3d_b200 ;;
+  upstream) dlio_env=${DLIO_ENV:-/opt/dlio-peer/env.sh}; rules=upstream; workload=unet3d_h100 ;;
+  *) echo "PEER must be v3 or upstream, not '$peer'" >&2; exit 2 ;;
+esac
 data=${DATA:-/var/tmp/feedrate-au-vs-dlio}
 files=${FILES:-480}; record=${RECORD:-8388608}; batch=${BATCH:-4}; compute=${COMPUTE:-0.2}
 rbps=$(( ${RBPS_MIB:-400} * 1048576 ))
@@ -30,6 +38,7 @@ feedrate=$PWD/build/release/cli/feedrate
 command -v fio >/dev/null || { echo "fio is needed (apt-get install fio)" >&2; exit 2; }
 # shellcheck disable=SC1090
 . "$dlio_env"
+if [ "$peer" = v3 ]; then dlio_cmd=$DLIO3; config_dir=(--config-dir="$DLIO3_CONFIGS"); else dlio_cmd=$DLIO; config_dir=(); fi
 shape=(dataset.num_files_train="$files" dataset.num_samples_per_file=1 dataset.record_length_bytes="$record"
        dataset.record_length_bytes_stdev=0 reader.batch_size="$batch" train.epochs=1
        train.computation_time="$compute")
@@ -64,13 +73,13 @@ dlio() {  # N OUT [extra overrides]: DLIO upstream, N ranks, one epoch of the sh
   mkdir -p "$o"
   # shellcheck disable=SC2086  # $DLIO is a command line (python3 -m ...), split on purpose
   mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" -x PYTHONPATH -x DFTRACER_ENABLE \
-    $DLIO workload=unet3d_h100 ++workload.workflow.generate_data=False ++workload.workflow.train=True \
+    $dlio_cmd workload=$workload ++workload.workflow.generate_data=False ++workload.workflow.train=True \
     ++workload.workflow.checkpoint=False ++workload.dataset.data_folder="$data" "${shape[@]/#/++workload.}" \
-    hydra.run.dir="$o" ++workload.output.folder="$o" "$@"
+    ++hydra.run.dir="$o" ++workload.output.folder="$o" "$@" "${config_dir[@]}"
 }
 feedrate_run() {  # N OUT [options]: Feedrate, N accelerators in one process, the same shape
   local n=$1 o=$2; shift 2
-  "$feedrate" run -w unet3d_h100 --data-dir "$data" -n "$n" "${shape[@]/#/--param=}" -q --results-dir "$o" "$@"
+  "$feedrate" run -w $workload --rules $rules --data-dir "$data" -n "$n" "${shape[@]/#/--param=}" -q --results-dir "$o" "$@"
 }
 for n in $counts; do
   measured "dlio_start_$n" dlio "$n" "$work/dlio_start_$n" ++workload.workflow.train=False
@@ -88,7 +97,7 @@ for ((r = 1; r <= repeats; r++)); do
   done
 done
 
-/usr/bin/python3 - "$out" "$work" "$data" "$files" "$record" "$batch" "$compute" "$rbps" "$counts" "$repeats" \
+PEER_NAME="$peer ($rules, Feedrate -w $workload --rules $rules)" /usr/bin/python3 - "$out" "$work" "$data" "$files" "$record" "$batch" "$compute" "$rbps" "$counts" "$repeats" \
   "$(printf '%s\n' "${variants[@]}")" <<'PY'
 import datetime, json, os, platform, statistics, sys
 out, work, data = sys.argv[1:4]
@@ -144,12 +153,12 @@ json.dump(doc, open(out + ".json", "w"), indent=2)
 names = [f"Feedrate {v or '(defaults)'}" for v in variants]
 lines = [f"# Feedrate vs DLIO on storage throttled to {rbps / 2**20:.0f} MiB/s (Unet3D-shaped npz)", "",
          f"Date: {date} UTC. Machine: {os.cpu_count()} CPUs ({cpu_model}), Linux {platform.release()}.",
-         f"Command: `bench/au_vs_dlio.sh {out}` (FILES={files} RECORD={record} BATCH={batch} COMPUTE={compute} "
+         f"Command: `PEER={os.environ.get('PEER_NAME', '').split()[0]} bench/au_vs_dlio.sh {out}` (FILES={files} RECORD={record} BATCH={batch} COMPUTE={compute} "
          f"RBPS_MIB={rbps // 2**20} COUNTS=\"{sys.argv[9]}\" REPEATS={repeats} VARIANTS=\"{';'.join(variants)}\").",
          f"Served by: {doc['storage']}. fio (libaio, O_DIRECT, 1 MiB, depth 8, the dataset once) in the same cgroup: "
          f"**{fio:.0f} MiB/s** = {fio / demand:.2f} accelerators of {demand:.0f} MiB/s each (batch {batch} x "
          f"{record / 2**20:.0f} MiB every {compute} s).",
-         "DLIO: upstream (../shared/peers/dlio), one MPI rank per accelerator, 4 DataLoader workers each, `--bind-to none`. "
+         f"DLIO: {os.environ.get('PEER_NAME', 'upstream')}, one MPI rank per accelerator, 4 DataLoader workers each, `--bind-to none`. "
          "Feedrate: `feedrate run -n N`, one process. One epoch per run, alternated (reversed on even repeats); AU is "
          "each tool's own summary.json (train_au_mean_percentage); CPU is the cgroup's (every process of the run, "
          "start-up included), DLIO's start-up alone (imports, no training) in brackets; figures are means of the repeats.",

@@ -57,7 +57,7 @@ Status CacheControl::BeforeEpoch(uint64_t epoch) {
     before_ = Probe(sample);
   }
   if (prefer_system_ && !system_failed_) {
-    Status st = host_leader_ ? DropSystemCaches() : Status::Ok();
+    Status st = host_leader_ ? DropSystemCaches(/*sync_first=*/false) : Status::Ok();  // (as DLIO: no sync)
     if (st.ok()) {
       system_drop_result_ = host_leader_ ? "done (the node's page cache, as the emulated DLIO flushes it)" : "done by another rank of this host";
       return Finished(first, sample, t0);

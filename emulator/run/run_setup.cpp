@@ -176,14 +176,12 @@ Status BuildSamplers(const WorkloadConfig& cfg, const RunOptions& opt, const Com
   sc.total_training_steps = cfg.total_training_steps;
   sc.presharded = Traits(cfg.rules).presharded_round_robin;
   if (sc.presharded) sc.file_shuffle = cfg.file_shuffle_given;  // (DLIO: any value given shuffles, DlioEdition docs)
-  sc.epochs = cfg.epochs;
   sc.first_deal_only = cfg.main_process_reads;
-  // Each accelerator's step log is preallocated for the whole run (train.epochs=10^12 ended in std::bad_alloc), as
-  // are the presharded order's per-epoch deals: both against the memory before either is built.
+  // Each accelerator's step log is preallocated for the whole run (train.epochs=10^12 ended in std::bad_alloc):
+  // against the memory before it is built.
   const uint64_t per_epoch = Sampler::EpochSteps(sc);
   double state_bytes = static_cast<double>(cfg.epochs) * static_cast<double>(per_epoch) *
                        static_cast<double>(opt.accelerators) * static_cast<double>(sizeof(StepRecord));
-  if (sc.presharded && sc.file_shuffle) state_bytes += static_cast<double>(cfg.epochs) * static_cast<double>(sc.num_files) * 4;
   if (const double available = static_cast<double>(ReadHostInfo().usable_available_bytes()); state_bytes > available / 2) {
     return Status::InvalidArgument(cfg.source + ": train.epochs=" + std::to_string(cfg.epochs) + " x " + std::to_string(per_epoch) +
                                    " steps x " + std::to_string(opt.accelerators) + " accelerators: the per-step record would take " +
@@ -247,7 +245,10 @@ RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, cons
   const bool varies = cfg.order == SampleOrder::kShuffled ||
                       (cfg.data_loader == DataLoader::kTensorFlow && cfg.sample_shuffle != "off") ||
                       (Traits(cfg.rules).presharded_round_robin && cfg.file_shuffle_given);
-  uint64_t epochs_to_scan = varies ? cfg.epochs : 1;
+  // (Past 64 epochs of a varying order every file is taken as read: a scan of 10^6 epochs would be the run's set-up.)
+  const bool every_file = varies && cfg.epochs > 64;
+  uint64_t epochs_to_scan = every_file ? 0 : varies ? cfg.epochs : 1;
+  if (every_file) std::fill(needed.begin(), needed.end(), 1);
   for (uint64_t a = 0; a < opt.accelerators; ++a) {
     for (uint64_t e = 1; e <= epochs_to_scan; ++e) {
       s.sampler->EpochSamples(e, static_cast<uint64_t>(comm.rank()) * opt.accelerators + a, &ids);

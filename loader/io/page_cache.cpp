@@ -167,8 +167,8 @@ Status EvictFromPageCache(const std::string& path, bool flush_first) {
   return Status::Ok();
 }
 
-Status DropSystemCaches() {
-  ::sync();
+Status DropSystemCaches(bool sync_first) {
+  if (sync_first) ::sync();
   UniqueFd fd(::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC));
   if (!fd.valid()) return Status::Errno("cannot open /proc/sys/vm/drop_caches (needs root and a writable /proc/sys)", errno);
   if (::write(fd.get(), "3\n", 2) != 2) return Status::Errno("writing /proc/sys/vm/drop_caches failed", errno);

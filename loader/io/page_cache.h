@@ -55,8 +55,9 @@ Result<bool> ReadsFillPageCache(const std::string& path);
 // a dataset generated moments ago is still dirty. Pages of tmpfs/shmem files are their storage and stay.
 Status EvictFromPageCache(const std::string& path, bool flush_first);
 
-// sync(), then "3" into /proc/sys/vm/drop_caches (page cache, dentries and inodes of the whole host). Needs
-// root (CAP_SYS_ADMIN) and a writable /proc/sys; the error says which was missing.
-Status DropSystemCaches();
+// sync() when `sync_first`, then "3" into /proc/sys/vm/drop_caches (page cache, dentries and inodes of the whole
+// host; dirty pages stay). Needs root (CAP_SYS_ADMIN) and a writable /proc/sys; the error says which was missing.
+// --drop-system-caches syncs first; the emulated DLIO's own flush does not (`echo 3 > .../drop_caches`, no sync).
+Status DropSystemCaches(bool sync_first = true);
 
 }  // namespace feedrate

@@ -143,50 +143,61 @@ void Sampler::DlioTensorflow(uint64_t epoch, uint64_t acc, std::vector<uint64_t>
   }
 }
 
-// DLIO f16fe43's deal (main.py, utils/config.py _reshard_files), for every epoch up front. Epoch 0's: rank 0's
-// sorted listing round-robin, file i to accelerator i mod W, each keeping its first floor(N/W). With file_shuffle,
-// before epoch e (reconfigure(e), chained from the epoch before): every accelerator shuffles its list with
-// np.random.seed(seed + e) (seed alone without seed_change_epoch), sends its i-th file to accelerator (i + a) mod W
-// (alltoall, received in sender order), then shuffles what it received with np.random.seed(seed + e + 31 a).
+// DLIO f16fe43's deal (main.py, utils/config.py _reshard_files). Epoch 0's: rank 0's sorted listing round-robin,
+// file i to accelerator i mod W, each keeping its first floor(N/W). With file_shuffle, before epoch e (reconfigure(e),
+// chained from the epoch before): Redeal.
 void Sampler::DealFiles() {
   const uint64_t w = cfg_.world, per = files_per_acc_;
-  std::vector<uint32_t> deal(w * per);
+  deals_ = std::make_unique<Deals>();
+  deals_->first.resize(w * per);
   for (uint64_t a = 0; a < w; ++a) {
-    for (uint64_t k = 0; k < per; ++k) deal[a * per + k] = static_cast<uint32_t>(a + k * w);
+    for (uint64_t k = 0; k < per; ++k) deals_->first[a * per + k] = static_cast<uint32_t>(a + k * w);
   }
-  if (!cfg_.file_shuffle) {
-    deals_.push_back(std::move(deal));
-    return;
+}
+
+// Epoch `epoch`'s deal from the one before: every accelerator shuffles its list with np.random.seed(seed + epoch)
+// (seed alone without seed_change_epoch), sends its i-th file to accelerator (i + a) mod W (alltoall, received in
+// sender order), then shuffles what it received with np.random.seed(seed + epoch + 31 a).
+void Sampler::Redeal(uint64_t epoch, const std::vector<uint32_t>& from, std::vector<uint32_t>* to) const {
+  const uint64_t w = cfg_.world, per = files_per_acc_;
+  std::vector<uint64_t>& perm = deals_->perm;
+  perm.resize(per);
+  // Every list has `per` entries and the same seed: one permutation, applied to each.
+  for (uint64_t i = 0; i < per; ++i) perm[i] = i;
+  NumpyRandomState(static_cast<uint32_t>(cfg_.seed + (cfg_.seed_change_epoch ? epoch : 0))).Shuffle(&perm);
+  to->assign(w * per, 0);
+  std::vector<uint64_t> filled(w, 0);
+  for (uint64_t src = 0; src < w; ++src) {
+    for (uint64_t i = 0; i < per; ++i) {
+      const uint64_t dst = (i + src) % w;
+      (*to)[dst * per + filled[dst]++] = from[src * per + perm[i]];
+    }
   }
-  std::vector<uint64_t> perm(per);
-  for (uint64_t e = 1; e <= (cfg_.first_deal_only ? 1 : cfg_.epochs); ++e) {
-    const uint32_t seed = static_cast<uint32_t>(cfg_.seed + (cfg_.seed_change_epoch ? e : 0));
-    // Every list has `per` entries and the same seed: one permutation, applied to each.
-    for (uint64_t i = 0; i < per; ++i) perm[i] = i;
-    NumpyRandomState(seed).Shuffle(&perm);
-    std::vector<uint32_t> next(w * per);
-    std::vector<uint64_t> filled(w, 0);
-    for (uint64_t src = 0; src < w; ++src) {
-      for (uint64_t i = 0; i < per; ++i) {
-        const uint64_t dst = (i + src) % w;
-        next[dst * per + filled[dst]++] = deal[src * per + perm[i]];
-      }
-    }
-    for (uint64_t a = 0; a < w; ++a) {
-      std::vector<uint32_t> mine(next.begin() + static_cast<std::ptrdiff_t>(a * per),
-                                 next.begin() + static_cast<std::ptrdiff_t>((a + 1) * per));
-      NumpyRandomState(static_cast<uint32_t>(cfg_.seed + e + a * 31)).Shuffle(&mine);
-      std::copy(mine.begin(), mine.end(), next.begin() + static_cast<std::ptrdiff_t>(a * per));
-    }
-    deal = next;
-    deals_.push_back(deal);
+  std::vector<uint32_t> mine(per);
+  for (uint64_t a = 0; a < w; ++a) {
+    std::copy_n(to->begin() + static_cast<std::ptrdiff_t>(a * per), per, mine.begin());
+    NumpyRandomState(static_cast<uint32_t>(cfg_.seed + epoch + a * 31)).Shuffle(&mine);
+    std::copy(mine.begin(), mine.end(), to->begin() + static_cast<std::ptrdiff_t>(a * per));
   }
 }
 
 // Accelerator `acc`'s samples in epoch `epoch`: its files in order, each file's samples in order (the map-style
 // DataLoader reads local sample i from local file i / samples_per_file).
 void Sampler::PreshardedSamples(uint64_t epoch, uint64_t acc, std::vector<uint64_t>* out) const {
-  const std::vector<uint32_t>& deal = deals_[deals_.size() == 1 ? 0 : std::min<uint64_t>(epoch, deals_.size()) - 1];
+  Deals& d = *deals_;
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (!cfg_.file_shuffle) epoch = 0;  // the round-robin deal, every epoch
+  if (cfg_.first_deal_only) epoch = std::min<uint64_t>(epoch, 1);
+  if (epoch > 0 && epoch + 1 < d.epoch) {  // older than the two kept: from the first again
+    d.epoch = 0;
+    d.cur.clear();
+  }
+  while (epoch > d.epoch) {
+    d.prev.swap(d.cur);
+    Redeal(d.epoch + 1, d.epoch == 0 ? d.first : d.prev, &d.cur);
+    ++d.epoch;
+  }
+  const std::vector<uint32_t>& deal = epoch == 0 ? d.first : epoch == d.epoch ? d.cur : d.prev;
   const uint64_t spf = cfg_.samples_per_file, need = steps_ * cfg_.batch_size;
   out->reserve(need);
   for (uint64_t k = 0; k < files_per_acc_ && out->size() < need; ++k) {

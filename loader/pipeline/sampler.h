@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -31,7 +33,6 @@ struct SamplerConfig {
   // dealt round-robin (file i to accelerator i mod W, floor(N/W) each), re-dealt before every epoch when
   // file_shuffle is on; each accelerator reads its files in order (sample_shuffle changes nothing there).
   bool presharded = false;
-  uint64_t epochs = 1;                 // presharded with file_shuffle: the epochs whose deals are computed up front
   // Presharded with DLIO reading in its main process (read_threads 0): its reader keeps the index map of epoch 1's
   // deal (built once, never re-read), so every epoch reads in epoch 1's order.
   bool first_deal_only = false;
@@ -84,10 +85,21 @@ class Sampler {
   uint64_t steps_ = 0;
   bool balanced_shards_ = false;  // DLIO's ceil-sized shards would leave an accelerator short of steps
   std::vector<uint64_t> tf_files_;  // TensorFlow path: the file list after DLIO's file_shuffle
-  // Presharded: per epoch (one deal when it never changes), each accelerator's files_per_acc_ files in read order,
-  // accelerator a's at [a * files_per_acc_, (a + 1) * files_per_acc_).
-  std::vector<std::vector<uint32_t>> deals_;
+  // Presharded: a deal is every accelerator's files_per_acc_ files in read order, accelerator a's at
+  // [a * files_per_acc_, (a + 1) * files_per_acc_). Epoch e's comes from epoch e - 1's (DLIO re-deals what it dealt),
+  // so deals are made as the epochs come, and the last two kept (an accelerator may start the next epoch while
+  // another finishes this one); an older epoch is made again from the first. Locked once per epoch and accelerator,
+  // never per sample. (A run of 10^6 epochs made them all up front.)
+  struct Deals {
+    std::mutex mu;
+    std::vector<uint32_t> first;       // rank 0's listing dealt round-robin (before epoch 1's re-deal)
+    uint64_t epoch = 0;                // the epoch `cur` holds (0: none yet)
+    std::vector<uint32_t> prev, cur;   // epochs epoch - 1 and epoch
+    std::vector<uint64_t> perm;        // scratch of the re-deal
+  };
+  std::unique_ptr<Deals> deals_;
   uint64_t files_per_acc_ = 0;
+  void Redeal(uint64_t epoch, const std::vector<uint32_t>& from, std::vector<uint32_t>* to) const;
   std::vector<std::string> warnings_;
 };
 

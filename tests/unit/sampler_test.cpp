@@ -251,7 +251,6 @@ TEST(Sampler, PreshardedOrderIsTheOneDlioV3Opens) {
     cfg.presharded = true;
     cfg.file_shuffle = true;  // (DLIO: any file_shuffle value given, "off" included, shuffles: the "off" case)
     cfg.seed = fx["seed"];
-    cfg.epochs = c["epochs"][0].size();
     auto s = Sampler::Create(cfg);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     EXPECT_FALSE(s->contiguous());
@@ -278,7 +277,6 @@ TEST(Sampler, PreshardedStepsAndUnshuffledDeal) {
   s->EpochSamples(3, 1, &v);
   EXPECT_EQ(v, (std::vector<uint64_t>{1, 4, 7, 10}));
   cfg.file_shuffle = true;
-  cfg.epochs = 3;
   cfg.first_deal_only = true;
   auto first = Sampler::Create(cfg);
   ASSERT_TRUE(first.ok());
