@@ -40,7 +40,7 @@ struct ForwardedRunOptions {
   std::vector<int> gpus;
   uint64_t io_threads = 0, queue_depth = 0;
   bool odirect = false, keep_open = false, drop_system_caches = false;
-  double collective_timeout = 0, io_timeout = -1;
+  double collective_timeout = -1, io_timeout = -1;  // -1: not given (run's default); 0 is run's "wait forever"
 
   void Register(CLI::App* sub) {
     sub->add_option("--engine", engine, "forwarded to run")->check(CLI::IsMember({"auto", "uring", "posix"}));
@@ -79,7 +79,7 @@ struct ForwardedRunOptions {
     if (!cache.empty()) v.insert(v.end(), {"--cache", cache});
     if (drop_system_caches) v.push_back("--drop-system-caches");
     if (!io_thread_policy.empty()) v.insert(v.end(), {"--io-thread-policy", io_thread_policy});
-    if (collective_timeout > 0) v.insert(v.end(), {"--collective-timeout", std::to_string(collective_timeout)});
+    if (collective_timeout >= 0) v.insert(v.end(), {"--collective-timeout", std::to_string(collective_timeout)});
     if (io_timeout >= 0) v.insert(v.end(), {"--io-timeout", std::to_string(io_timeout)});
     if (!accelerator_memory.empty()) v.insert(v.end(), {"--accelerator-memory", accelerator_memory});
     if (!gds.empty()) v.insert(v.end(), {"--gds", gds});

@@ -528,11 +528,6 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   }
   const ResolvedEngine engine = ResolveEngineOptions(EngineRequestFor(cfg, opt, s->s3 != nullptr, align));
   s->io_threads = engine.io_threads;
-  if (engine.capped) {
-    s->warnings.push_back("I/O threads per rank: " + std::to_string(engine.io_threads) + " (reader.read_threads x accelerators = " +
-                          std::to_string(engine.dlio_threads) + ", capped at " + engine.cap_reason +
-                          "; --io-threads sets it)");
-  }
   FEEDRATE_RETURN_IF_ERROR(IndexRankFiles(cfg, opt, f, s));
   s->slot_reads.train = s->table.MaxReadsPerBatch(cfg.batch_size, s->sampler->contiguous());
   if (s->eval_sampler) s->slot_reads.eval = s->table.MaxReadsPerBatch(cfg.batch_size_eval, s->eval_sampler->contiguous());
@@ -543,7 +538,15 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
                                                   &s->staging));
   FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, engine, s));  // after the GDS decision: where the slots live
   NoteCgroupLimit(s);
-  return OpenEngine(cfg, opt, comm, s);
+  FEEDRATE_RETURN_IF_ERROR(OpenEngine(cfg, opt, comm, s));
+  // Said only of the engines that take that count: the DLIO engine runs one I/O thread per CPU whatever it is (a
+  // warning printed "8" before it chose 2).
+  if (engine.capped && s->access_pattern != "dlio") {
+    s->warnings.push_back("I/O threads per rank: " + std::to_string(s->io_threads) + " (reader.read_threads x accelerators = " +
+                          std::to_string(engine.dlio_threads) + ", capped at " + engine.cap_reason +
+                          "; --io-threads sets it)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace feedrate

@@ -283,6 +283,32 @@ TEST(Run, UringSetupFailureFallsBackToPosixAndSaysSo) {
   EXPECT_NE(strict.output.find("--engine uring: io_uring is unavailable"), std::string::npos) << strict.output;
 }
 
+// The I/O-thread cap is said only of the engine that takes reader.read_threads x accelerators threads: the DLIO
+// engine (the default) runs one per CPU whatever that product is, and once warned "capped" with the wrong count.
+TEST(Run, ThreadCapWarningNamesOnlyTheEngineItCaps) {
+  test::TempDir dir;
+  const std::string ds = SmallDatasetParams(32, 16384);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + dir.path() + " " + ds)).code, 0);
+  const std::string run = "run -w unet3d_h100 --data-dir " + dir.path() + " " + ds + " -n 16" +
+                          " --param reader.read_threads=8 --param reader.batch_size=1 --param train.epochs=1"
+                          " --param train.computation_time=0.001 --results-dir ";
+  for (const std::string engine : {"", "--engine posix"}) {
+    SCOPED_TRACE(engine);
+    const std::string r = dir / (engine.empty() ? "dlio" : "posix");
+    auto out = Sh(Feedrate(run + r + " " + engine));
+    ASSERT_TRUE(out.code == 0 || out.code == 3) << out.output;
+    auto f = ReadJson(r + "/summary.json")["feedrate"];
+    const std::string warnings = f["warnings"].dump();
+    if (engine.empty()) {
+      EXPECT_EQ(f["access_pattern"], "dlio");
+      EXPECT_EQ(warnings.find("I/O threads per rank"), std::string::npos) << warnings;
+    } else {
+      const std::string said = "I/O threads per rank: " + f["io_threads_per_rank"].dump() + " (reader.read_threads x accelerators = 128, capped";
+      EXPECT_NE(warnings.find(said), std::string::npos) << warnings;
+    }
+  }
+}
+
 // SIGINT once training has started, with a day-long compute step: the step's sleep ends with the signal (the handler
 // wakes it), the run stops on its next barrier and says so. The bound is a hang detector: without the wake-up the
 // run would sleep for a day.

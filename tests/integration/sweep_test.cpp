@@ -123,7 +123,8 @@ TEST_F(SweepRun, MinimumMissingExits3AndRanksModeGoesThroughMpirun) {
   // The launcher is one word here (Sh's quoting has no room for a quoted --mpirun); root and oversubscription
   // are allowed through OpenMPI's environment instead.
   auto sweep = Sh("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " +
-                  Sweep("--param metric.au=1.0 --min 2 --mode ranks --mpirun " + std::string(FEEDRATE_MPIEXEC), r));
+                  Sweep("--param metric.au=1.0 --min 2 --mode ranks --collective-timeout 0 --mpirun " +
+                        std::string(FEEDRATE_MPIEXEC), r));
   EXPECT_EQ(sweep.code, 3) << sweep.output << Sh("cat " + r + "/n2_r1.log").output;
   auto j = ReadJson(r + "/sweep.json");
   EXPECT_EQ(j["accelerators_supported"], 0);
@@ -133,6 +134,9 @@ TEST_F(SweepRun, MinimumMissingExits3AndRanksModeGoesThroughMpirun) {
   auto s = ReadJson(rd + "/summary.json");
   EXPECT_EQ(s["feedrate"]["ranks"], 2);  // two MPI ranks of one accelerator each
   EXPECT_EQ(s["num_accelerators"], 2);
+  // 0 is run's "wait forever": forwarded, not taken for "not given" (it once was dropped).
+  const std::string cmd = s["feedrate"]["host_facts"]["command_line"];
+  EXPECT_NE(cmd.find("--collective-timeout 0"), std::string::npos) << cmd;
 }
 
 TEST_F(SweepRun, ARunThatFailsStopsTheSweepNamingTheCause) {
