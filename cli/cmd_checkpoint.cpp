@@ -83,7 +83,7 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
     Comm comm(argc, argv);
     comm.SetCollectiveTimeout(*collective_timeout);
     InstallInterruptHandlers();
-    const std::optional<WorkloadConfig> loaded = LoadWorkloadOrPrint(w->workload, w->Overrides(), comm.root());
+    const std::optional<WorkloadConfig> loaded = LoadJobWorkload(w->workload, w->Overrides(), comm);
     if (!loaded) return kExitError;
     const WorkloadConfig& cfg = *loaded;
     if (cfg.on_s3()) {

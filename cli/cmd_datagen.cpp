@@ -104,7 +104,7 @@ int ExecuteDatagen(DatagenCommandArgs a, int* argc, char*** argv) {
   if (a.launch.requested()) return RelaunchUnderMpirun(a.launch, *argc, *argv);
   a.mlperf.Check();
   Comm comm(argc, argv);
-  const std::optional<WorkloadConfig> cfg = LoadWorkloadOrPrint(a.w.workload, a.w.Overrides(), comm.root());
+  const std::optional<WorkloadConfig> cfg = LoadJobWorkload(a.w.workload, a.w.Overrides(), comm);
   if (!cfg) return kExitError;
   DatagenOptions o = a.opt;
   o.s3_part_size = ParseBytes(a.part_size);

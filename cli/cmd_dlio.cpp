@@ -167,7 +167,7 @@ int ExecuteDlio(ParsedDlio p, int* argc, char*** argv) {
   const std::string command_line = JoinCommandLine(*argc, *argv);
   Comm comm(argc, argv);
   InstallInterruptHandlers();
-  const std::optional<WorkloadConfig> cfg = LoadWorkloadOrPrint(workload, p.overrides, comm.root());
+  const std::optional<WorkloadConfig> cfg = LoadJobWorkload(workload, p.overrides, comm);
   if (!cfg) return kExitError;
   const bool generate = GeneratesData(*cfg), checkpoint = cfg->do_checkpoint && !cfg->do_train;
   if (!cfg->do_train && !generate && !checkpoint) {

@@ -223,7 +223,7 @@ int ExecuteRun(RunCommandArgs a, int* argc, char*** argv) {
                             (a.step_barrier == "auto" && comm.num_hosts() > 1 && comm.size() > comm.num_hosts());
   comm.SetStepBarrier(hierarchical ? StepBarrierMode::kHierarchical : StepBarrierMode::kFlat);
   InstallInterruptHandlers();
-  const std::optional<WorkloadConfig> cfg = LoadWorkloadOrPrint(a.w.workload, RunOverrides(a), comm.root());
+  const std::optional<WorkloadConfig> cfg = LoadJobWorkload(a.w.workload, RunOverrides(a), comm);
   if (!cfg) return kExitError;
   if (a.total_accelerators > 0) {  // every rank refuses alike (only rank 0 says so)
     if (a.total_accelerators % static_cast<uint64_t>(comm.size()) != 0) {

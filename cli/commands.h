@@ -57,10 +57,15 @@ struct MlperfArgs {
 int RunRecorded(const MlperfTree& tree, const MlperfRecord::Spec& spec, const WorkloadConfig& cfg, Comm& comm,
                 int processes, const std::function<int(const MlperfRecord&)>& body);
 
-// The workload with these overrides, or nullopt after printing the configuration error (when `print`: rank 0 of a
-// job prints, the other ranks return quietly).
-std::optional<WorkloadConfig> LoadWorkloadOrPrint(const std::string& workload, const std::vector<std::string>& overrides,
-                                                  bool print = true);
+// The workload with these overrides, or nullopt after printing the configuration error (one process: a job's ranks
+// use LoadJobWorkload).
+std::optional<WorkloadConfig> LoadWorkloadOrPrint(const std::string& workload, const std::vector<std::string>& overrides);
+
+// The job's workload, agreed by every rank before any other collective: each rank loads it, then all learn whether
+// every rank loaded the same resolved workload with the same build (job_start.h). nullopt after rank 0 printed the
+// cause (a load error, or the ranks and hosts that differ); every rank returns alike, so none is left in a collective.
+std::optional<WorkloadConfig> LoadJobWorkload(const std::string& workload, const std::vector<std::string>& overrides,
+                                              const Comm& comm);
 
 // A named-choice option's transformer: maps the names to enum values, and shows the names (not the enum's numbers,
 // which for char-based enums are control characters) in --help.

@@ -8,18 +8,37 @@
 #include <cstdlib>
 #include <cstdio>
 
+#include "emulator/host/comm.h"
+#include "emulator/host/job_start.h"
 #include "loader/io/fault_injection.h"
 
 namespace feedrate::cli {
 
-std::optional<WorkloadConfig> LoadWorkloadOrPrint(const std::string& workload, const std::vector<std::string>& overrides,
-                                                  bool print) {
+std::optional<WorkloadConfig> LoadWorkloadOrPrint(const std::string& workload, const std::vector<std::string>& overrides) {
   try {
     return LoadWorkload(workload, overrides);
   } catch (const ConfigError& e) {
-    if (print) std::fprintf(stderr, "feedrate: error: %s\n", e.what());
+    std::fprintf(stderr, "feedrate: error: %s\n", e.what());
     return std::nullopt;
   }
+}
+
+std::optional<WorkloadConfig> LoadJobWorkload(const std::string& workload, const std::vector<std::string>& overrides,
+                                              const Comm& comm) {
+  RankStart mine;
+  std::optional<WorkloadConfig> cfg;
+  try {
+    cfg = LoadWorkload(workload, overrides);
+    mine.build = BuildIdentity(FEEDRATE_VERSION);
+    mine.workload = WorkloadFingerprint(YAML::Dump(cfg->tree));
+  } catch (const std::exception& e) {  // a ConfigError, or what the YAML library threw: this rank's cause
+    mine.error = e.what();
+    cfg.reset();
+  }
+  const std::string verdict = AgreeOnStart(comm, mine);
+  if (verdict.empty()) return cfg;
+  if (comm.root()) std::fprintf(stderr, "feedrate: error: %s\n", verdict.c_str());
+  return std::nullopt;
 }
 
 // The data-dir check of a command that reads or writes a dataset: a location given some way.

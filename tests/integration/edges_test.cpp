@@ -410,5 +410,37 @@ TEST(Edges, EveryRankLeavesTogetherOnARefusedOption) {
   }
 }
 
+// Ranks that are not running one job (issue 51, item 6): a host whose workload file says something else, or whose
+// workload file is missing, is named before the first collective that the difference would break, and every rank
+// leaves with exit 2. MPMD mpirun gives each rank its own command line, as each host reads its own file; before, a
+// differing workload ended in "MPI Error in NBC subrequest" and a missing one left rank 0 waiting in set-up.
+TEST(Edges, RanksThatAreNotOneJobAreNamedBeforeTheyMeet) {
+  Edge e;
+  e.Generate();
+  const std::string w = e.dir / "mine.yaml";
+  fs::copy_file(std::string(FEEDRATE_SOURCE_DIR) + "/workloads/unet3d_h100.yaml", w);
+  const std::string common = " --data-dir " + e.data() + " " + e.small() + " --collective-timeout 30 --results-dir " +
+                             e.results();
+  auto mpmd = [&](const std::string& rank1) {
+    return std::string(FEEDRATE_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 1 " +
+           Feedrate("run -w " + w + common) + " : -np 1 " + Feedrate("run " + rank1 + common);
+  };
+  const auto agree = Sh(mpmd("-w " + w));  // the same file: one job
+  EXPECT_TRUE(agree.code == 0 || agree.code == 3) << agree.output;
+
+  fs::remove_all(e.results());
+  const auto other = Sh(mpmd("-w " + w + " --param reader.read_threads=2"), 90);
+  EXPECT_EQ(other.code, 2) << other.output;
+  EXPECT_NE(other.output.find("the resolved workload on rank 1 ("), std::string::npos) << other.output;
+  EXPECT_NE(other.output.find(") differs from rank 0 ("), std::string::npos) << other.output;
+  EXPECT_FALSE(fs::exists(e.results())) << "nothing claimed for a job that never started";
+
+  const auto missing = Sh(mpmd("-w " + (e.dir / "not-on-this-host.yaml")), 90);
+  EXPECT_EQ(missing.code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("rank 1 ("), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find("could not load the workload that rank 0 ("), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find("not-on-this-host.yaml"), std::string::npos) << missing.output;
+}
+
 }  // namespace
 }  // namespace feedrate::it
