@@ -172,6 +172,14 @@ void RegisterMeasurementOptions(CLI::App* sub, RunCommandArgs& a) {
   sub->add_option("--timeseries-interval", a.o.timeseries_interval,
                   "seconds between time-series samples in timeseries.csv (default 1; 0: none)")
       ->check(NonNegativeNumber());
+  sub->add_option("--metrics-listen", a.o.metrics_listen,
+                  "HOST:PORT: serve live Prometheus metrics of each rank there (AU, stall, bytes, reads, latency "
+                  "histogram, CPU, phase; docs/metrics.md); a host's further ranks serve the ports after PORT")
+      ->type_name("HOST:PORT");
+  sub->add_option("--metrics-hold", a.o.metrics_hold,
+                  "with --metrics-listen: seconds the run waits at its end until a scrape has read its final figures "
+                  "(default 60, Prometheus's default scrape interval; 0: no wait)")
+      ->check(NonNegativeNumber());
 }
 
 // Where a batch must land before it counts (host, pinned or GPU memory) and how it gets there.

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "emulator/host/host_cpu.h"
+#include "emulator/host/metrics_server.h"
 #include "emulator/host/sysinfo.h"
 #include "emulator/results/dlio_output.h"
 #include "emulator/results/results.h"
@@ -22,6 +23,7 @@
 #include "emulator/run/run_setup.h"
 #include "emulator/training/compute_clock.h"
 #include "emulator/training/interrupt.h"
+#include "emulator/training/live_metrics.h"
 #include "emulator/training/progress.h"
 #include "emulator/training/timeseries.h"
 #include "emulator/training/trainer.h"
@@ -61,9 +63,13 @@ class TrainingRun {
   TrainingRun(const TrainingRun&) = delete;
   TrainingRun& operator=(const TrainingRun&) = delete;
   int Execute();
+  // --metrics-hold: after the run, until a scrape has read its final figures (bounded; not after an interrupt).
+  void HoldMetrics();
 
  private:
   void StartRecord();
+  Status StartMetrics();
+  void SetFinalPhase(int code);
   Status CreateResultsDir();
   Status CommitResultsDir();
   Status StartRunningRecord();
@@ -87,11 +93,13 @@ class TrainingRun {
   uint64_t s3_requests_ = 0, s3_retries_ = 0;    // the S3 engine's GETs (retries included) and retries
   uint64_t s3_max_in_flight_ = 0;                 // and the most it had in flight at once
   std::unique_ptr<TimeSeriesRecorder> recorder_;  // once training started
+  std::unique_ptr<LiveMetrics> metrics_;           // --metrics-listen: what this rank's endpoint shows
+  std::unique_ptr<MetricsServer> metrics_server_;  // declared after metrics_: stops before metrics_ goes
   DeviceEpochs device_;
   TrainingResult result_;
   EngineCounters counters_;
   std::atomic<uint64_t> check_ns_{0};  // I/O threads' time in sample checks (CRC, decoding)
-  TrainProgress progress_;             // rank 0's live counters
+  TrainProgress progress_;             // live counters: rank 0's status line, every rank's metrics endpoint
   ProgressMode progress_mode_ = ProgressMode::kQuiet;
   int64_t t0_ = 0;                     // training start: wall, process CPU, network, Unix time (skew between hosts)
   double cpu0_ = 0, start_unix_ = 0;
@@ -258,6 +266,7 @@ std::vector<std::string> TrainingRun::GatherFacts() {
 int TrainingRun::FinishFailed(const std::string& status, const std::string& error, int code) {
   rec_.status = status;
   rec_.error = error;
+  if (metrics_) metrics_->SetPhase(code == kExitInterrupted ? RunPhase::kInterrupted : RunPhase::kFailed);
   rec_.end_iso = NowIso8601();
   rec_.end_unix = UnixNow();
   auto infos = GatherFacts();
@@ -285,7 +294,7 @@ TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, Accel
   to.slot_reads = setup_.slot_reads.train;
   to.eval_slot_reads = setup_.slot_reads.eval;
   to.direct_align = cfg_.odirect ? setup_.engine_options.direct_align : 0;
-  to.progress = comm_.root() ? &progress_ : nullptr;
+  to.progress = comm_.root() || metrics_ ? &progress_ : nullptr;  // the status line's and the endpoint's counters
   const uint64_t steps = setup_.sampler->steps_per_epoch();
   to.on_epoch = [this, steps, &reporter](uint64_t epoch, const std::vector<AcceleratorLog>& logs) {
     ReportEpoch(cfg_, comm_, epoch, steps, logs, &reporter);
@@ -351,6 +360,7 @@ void TrainingRun::Train() {
     recorder_ = std::make_unique<TimeSeriesRecorder>(*setup_.io_stats, live.get(), opt_.accelerators, opt_.timeseries_interval);
     recorder_->Start();
   }
+  if (metrics_) metrics_->Attach(setup_.io_stats.get(), &progress_, live.get());
   Trainer trainer(cfg_, *setup_.sampler, engine, setup_.table, comm_, std::move(to));
   // Set-up ends here: process start (loader, MPI_Init, listing, indexing, engine) to the first step.
   rec_.setup_seconds = ProcessAgeSeconds();
@@ -365,6 +375,10 @@ void TrainingRun::Train() {
   }
   result_ = trainer.Run();
   if (recorder_) recorder_->Stop();  // before `live` goes
+  if (metrics_) {  // the same
+    metrics_->Freeze();
+    metrics_->SetPhase(RunPhase::kFinishing);
+  }
   counters_ = engine.counters();
   rec_.collates = counters_.collates;
   rec_.collate_seconds = static_cast<double>(counters_.collate_ns) / 1e9;
@@ -417,6 +431,10 @@ int TrainingRun::FinishCompleted() {
     rec_.metrics = AggregateRun(per_acc, cfg_.record_length, cfg_.au, Traits(cfg_.rules).throughput_counts_window);
     rec_.per_accelerator = std::move(per_acc);
     rec_.status = rec_.metrics.meets_au ? kStatusPassed : kStatusMissedAu;
+    if (metrics_) {
+      metrics_->SetJob({rec_.metrics.au_mean_pct, 100 * cfg_.au, static_cast<uint64_t>(rec_.ranks) * rec_.accelerators_per_rank,
+                        rec_.metrics.throughput_mean});
+    }
     Status w = WriteRunResults(rec_);
     if (!w.ok()) {
       std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
@@ -435,12 +453,47 @@ int TrainingRun::FinishCompleted() {
       code = rec_.metrics.meets_au ? kExitPass : kExitMissedAu;
     }
   }
-  return std::stoi(comm_.Broadcast(std::to_string(code), 0));
+  code = std::stoi(comm_.Broadcast(std::to_string(code), 0));
+  SetFinalPhase(code);
+  return code;
+}
+
+void TrainingRun::SetFinalPhase(int code) {
+  if (!metrics_) return;
+  metrics_->SetPhase(code == kExitPass ? RunPhase::kPassed : code == kExitMissedAu ? RunPhase::kMissedAu : RunPhase::kFailed);
+}
+
+// The endpoint, before set-up: a host's ranks serve PORT, PORT+1, ... in rank order (one process per port).
+Status TrainingRun::StartMetrics() {
+  if (opt_.metrics_listen.empty()) return Status::Ok();
+  const std::string& host = comm_.hostname(comm_.rank());
+  int local = 0;
+  for (int r = 0; r < comm_.rank(); ++r) local += comm_.hostname(r) == host ? 1 : 0;
+  FEEDRATE_ASSIGN_OR_RETURN(const ListenAddress where, ParseListenAddress(opt_.metrics_listen, local));
+  metrics_ = std::make_unique<LiveMetrics>(LiveMetrics::Labels{cfg_.name, host, opt_.version, comm_.rank()}, opt_.accelerators);
+  FEEDRATE_ASSIGN_OR_RETURN(metrics_server_, MetricsServer::Start(where, [m = metrics_.get()] { return m->Render(); }));
+  if (comm_.root()) {
+    std::fprintf(stderr, "feedrate: metrics at http://%s/metrics%s\n", metrics_server_->address().c_str(),
+                 comm_.size() > comm_.num_hosts() ? " (a host's further ranks: the ports after it)" : "");
+  }
+  return Status::Ok();
+}
+
+void TrainingRun::HoldMetrics() {
+  if (!metrics_server_ || opt_.metrics_hold <= 0 || Interrupted()) return;
+  const RunPhase p = metrics_->phase();
+  if (p == RunPhase::kSetup || p == RunPhase::kInterrupted) return;  // nothing ran, or the user stopped it
+  const uint64_t after = metrics_server_->begun();  // a scrape begun from now on renders the final figures
+  const int64_t deadline = NowNs() + static_cast<int64_t>(opt_.metrics_hold * 1e9);
+  while (!Interrupted() && NowNs() < deadline) {
+    if (metrics_server_->WaitForScrape(after, 0.2)) return;
+  }
 }
 
 int TrainingRun::Execute() {
   StartRecord();
   Status st = CreateResultsDir();
+  if (st.ok()) st = StartMetrics();
   if (st.ok()) st = PrepareRank(cfg_, opt_, comm_, &setup_);
   DescribeSetup();
   std::string setup_error = comm_.AgreeFirstError(st);
@@ -490,7 +543,10 @@ int TrainingRun::Execute() {
 }  // namespace
 
 int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) {
-  return TrainingRun(cfg, opt, comm).Execute();
+  TrainingRun run(cfg, opt, comm);
+  const int code = run.Execute();
+  run.HoldMetrics();
+  return code;
 }
 
 }  // namespace feedrate

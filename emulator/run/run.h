@@ -28,6 +28,10 @@ struct RunOptions {
   std::string cache;
   bool drop_system_caches = false;  // with drop modes: also /proc/sys/vm/drop_caches, once per host
   double timeseries_interval = 1.0;  // seconds between time-series samples (timeseries.csv); 0: none
+  // --metrics-listen HOST:PORT: each rank serves Prometheus metrics there (a host's ranks on PORT, PORT+1, ...;
+  // docs/metrics.md); "" = none. --metrics-hold: seconds the run waits at its end for a scrape of its final figures.
+  std::string metrics_listen;
+  double metrics_hold = 60;
   std::string command_line;      // the command as given, for the run manifest
   std::string residency = "sample";  // --residency sample|off: the sampled page-cache probe of the reads
   double verify = 0;             // --verify: fraction of each sample's payload checked against the pattern (0: off)

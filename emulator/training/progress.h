@@ -19,6 +19,8 @@ struct TrainProgress {
   std::atomic<uint64_t> steps{0};          // accelerator-steps finished in this epoch, all local accelerators
   std::atomic<uint64_t> bytes{0};          // bytes read in this epoch
   std::atomic<uint64_t> compute_ns{0};     // emulated compute in this epoch
+  // The same since training started, never reset (the metrics endpoint's counters).
+  std::atomic<uint64_t> total_steps{0}, total_bytes{0}, total_compute_ns{0};
 };
 
 enum class ProgressMode { kStatusLine, kEpochLines, kJsonEvents, kQuiet };

@@ -254,6 +254,9 @@ void Trainer::AcceleratorMain(uint64_t local) {
         opt_.progress->compute_ns.fetch_add(static_cast<uint64_t>(t2 - t1), std::memory_order_relaxed);
         opt_.progress->bytes.fetch_add(batch.bytes, std::memory_order_relaxed);
         opt_.progress->steps.fetch_add(1, std::memory_order_relaxed);
+        opt_.progress->total_compute_ns.fetch_add(static_cast<uint64_t>(t2 - t1), std::memory_order_relaxed);
+        opt_.progress->total_bytes.fetch_add(batch.bytes, std::memory_order_relaxed);
+        opt_.progress->total_steps.fetch_add(1, std::memory_order_relaxed);
       }
       if (stop_) {
         prefetcher.Drain();

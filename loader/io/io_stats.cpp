@@ -9,6 +9,7 @@ IoSnapshot IoSnapshot::Since(const IoSnapshot& earlier) const {
   IoSnapshot d;
   d.reads = reads - earlier.reads;
   d.bytes = bytes - earlier.bytes;
+  d.latency_sum_ns = latency_sum_ns - earlier.latency_sum_ns;
   uint64_t total = 0, top = 0;
   auto& counts = d.latency.counts();
   const auto& now = latency.counts();
@@ -35,6 +36,7 @@ IoSnapshot IoStats::Take() const {
   for (const auto& sh : shards_) {
     s.reads += sh->reads.load(std::memory_order_relaxed);
     s.bytes += sh->bytes.load(std::memory_order_relaxed);
+    s.latency_sum_ns += sh->latency_sum.load(std::memory_order_relaxed);
     max = std::max(max, sh->max.load(std::memory_order_relaxed));
     for (size_t i = 0; i < LatencyHistogram::kBuckets; ++i) {
       const uint64_t c = sh->latency[i].load(std::memory_order_relaxed);

@@ -15,6 +15,7 @@ namespace feedrate {
 struct IoSnapshot {
   uint64_t reads = 0;  // samples (or coalesced sample runs) completed
   uint64_t bytes = 0;
+  uint64_t latency_sum_ns = 0;  // the reads' latencies summed (a Prometheus histogram's _sum)
   LatencyHistogram latency;  // read latency, ns
   // What happened between `earlier` and this snapshot (the maximum becomes the top bucket's upper bound).
   IoSnapshot Since(const IoSnapshot& earlier) const;
@@ -30,6 +31,7 @@ class IoStats {
     const uint64_t ns = latency_ns > 0 ? static_cast<uint64_t>(latency_ns) : 0;
     s.reads.fetch_add(1, std::memory_order_relaxed);
     s.bytes.fetch_add(bytes, std::memory_order_relaxed);
+    s.latency_sum.fetch_add(ns, std::memory_order_relaxed);
     s.latency[LatencyHistogram::Index(ns)].fetch_add(1, std::memory_order_relaxed);
     if (ns > s.max.load(std::memory_order_relaxed)) s.max.store(ns, std::memory_order_relaxed);  // single writer
   }
@@ -40,6 +42,7 @@ class IoStats {
     std::atomic<uint64_t> reads{0};
     std::atomic<uint64_t> bytes{0};
     std::atomic<uint64_t> max{0};
+    std::atomic<uint64_t> latency_sum{0};
     std::array<std::atomic<uint64_t>, LatencyHistogram::kBuckets> latency{};
   };
   std::vector<std::unique_ptr<Shard>> shards_;
