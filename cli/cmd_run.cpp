@@ -176,6 +176,10 @@ void RegisterMeasurementOptions(CLI::App* sub, RunCommandArgs& a) {
                   "HOST:PORT: serve live Prometheus metrics of each rank there (AU, stall, bytes, reads, latency "
                   "histogram, CPU, phase; docs/metrics.md); a host's further ranks serve the ports after PORT")
       ->type_name("HOST:PORT");
+  sub->add_option("--metrics-textfile", a.o.metrics_textfile,
+                  "DIR: write the same metrics to DIR/feedrate_rank<R>.prom every second and at the end, for "
+                  "node_exporter's textfile collector (--collector.textfile.directory DIR)")
+      ->type_name("DIR");
   sub->add_option("--metrics-hold", a.o.metrics_hold,
                   "with --metrics-listen: seconds the run waits at its end until a scrape has read its final figures "
                   "(default 60, Prometheus's default scrape interval; 0: no wait)")

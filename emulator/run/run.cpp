@@ -63,7 +63,8 @@ class TrainingRun {
   TrainingRun(const TrainingRun&) = delete;
   TrainingRun& operator=(const TrainingRun&) = delete;
   int Execute();
-  // --metrics-hold: after the run, until a scrape has read its final figures (bounded; not after an interrupt).
+  // The textfile's last write; --metrics-hold: after the run, until a scrape has read its final figures (bounded;
+  // not after an interrupt).
   void HoldMetrics();
 
  private:
@@ -95,6 +96,7 @@ class TrainingRun {
   std::unique_ptr<TimeSeriesRecorder> recorder_;  // once training started
   std::unique_ptr<LiveMetrics> metrics_;           // --metrics-listen: what this rank's endpoint shows
   std::unique_ptr<MetricsServer> metrics_server_;  // declared after metrics_: stops before metrics_ goes
+  std::unique_ptr<MetricsTextfile> metrics_file_;  // --metrics-textfile: the same, as a node_exporter textfile
   DeviceEpochs device_;
   TrainingResult result_;
   EngineCounters counters_;
@@ -465,12 +467,18 @@ void TrainingRun::SetFinalPhase(int code) {
 
 // The endpoint, before set-up: a host's ranks serve PORT, PORT+1, ... in rank order (one process per port).
 Status TrainingRun::StartMetrics() {
-  if (opt_.metrics_listen.empty()) return Status::Ok();
+  if (opt_.metrics_listen.empty() && opt_.metrics_textfile.empty()) return Status::Ok();
   const std::string& host = comm_.hostname(comm_.rank());
+  metrics_ = std::make_unique<LiveMetrics>(LiveMetrics::Labels{cfg_.name, host, opt_.version, comm_.rank()}, opt_.accelerators);
+  if (!opt_.metrics_textfile.empty()) {
+    metrics_file_ = std::make_unique<MetricsTextfile>(
+        *metrics_, opt_.metrics_textfile + "/feedrate_rank" + std::to_string(comm_.rank()) + ".prom", 1.0);
+    FEEDRATE_RETURN_IF_ERROR(metrics_file_->Start());
+  }
+  if (opt_.metrics_listen.empty()) return Status::Ok();
   int local = 0;
   for (int r = 0; r < comm_.rank(); ++r) local += comm_.hostname(r) == host ? 1 : 0;
   FEEDRATE_ASSIGN_OR_RETURN(const ListenAddress where, ParseListenAddress(opt_.metrics_listen, local));
-  metrics_ = std::make_unique<LiveMetrics>(LiveMetrics::Labels{cfg_.name, host, opt_.version, comm_.rank()}, opt_.accelerators);
   FEEDRATE_ASSIGN_OR_RETURN(metrics_server_, MetricsServer::Start(where, [m = metrics_.get()] { return m->Render(); }));
   if (comm_.root()) {
     std::fprintf(stderr, "feedrate: metrics at http://%s/metrics%s\n", metrics_server_->address().c_str(),
@@ -480,6 +488,10 @@ Status TrainingRun::StartMetrics() {
 }
 
 void TrainingRun::HoldMetrics() {
+  if (metrics_file_) {  // the final figures, for the collector's next read
+    const Status st = metrics_file_->Stop();
+    if (!st.ok()) std::fprintf(stderr, "feedrate: warning: --metrics-textfile: %s\n", st.ToString().c_str());
+  }
   if (!metrics_server_ || opt_.metrics_hold <= 0 || Interrupted()) return;
   const RunPhase p = metrics_->phase();
   if (p == RunPhase::kSetup || p == RunPhase::kInterrupted) return;  // nothing ran, or the user stopped it

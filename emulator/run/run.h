@@ -31,6 +31,9 @@ struct RunOptions {
   // --metrics-listen HOST:PORT: each rank serves Prometheus metrics there (a host's ranks on PORT, PORT+1, ...;
   // docs/metrics.md); "" = none. --metrics-hold: seconds the run waits at its end for a scrape of its final figures.
   std::string metrics_listen;
+  // --metrics-textfile DIR: each rank's figures in DIR/feedrate_rank<R>.prom, rewritten every second (node_exporter's
+  // textfile collector); "" = none.
+  std::string metrics_textfile;
   double metrics_hold = 60;
   std::string command_line;      // the command as given, for the run manifest
   std::string residency = "sample";  // --residency sample|off: the sampled page-cache probe of the reads

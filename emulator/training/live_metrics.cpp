@@ -3,8 +3,10 @@
 
 #include <sys/resource.h>
 
+#include <chrono>
 #include <cstdio>
 
+#include "loader/io/safe_file.h"
 #include "loader/util/clock.h"
 
 namespace feedrate {
@@ -197,6 +199,41 @@ std::string LiveMetrics::Render() const {
   std::lock_guard<std::mutex> lock(mu_);
   return RenderLiveMetrics(TakeLocked(), phase_, accelerators_, labels, labels_.version, job_, TimevalSeconds(ru.ru_utime),
                            TimevalSeconds(ru.ru_stime));
+}
+
+MetricsTextfile::MetricsTextfile(const LiveMetrics& metrics, std::string path, double interval_s)
+    : metrics_(metrics), path_(std::move(path)), interval_s_(interval_s > 0 ? interval_s : 1.0) {}
+
+MetricsTextfile::~MetricsTextfile() { (void)Stop(); }
+
+Status MetricsTextfile::Start() {
+  FEEDRATE_RETURN_IF_ERROR(WriteFileSafely(path_, metrics_.Render(), /*durable=*/false));
+  thread_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+Status MetricsTextfile::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return first_error_;
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  Status last = WriteFileSafely(path_, metrics_.Render(), /*durable=*/false);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (first_error_.ok()) first_error_ = last;
+  return first_error_;
+}
+
+void MetricsTextfile::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!wake_.wait_for(lock, std::chrono::duration<double>(interval_s_), [this] { return stop_; })) {
+    lock.unlock();
+    Status st = WriteFileSafely(path_, metrics_.Render(), /*durable=*/false);
+    lock.lock();
+    if (first_error_.ok() && !st.ok()) first_error_ = st;
+  }
 }
 
 }  // namespace feedrate

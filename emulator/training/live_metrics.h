@@ -2,10 +2,12 @@
 // accelerator and I/O threads already keep, rendered in Prometheus's text format at each scrape.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "emulator/training/progress.h"
 #include "emulator/training/timeseries.h"
@@ -60,6 +62,33 @@ class LiveMetrics {
   const AcceleratorLive* live_ = nullptr;
   std::optional<LiveFigures> frozen_;
   std::optional<JobFigures> job_;
+};
+
+// --metrics-textfile DIR, node_exporter's textfile-collector form: this rank's figures in DIR/feedrate_rank<R>.prom,
+// rewritten every `interval_s` by a thread of its own and once more by Stop() (each write atomic through a hidden
+// temporary name the collector's *.prom match skips, so it never reads half a file).
+class MetricsTextfile {
+ public:
+  MetricsTextfile(const LiveMetrics& metrics, std::string path, double interval_s);
+  ~MetricsTextfile();  // Stop() if not stopped
+  MetricsTextfile(const MetricsTextfile&) = delete;
+  MetricsTextfile& operator=(const MetricsTextfile&) = delete;
+  // The first write (a folder it cannot write is an error naming the file), then the thread. Call once.
+  Status Start();
+  // Ends the thread and writes the final figures; a write that failed on the way is returned (the first one).
+  Status Stop();
+  const std::string& path() const { return path_; }
+
+ private:
+  void Loop();
+  const LiveMetrics& metrics_;
+  std::string path_;
+  double interval_s_;
+  std::mutex mu_;  // the stop flag and the first error (once per interval)
+  std::condition_variable wake_;
+  bool stop_ = false;
+  Status first_error_;
+  std::thread thread_;
 };
 
 // Prometheus text format for these figures (exposed for tests): `labels` is the rendered label set without braces.

@@ -14,6 +14,11 @@
 namespace feedrate::it {
 namespace {
 
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
 // A loopback port nobody listens on, with the one after it free too (a host's second rank serves PORT+1).
 int FreePortPair() {
   for (int tries = 0; tries < 50; ++tries) {
@@ -114,7 +119,45 @@ TEST(MetricsEndpoint, PrometheusQueriesEqualTheSummary) {
   EXPECT_LE(p50, f["read_latency_us"]["max"].get<double>() / 1e6 * 2) << "within the bucket above the slowest read";
 }
 
-// A port another process holds is named before any work, on every rank, with exit 2 and no success-shaped result.
+// The value of the sample line that starts with `series` in Prometheus text (NaN when absent).
+double Sample(const std::string& text, const std::string& series) {
+  for (size_t at = text.find(series); at != std::string::npos; at = text.find(series, at + 1)) {
+    if (at == 0 || text[at - 1] == '\n') return std::stod(text.substr(text.find(' ', at + series.size()) + 1));
+  }
+  return std::nan("");
+}
+
+// --metrics-textfile: node_exporter's collector form, one file per rank, final figures at the end, each file what
+// Prometheus's own linter (promtool, from the same package) accepts, and no temporary file left beside them.
+TEST(MetricsEndpoint, TextfilePerRankHoldsTheFinalFigures) {
+  if (std::string(FEEDRATE_PROMETHEUS).empty()) GTEST_SKIP() << "prometheus (promtool) not installed (scripts/install-test-extras.sh)";
+  test::TempDir dir;
+  const std::string shape = SmallDatasetParams(16, 65536);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + (dir / "data") + " " + shape)).code, 0);
+  ASSERT_EQ(Sh("mkdir " + (dir / "textfiles")).code, 0);
+  const auto run = Sh(MpiFeedrate(2, "run -w unet3d_h100 --data-dir " + (dir / "data") + " " + shape +
+                                         " --param reader.batch_size=2 --param train.epochs=2 --param train.computation_time=0.01"
+                                         " -n 2 --quiet --results-dir " + (dir / "r") + " --metrics-textfile " + (dir / "textfiles")));
+  ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
+  const auto s = ReadJson(dir / "r/summary.json");
+  ASSERT_FALSE(s.is_null());
+  EXPECT_EQ(Trim(Sh("ls -A " + (dir / "textfiles")).output), "feedrate_rank0.prom\nfeedrate_rank1.prom");
+  const std::string promtool = std::string(FEEDRATE_PROMETHEUS).substr(0, std::string(FEEDRATE_PROMETHEUS).rfind('/') + 1) + "promtool";
+  double bytes = 0;
+  for (int r = 0; r < 2; ++r) {
+    const std::string file = dir / ("textfiles/feedrate_rank" + std::to_string(r) + ".prom");
+    const auto lint = Sh(promtool + " check metrics < " + file);
+    EXPECT_EQ(lint.code, 0) << lint.output;
+    const std::string text = Sh("cat " + file).output;
+    const std::string labels = "{workload=\"unet3d_h100\",rank=\"" + std::to_string(r) + "\",host=\"";
+    bytes += Sample(text, "feedrate_read_bytes_total" + labels);
+    const std::string verdict = run.code == 0 ? "passed" : "missed_au";
+    EXPECT_NE(text.find(",phase=\"" + verdict + "\"} 1\n"), std::string::npos) << text;
+  }
+  EXPECT_EQ(bytes, s["feedrate"]["bytes_read"].get<double>());
+}
+
+// A port another process holds (or a textfile folder that is not there) is named before any work, on every rank, with exit 2 and no success-shaped result.
 TEST(MetricsEndpoint, ABusyPortIsRefusedBeforeAnyWork) {
   test::TempDir dir;
   const int port = FreePortPair();
@@ -138,6 +181,10 @@ TEST(MetricsEndpoint, ABusyPortIsRefusedBeforeAnyWork) {
                                (dir / "r2") + " --metrics-listen localhost"));
   EXPECT_EQ(bad.code, 2) << bad.output;
   EXPECT_NE(bad.output.find("--metrics-listen 'localhost': no port"), std::string::npos) << bad.output;
+  const auto nowhere = Sh(Feedrate("run -w unet3d_h100 --data-dir " + (dir / "data") + " " + shape + " --results-dir " +
+                                   (dir / "r3") + " --metrics-textfile " + (dir / "no-such-folder")));
+  EXPECT_EQ(nowhere.code, 2) << nowhere.output;
+  EXPECT_NE(nowhere.output.find(dir / "no-such-folder/feedrate_rank0.prom"), std::string::npos) << nowhere.output;
 }
 
 }  // namespace
