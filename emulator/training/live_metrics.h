@@ -12,6 +12,7 @@
 #include "emulator/training/progress.h"
 #include "emulator/training/timeseries.h"
 #include "loader/io/io_stats.h"
+#include "loader/status.h"
 
 namespace feedrate {
 
