@@ -123,7 +123,7 @@ MetricsServer::~MetricsServer() {
 
 bool MetricsServer::WaitForScrape(uint64_t after, double seconds) {
   std::unique_lock<std::mutex> lock(mu_);
-  return scraped_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return answered_.load() > after; });
+  return scraped_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return delivered_.load() > after; });
 }
 
 void MetricsServer::Loop() {
@@ -158,11 +158,11 @@ void MetricsServer::Answer(int client) {
     SendAll(client, Reply("404 Not Found", "text/plain", "feedrate serves /metrics only\n"));
     return;
   }
-  begun_.fetch_add(1);
-  SendAll(client, Reply("200 OK", "text/plain; version=0.0.4; charset=utf-8", render_()));
+  const uint64_t number = begun_.fetch_add(1) + 1;
+  if (!SendAll(client, Reply("200 OK", "text/plain; version=0.0.4; charset=utf-8", render_()))) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    answered_.fetch_add(1);  // a failed send too: the count keeps step with begun_
+    delivered_.store(number);
   }
   scraped_.notify_all();
 }

@@ -34,11 +34,13 @@ class MetricsServer {
   MetricsServer& operator=(const MetricsServer&) = delete;
 
   const std::string& address() const { return address_; }  // "127.0.0.1:9400", the port as bound
-  // `GET /metrics` requests begun (render called) and answered so far. One thread answers them in turn, so once
-  // answered() > n, the (n+1)-th begun request has been answered: pass begun() to wait for a render from now on.
+  // `GET /metrics` requests begun (render called) so far, numbered 1, 2, ... in the order one thread answers them.
   uint64_t begun() const { return begun_.load(); }
-  uint64_t answered() const { return answered_.load(); }
-  // Waits until more than `after` requests were answered, or `seconds` passed; true when one was.
+  // The number of the last one whose whole answer was sent (0: none): a scraper that gave up before it had it
+  // (its timeout passed) does not count.
+  uint64_t delivered() const { return delivered_.load(); }
+  // Waits until a request numbered above `after` has been delivered, or `seconds` passed; true when one was. Pass
+  // begun() to wait for a scrape of what render gives from now on.
   bool WaitForScrape(uint64_t after, double seconds);
 
  private:
@@ -49,7 +51,7 @@ class MetricsServer {
   UniqueFd listener_, wake_;  // wake_: an eventfd the destructor writes to end poll()
   std::string address_;
   std::function<std::string()> render_;
-  std::atomic<uint64_t> begun_{0}, answered_{0};
+  std::atomic<uint64_t> begun_{0}, delivered_{0};
   std::mutex mu_;  // guards nothing but the wait below (once per scrape, never per sample)
   std::condition_variable scraped_;
   std::thread thread_;

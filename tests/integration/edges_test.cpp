@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "harness.h"
 #include "loader/config/workload_config.h"
@@ -296,7 +298,12 @@ TEST(Edges, AThreadTheSystemRefusesEndsTheRunNamingIt) {
   test::WriteFile(group + "/pids.max", "40\n");
   auto r = Sh("sh -c 'echo $$ > " + group + "/cgroup.procs && exec " +
               Feedrate("run -w unet3d_h100 --data-dir " + e.data() + " " + shape + " -n 64 --results-dir " + e.results()) + "'");
-  fs::remove(group);
+  // The cgroup empties once the run's exiting threads are reaped, a moment after the shell returned: rmdir until then.
+  std::error_code gone;
+  for (int i = 0; i < 200 && !fs::remove(group, gone) && gone == std::errc::device_or_resource_busy; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_FALSE(gone) << group << ": " << gone.message();
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("cannot start"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("thread"), std::string::npos) << r.output;

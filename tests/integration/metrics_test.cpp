@@ -99,22 +99,24 @@ TEST(MetricsEndpoint, PrometheusQueriesEqualTheSummary) {
   const auto s = ReadJson(dir / "r/summary.json");
   ASSERT_FALSE(s.is_null());
   const auto& f = s["feedrate"];
-  EXPECT_EQ(prom.Query("count(feedrate_info{workload=\"unet3d_h100\"})"), 2);
-  EXPECT_EQ(prom.Query("sum(feedrate_read_bytes_total)"), f["bytes_read"].get<double>());
-  EXPECT_EQ(prom.Query("sum(feedrate_delivered_bytes_total)"), f["bytes_read"].get<double>());
-  EXPECT_EQ(prom.Query("sum(feedrate_reads_total)"), f["read_latency_us"]["count"].get<double>());
-  EXPECT_EQ(prom.Query("sum(feedrate_read_latency_seconds_count)"), f["read_latency_us"]["count"].get<double>());
-  EXPECT_EQ(prom.Query("sum(feedrate_steps_total)"), f["stall_seconds"]["count"].get<double>());
-  EXPECT_EQ(prom.Query("sum(feedrate_accelerators)"), s["num_accelerators"].get<double>());
-  // The job's figures, from rank 0's endpoint, as the summary has them (17 significant digits: exact).
-  EXPECT_EQ(prom.Query("feedrate_job_au_percent{rank=\"0\"}"), s["metric"]["train_au_mean_percentage"].get<double>());
-  EXPECT_EQ(prom.Query("feedrate_job_samples_per_second{rank=\"0\"}"),
+  EXPECT_EQ(prom.Query("count(last_over_time(feedrate_info{workload=\"unet3d_h100\"}[10m]))"), 2);
+  EXPECT_EQ(prom.Query("sum(last_over_time(feedrate_read_bytes_total[10m]))"), f["bytes_read"].get<double>());
+  EXPECT_EQ(prom.Query("sum(last_over_time(feedrate_delivered_bytes_total[10m]))"), f["bytes_read"].get<double>());
+  EXPECT_EQ(prom.Query("sum(last_over_time(feedrate_reads_total[10m]))"), f["read_latency_us"]["count"].get<double>());
+  EXPECT_EQ(prom.Query("sum(last_over_time(feedrate_read_latency_seconds_count[10m]))"), f["read_latency_us"]["count"].get<double>());
+  EXPECT_EQ(prom.Query("sum(last_over_time(feedrate_steps_total[10m]))"), f["stall_seconds"]["count"].get<double>());
+  EXPECT_EQ(prom.Query("sum(last_over_time(feedrate_accelerators[10m]))"), s["num_accelerators"].get<double>());
+  // The job's figures, from rank 0's endpoint, as the summary has them (17 significant digits: exact). Each query
+  // takes the last sample of its series: once a rank has exited, its next failed scrape marks its series stale, and
+  // a plain instant query no longer sees them.
+  EXPECT_EQ(prom.Query("last_over_time(feedrate_job_au_percent{rank=\"0\"}[10m])"), s["metric"]["train_au_mean_percentage"].get<double>());
+  EXPECT_EQ(prom.Query("last_over_time(feedrate_job_samples_per_second{rank=\"0\"}[10m])"),
             s["metric"]["train_throughput_mean_samples_per_second"].get<double>());
   const std::string verdict = run.code == 0 ? "passed" : "missed_au";
-  EXPECT_EQ(prom.Query("sum(feedrate_phase{phase=\"" + verdict + "\"})"), 2);
+  EXPECT_EQ(prom.Query("sum(last_over_time(feedrate_phase{phase=\"" + verdict + "\"}[10m]))"), 2);
   // Scraped while it trained, not only at the end.
   EXPECT_EQ(prom.Query("sum(max_over_time(feedrate_phase{phase=\"training\"}[10m]))"), 2);
-  const double p50 = prom.Query("histogram_quantile(0.5, sum by (le) (feedrate_read_latency_seconds_bucket))");
+  const double p50 = prom.Query("histogram_quantile(0.5, sum by (le) (last_over_time(feedrate_read_latency_seconds_bucket[10m])))");
   EXPECT_GT(p50, 0);
   EXPECT_LE(p50, f["read_latency_us"]["max"].get<double>() / 1e6 * 2) << "within the bucket above the slowest read";
 }

@@ -127,11 +127,35 @@ TEST(MetricsServer, AnswersMetricsCountsScrapesAndRefusesABusyPort) {
   EXPECT_TRUE(s.WaitForScrape(0, 1));
   EXPECT_EQ(Get(port, "/").rfind("HTTP/1.1 404", 0), 0u);
   EXPECT_EQ(s.begun(), 1u) << "a 404 renders nothing and is no scrape";
-  EXPECT_EQ(s.answered(), 1u);
+  EXPECT_EQ(s.delivered(), 1u);
   auto busy = MetricsServer::Start({"127.0.0.1", port}, [] { return std::string(); });
   ASSERT_FALSE(busy.ok());
   EXPECT_NE(busy.status().ToString().find("127.0.0.1:" + std::to_string(port)), std::string::npos) << busy.status().ToString();
   EXPECT_NE(busy.status().ToString().find("in use"), std::string::npos) << busy.status().ToString();
+}
+
+// A scraper that stops reading (its timeout passed, say) never gets the whole answer: the request was begun, not
+// delivered, and a wait for a delivery does not end on it (the server's 2 s send limit ends the answer).
+TEST(MetricsServer, AScraperThatGivesUpIsNotADelivery) {
+  const std::string big(32 << 20, 'x');  // more than any socket buffers hold
+  auto server = MetricsServer::Start({"127.0.0.1", 0}, [&] { return big; });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  MetricsServer& s = *server.value();
+  const int port = std::stoi(s.address().substr(s.address().rfind(':') + 1));
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int small = 4096;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const std::string req = "GET /metrics HTTP/1.1\r\n\r\n";
+  ASSERT_EQ(::write(fd, req.data(), req.size()), static_cast<ssize_t>(req.size()));
+  EXPECT_FALSE(s.WaitForScrape(0, 4)) << "never read, never delivered";
+  EXPECT_EQ(s.begun(), 1u);
+  EXPECT_EQ(s.delivered(), 0u);
+  ::close(fd);
 }
 
 }  // namespace
