@@ -204,13 +204,13 @@ Status TrainingRun::CheckDeclaredCategory() {
 
 // The record's facts from the rank's setup.
 void TrainingRun::DescribeSetup() {
-  rec_.io_threads_per_rank = setup_.io_threads;
-  rec_.access_pattern = setup_.access_pattern;
-  rec_.access_reason = setup_.access_reason;
+  rec_.io_threads_per_rank = setup_.plan.io_threads;
+  rec_.access_pattern = setup_.plan.pattern;
+  rec_.access_reason = setup_.plan.reason;
   rec_.setup_stats = setup_.setup_stats;
   rec_.setup_opens = setup_.setup_opens;
-  rec_.batches_in_flight = setup_.batches_in_flight > 0 ? setup_.batches_in_flight : cfg_.batches_in_flight;
-  rec_.retain_batches = setup_.retain;
+  rec_.batches_in_flight = setup_.plan.batches_in_flight > 0 ? setup_.plan.batches_in_flight : cfg_.batches_in_flight;
+  rec_.retain_batches = setup_.plan.retain;
   if (setup_.file_table) rec_.file_open_mode = FileOpenModeName(setup_.file_table->mode());
   const SampleCheck check = setup_.head_check != SampleCheck::kNone ? setup_.head_check : setup_.table.check;
   rec_.sample_check = check == SampleCheck::kTfRecordCrc     ? "tfrecord: length and payload CRC-32C"
@@ -224,7 +224,7 @@ void TrainingRun::DescribeSetup() {
                          ? "parquet: each row group's span read whole by its first row; every page of the selected column chunks decompressed and its levels and values decoded on the I/O threads, as pyarrow's read_row_group"
                      : check == SampleCheck::kImageDecode
                          ? std::string("image: every sample decoded to pixels on the I/O threads (libjpeg-turbo / libpng), as DLIO's PIL reader does") +
-                               (setup_.access_pattern == "dlio" ? ", each in its DataLoader worker's sequence before that worker's next sample" : "")
+                               (setup_.plan.pattern == "dlio" ? ", each in its DataLoader worker's sequence before that worker's next sample" : "")
                      : check == SampleCheck::kJpegSignature || check == SampleCheck::kPngSignature
                          ? "image: whole files, not opened at setup; each file's signature checked once read"
                          : "none";
@@ -235,7 +235,7 @@ void TrainingRun::DescribeSetup() {
 
 // OpenMPI binds each rank to one core when it starts few ranks: say so when that is narrower than the threads.
 void TrainingRun::WarnNarrowAffinity() const {
-  const unsigned threads = static_cast<unsigned>(opt_.accelerators + setup_.io_threads);
+  const unsigned threads = static_cast<unsigned>(opt_.accelerators + setup_.plan.io_threads);
   auto cpus = CpuAffinity();
   HostInfo host = ReadHostInfo();
   if (cpus.size() < host.cpu_count && cpus.size() < threads) {
@@ -289,10 +289,10 @@ int TrainingRun::FinishFailed(const std::string& status, const std::string& erro
 TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, AcceleratorLive* live) {
   TrainerOptions to;
   to.accelerators = opt_.accelerators;
-  to.retain_batches = setup_.retain;
-  to.lanes_per_accelerator = setup_.lanes_per_accelerator;
+  to.retain_batches = setup_.plan.retain;
+  to.lanes_per_accelerator = setup_.plan.workers;
   to.file_lanes = setup_.file_lanes.empty() ? nullptr : &setup_.file_lanes;
-  to.batches_in_flight = setup_.batches_in_flight;
+  to.batches_in_flight = setup_.plan.batches_in_flight;
   to.slot_reads = setup_.slot_reads.train;
   to.eval_slot_reads = setup_.slot_reads.eval;
   to.direct_align = cfg_.odirect ? setup_.engine_options.direct_align : 0;
@@ -303,7 +303,7 @@ TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, Accel
   };
   to.files = setup_.file_table.get();
   // The dlio pattern reads each sample as its reader does: never two records in one request.
-  to.coalesce_bytes = cfg_.coalesce_reads && setup_.access_pattern != "dlio" ? setup_.engine_options.transfer_size : 0;
+  to.coalesce_bytes = cfg_.coalesce_reads && setup_.plan.pattern != "dlio" ? setup_.engine_options.transfer_size : 0;
   to.eval_sampler = setup_.eval_sampler.get();
   to.eval_id_offset = setup_.eval_id_offset;
   to.check_ns = setup_.table.check != SampleCheck::kNone ? &check_ns_ : nullptr;
@@ -534,7 +534,7 @@ int TrainingRun::Execute() {
   if (!result_.lost_completion) setup_.engine.engine.reset();
   rec_.wall_seconds = static_cast<double>(NowNs() - t0_) / 1e9;
   rec_.steps_per_epoch = result_.steps_per_epoch;
-  CollectExtras(opt_.accelerators + setup_.io_threads);
+  CollectExtras(opt_.accelerators + setup_.plan.io_threads);
 
   std::string run_error = comm_.AgreeFirstError(result_.error);
   if (!run_error.empty()) {

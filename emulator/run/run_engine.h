@@ -3,18 +3,16 @@
 #pragma once
 
 #include "emulator/host/comm.h"
+#include "emulator/run/read_plan.h"
 #include "emulator/run/run_setup.h"
 
 namespace feedrate {
 
-// feedrate.decode on JPEG/PNG where the run replays DLIO's reader calls: each image is decoded in its lane, which
-// needs no size before training, so set-up opens no image file (DLIO opens none either). Decided from the
-// configuration alone, before set-up indexes anything; OpenEngine fails the run, saying what to change, where the
-// DLIO engine then cannot run (no io_uring).
-bool DecodesInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3);
-
-// The file table, fault injection, I/O statistics and the engine for this rank. REQUIRES: PrepareRank's earlier
-// phases done (the sample table indexed, the samplers built, the buffer-memory check made).
-Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s);
+// The file table, fault injection, I/O statistics, the read plan (read_plan.h: s->plan, its warnings appended to
+// s->warnings) and the engine it names for this rank; where the DlioEngine cannot run (no io_uring), the coalesced
+// plan, or for images that only its lanes can decode an error saying what to change. REQUIRES: PrepareRank's earlier
+// phases done (the sample table indexed, the samplers built, the staging chosen, the buffer-memory check made);
+// `engine` is ResolveEngineOptions's answer for this run.
+Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const ResolvedEngine& engine, Setup* s);
 
 }  // namespace feedrate

@@ -372,7 +372,8 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
   // the I/O threads (decoding in DLIO's worker sequence does not) or checks in retained memory, content
   // verification, O_DIRECT windows (and S3, whose listing has the sizes).
   const bool image = IsImage(cfg.format);
-  const bool unopened = image && (!cfg.decode || DecodesInLanes(cfg, opt, s->s3 != nullptr)) && !RetainsBatches(opt) &&
+  const bool memory = !s->s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
+  const bool unopened = image && (!cfg.decode || DecodesInLanes(cfg, opt, s->s3 != nullptr, memory)) && !RetainsBatches(opt) &&
                         opt.verify <= 0 && !cfg.odirect && !s->s3;
   s->images_unopened = unopened;
   io.data_folder = s->s3 ? cfg.S3DataPrefix() : cfg.data_folder;  // (S3: index keys under the normalised prefix)
@@ -391,7 +392,7 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
     s->table = SampleTable(s->files.size(), cfg.num_samples_per_file);
     // Indexing waits on every file's header reads: where each request waits (a network or FUSE store) many threads
     // overlap them (4,096 npz files at 50 ms a request took 233 s with 8); on memory-backed storage they only copy.
-    const size_t threads = s->s3 != nullptr || IsMemoryFileSystem(FileSystemType(cfg.data_folder))
+    const size_t threads = s->s3 != nullptr || memory
                                ? std::min<size_t>(s->io_threads, 16)
                                : 64;
     FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which, io, threads, &s->table));
@@ -538,15 +539,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
                                                   &s->staging));
   FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, engine, s));  // after the GDS decision: where the slots live
   NoteCgroupLimit(s);
-  FEEDRATE_RETURN_IF_ERROR(OpenEngine(cfg, opt, comm, s));
-  // Said only of the engines that take that count: the DLIO engine runs one I/O thread per CPU whatever it is (a
-  // warning printed "8" before it chose 2).
-  if (engine.capped && s->access_pattern != "dlio") {
-    s->warnings.push_back("I/O threads per rank: " + std::to_string(s->io_threads) + " (reader.read_threads x accelerators = " +
-                          std::to_string(engine.dlio_threads) + ", capped at " + engine.cap_reason +
-                          "; --io-threads sets it)");
-  }
-  return Status::Ok();
+  return OpenEngine(cfg, opt, comm, engine, s);
 }
 
 }  // namespace feedrate

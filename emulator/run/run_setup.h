@@ -9,6 +9,7 @@
 #include "emulator/host/cache_control.h"
 #include "emulator/host/comm.h"
 #include "emulator/host/storage_stats.h"
+#include "emulator/run/read_plan.h"
 #include "emulator/run/run.h"
 #include "emulator/run/run_gpu.h"
 #include "emulator/run/run_s3.h"
@@ -44,21 +45,17 @@ struct Setup {
   AcceleratorStaging staging;             // --accelerator-memory; declared before the engine, which reads into it
   EngineOptions engine_options;
   EngineChoice engine;
-  // feedrate.access_pattern: "dlio" when the DlioEngine replays DLIO's reader calls per sample with one lane per
-  // DataLoader worker, else "coalesced" (one read per extent), with why in access_reason.
-  std::string access_pattern = "coalesced";
-  std::string access_reason;
-  uint32_t lanes_per_accelerator = 0;         // DLIO's workers per accelerator (dlio pattern), 0 otherwise
-  std::vector<uint32_t> file_lanes;           // TensorFlow's streams (dlio pattern): each file's lane, else empty
-  uint64_t batches_in_flight = 0;             // per accelerator, where not the workload's (TensorFlow's streams)
+  // How the run reads (read_plan.h): pattern and why, engine, workers, threads, depths. Made once by OpenEngine.
+  ReadPlan plan;
+  std::vector<uint32_t> file_lanes;           // TensorFlow's streams (plan.tf_streams): each file's lane, else empty
   std::unique_ptr<TableReadPlanner> planner;  // the dlio pattern's calls; outlives the engine
-  SampleCheck head_check = SampleCheck::kNone;  // a signature check the DlioEngine makes on each file's first read
+  SampleCheck head_check = SampleCheck::kNone;  // the plan's engine_check: the table's check, now the engine's
   bool images_unopened = false;  // image files not opened at set-up: each sample its whole file, size unknown
   // What set-up asked of the storage before the window: files stat'ed (metadata only: whole-file tables) and files
   // opened and read (headers indexed; FUSE's one-byte page-cache probe), for summary.json's feedrate.setup_reads.
   uint64_t setup_stats = 0, setup_opens = 0;
-  uint64_t io_threads = 1;
-  bool retain = false;  // batches land in per-slot memory (asked for, or needed by the sample check)
+  uint64_t io_threads = 1;  // before the plan: ResolveEngineOptions's count (indexing, the I/O statistics' shards)
+  bool retain = false;  // before the plan: batches retained (asked for, or needed by the sample check); plan.retain after
   SlotReads slot_reads;  // samples with bytes a batch holds at most: what a retained or staged slot has room for
   double dataset_bytes = 0;
   double buffer_bytes = 0;

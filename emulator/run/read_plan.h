@@ -1,0 +1,76 @@
+// How a run reads, decided in one place: from the workload (its rules edition included), the run's options and what
+// set-up learned of the storage and the samples, PlanReads returns which engine reads, whether it replays the
+// emulated DLIO's reader calls (and why, or why not), its workers, lanes, threads and depths, and what rank 0 says of
+// them. Pure (no file, no MPI, no clock): run_engine.cpp builds the engine the plan names and nothing else decides.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emulator/run/run.h"
+#include "loader/config/workload_config.h"
+#include "loader/format/access_pattern.h"
+#include "loader/format/sample_table.h"
+#include "loader/io/engine_factory.h"
+
+namespace feedrate {
+
+enum class ReadEngineKind {
+  kDlio,       // the DlioEngine: the edition's reader calls, one lane per DataLoader worker (or TensorFlow stream)
+  kCoalesced,  // MakeEngine's choice (auto, uring, posix): one read per extent
+  kS3Lanes,    // the S3 engine's lanes: one whole-object GET per sample, as DLIO's S3 readers
+  kS3Ranged,   // the S3 engine: ranged GETs of reader.transfer_size
+  kCuFile,     // cuFile reads (GPUDirect Storage) into the accelerators' memory
+};
+
+// What set-up learned that the decision depends on (nothing else is read).
+struct ReadFacts {
+  bool s3 = false;
+  bool gds = false;                                      // the staging reads with cuFile into device memory
+  AcceleratorMemory staging = AcceleratorMemory::kHost;  // where batches must land
+  std::string gds_reason;                                // why cuFile does not serve a device-memory run
+  bool retain = false;                                   // batches retained (asked, or checks of samples > a transfer)
+  bool content = false;                                  // --verify
+  SampleCheck check = SampleCheck::kNone;                // the sample table's check
+  bool images_unopened = false;                          // images not opened at set-up: no sizes known
+  bool memory_storage = false;                           // the data folder is memory-backed (tmpfs, ramfs)
+  size_t cpus = 1;                                       // CPUs this rank may run on
+  ResolvedEngine engine;                                 // ResolveEngineOptions: the coalesced engines' numbers
+};
+
+struct ReadPlan {
+  ReadEngineKind engine = ReadEngineKind::kCoalesced;
+  AccessKind kind = AccessKind::kNone;  // the reader calls the DlioEngine replays
+  std::string pattern = "coalesced";    // summary.json's feedrate.access_pattern: "dlio" or "coalesced"
+  std::string reason;                   // why (summary.json's access_pattern_reason)
+  uint32_t workers = 0;                 // lanes per accelerator (DataLoader workers, TF streams); 0 coalesced
+  uint32_t lanes = 0;                   // workers x accelerators
+  uint64_t lane_capacity = 0;           // samples a lane may hold queued
+  uint64_t chunk = 0;                   // the DlioEngine's largest single read
+  uint64_t io_threads = 1;              // the rank's I/O threads (the DlioEngine's: one per CPU, at most a lane each)
+  uint64_t batches_in_flight = 0;       // per accelerator where the plan deepens it (TF read-ahead, S3 windows); 0 = the workload's
+  bool tf_streams = false;              // TensorFlow's interleave: samplers cycle read_threads files, a lane per file
+  uint64_t tf_cycle = 1;                //   the cycle (reader.read_threads)
+  bool retain = false;                  // batches retained, after the choice (a check the reader makes needs none)
+  SampleCheck engine_check = SampleCheck::kNone;  // the check the DlioEngine makes; the prefetcher then makes none
+  bool preprocess = false;              // the lanes wait reader.preprocess_time a sample
+  uint64_t collate_sample_bytes = 0;    // what each DataLoader worker collates a sample (feedrate.worker_collate)
+  bool lane_decode_only = false;        // feedrate.decode of images with no sizes: only the DlioEngine can
+  uint32_t s3_window = 1;               // kS3Lanes: GETs in flight per worker (feedrate.s3_reader_window)
+  std::vector<std::string> warnings;    // what rank 0 prints (and summary.json keeps)
+};
+
+// The plan. REQUIRES: the facts of this rank's set-up (sample table indexed, staging chosen, buffers checked).
+ReadPlan PlanReads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts);
+
+// The plan when the DlioEngine could not be built (no io_uring): the coalesced engines, `why` said, its notes anew.
+ReadPlan FallBackToCoalesced(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts, const std::string& why);
+
+// feedrate.decode on JPEG/PNG where the run replays DLIO's reader calls: each image is decoded in its lane, which
+// needs no size before training, so set-up opens no image file (DLIO opens none either). Decided from the
+// configuration alone, before set-up indexes anything (the plan then agrees).
+bool DecodesInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage);
+
+}  // namespace feedrate

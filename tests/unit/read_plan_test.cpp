@@ -1,0 +1,181 @@
+// The read plan as a pure function: the pattern and why, the engine, its workers, threads and depths, and the notes,
+// from the workload, the run's options and set-up's facts (no file, no MPI).
+#include "emulator/run/read_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace feedrate {
+namespace {
+
+WorkloadConfig Load(const std::string& name, std::vector<std::string> overrides = {}) {
+  return LoadWorkload(name, overrides);
+}
+
+RunOptions Accelerators(uint64_t n) {
+  RunOptions o;
+  o.accelerators = n;
+  return o;
+}
+
+ReadFacts Disk(size_t cpus = 2) {
+  ReadFacts f;
+  f.cpus = cpus;
+  f.engine.io_threads = 8;
+  f.engine.dlio_threads = 8;
+  return f;
+}
+
+bool Says(const ReadPlan& p, const std::string& text) {
+  return std::any_of(p.warnings.begin(), p.warnings.end(), [&](const std::string& w) { return w.find(text) != std::string::npos; });
+}
+
+TEST(ReadPlan, DefaultRunReplaysTheEditionsReaderWithAWorkerLanePerDataLoaderWorker) {
+  const WorkloadConfig cfg = Load("unet3d_h100");  // npz, PyTorch, read_threads 4
+  const ReadPlan p = PlanReads(cfg, Accelerators(3), Disk(2));
+  EXPECT_EQ(p.engine, ReadEngineKind::kDlio);
+  EXPECT_EQ(p.pattern, "dlio");
+  EXPECT_EQ(p.kind, DlioAccessKind(DataFormat::kNpz, cfg.rules));
+  EXPECT_EQ(p.reason.rfind("each sample read as DLIO's ", 0), 0u) << p.reason;
+  EXPECT_EQ(p.workers, 4u);
+  EXPECT_EQ(p.lanes, 12u);
+  EXPECT_EQ(p.io_threads, 2u) << "one I/O thread per CPU";
+  EXPECT_EQ(p.lane_capacity, 2 * cfg.batches_in_flight * cfg.batch_size + 1);
+  EXPECT_EQ(p.chunk, std::max<uint64_t>(cfg.transfer_size, 1 << 20));
+  EXPECT_TRUE(p.preprocess);
+  EXPECT_FALSE(p.tf_streams);
+  EXPECT_TRUE(p.warnings.empty());
+  EXPECT_EQ(PlanReads(cfg, Accelerators(1), Disk(16)).io_threads, 4u) << "at most one thread a lane";
+}
+
+TEST(ReadPlan, EachReasonForCoalescedReadsIsNamed) {
+  const RunOptions o = Accelerators(2);
+  ReadFacts tmpfs = Disk();
+  tmpfs.memory_storage = true;
+  EXPECT_EQ(PlanReads(Load("unet3d_h100"), o, tmpfs).reason.rfind("memory-backed storage (tmpfs)", 0), 0u);
+  EXPECT_EQ(PlanReads(Load("unet3d_h100", {"feedrate.access_pattern=dlio"}), o, tmpfs).pattern, "dlio")
+      << "asked for, DLIO's calls are replayed on tmpfs too";
+  EXPECT_EQ(PlanReads(Load("unet3d_h100", {"feedrate.engine=posix"}), o, Disk()).reason.rfind("an explicit feedrate.engine", 0), 0u);
+  EXPECT_EQ(PlanReads(Load("unet3d_h100", {"reader.odirect=true"}), o, Disk()).reason, "O_DIRECT (DLIO's readers read buffered)");
+  EXPECT_EQ(PlanReads(Load("unet3d_h100", {"feedrate.access_pattern=coalesced"}), o, Disk()).reason,
+            "feedrate.access_pattern: coalesced");
+  ReadFacts retained = Disk();
+  retained.retain = true;
+  const ReadPlan r = PlanReads(Load("unet3d_h100"), o, retained);
+  EXPECT_EQ(r.engine, ReadEngineKind::kCoalesced);
+  EXPECT_EQ(r.reason, "samples checked or retained need their bytes in one buffer");
+  EXPECT_TRUE(r.retain);
+  EXPECT_EQ(r.workers, 0u);
+  EXPECT_EQ(r.io_threads, 8u) << "the coalesced engines take ResolveEngineOptions's count";
+}
+
+TEST(ReadPlan, TheThreadCapIsSaidOnlyOfTheEnginesItCaps) {
+  ReadFacts capped = Disk();
+  capped.engine.capped = true;
+  capped.engine.cap_reason = "4 per CPU";
+  capped.engine.dlio_threads = 64;
+  EXPECT_FALSE(Says(PlanReads(Load("unet3d_h100"), Accelerators(16), capped), "I/O threads per rank"));
+  const ReadPlan posix = PlanReads(Load("unet3d_h100", {"feedrate.engine=posix"}), Accelerators(16), capped);
+  EXPECT_TRUE(Says(posix, "I/O threads per rank: 8 (reader.read_threads x accelerators = 64, capped at 4 per CPU"));
+}
+
+TEST(ReadPlan, TensorFlowStreamsEachFileOnItsLaneAndReadsAhead) {
+  const WorkloadConfig cfg = Load("resnet50_h100");  // TFRecord, TensorFlow, read_threads 8, 1251 records a file
+  ReadFacts f = Disk();
+  f.check = SampleCheck::kTfRecordFrame;
+  f.retain = true;  // a check of records larger than a transfer: retained for the coalesced engines ...
+  const ReadPlan p = PlanReads(cfg, Accelerators(2), f);
+  EXPECT_EQ(p.engine, ReadEngineKind::kDlio);
+  EXPECT_FALSE(p.retain) << "... but TensorFlow's stream checks its records as its fills come";
+  EXPECT_EQ(p.engine_check, SampleCheck::kTfRecordFrame);
+  EXPECT_TRUE(p.tf_streams);
+  EXPECT_EQ(p.tf_cycle, 8u);
+  EXPECT_EQ(p.workers, 8u) << "files of more than 2 records: read_threads streams";
+  EXPECT_FALSE(p.preprocess);
+  EXPECT_GT(p.batches_in_flight, cfg.batches_in_flight) << "tf.data's read-ahead";
+  const ReadPlan asked = PlanReads(Load("resnet50_h100", {"feedrate.batches_in_flight=3"}), Accelerators(2), f);
+  EXPECT_EQ(asked.batches_in_flight, 0u) << "the workload's own value stands";
+  EXPECT_EQ(PlanReads(Load("resnet50_h100", {"dataset.num_samples_per_file=2"}), Accelerators(2), f).workers, 24u);
+}
+
+TEST(ReadPlan, S3ReadsWholeObjectsInLanesUnlessTheBytesAreNeeded) {
+  ReadFacts s3 = Disk();
+  s3.s3 = true;
+  const ReadPlan p = PlanReads(Load("unet3d_h100", {"feedrate.engine=uring"}), Accelerators(2), s3);
+  EXPECT_EQ(p.engine, ReadEngineKind::kS3Lanes);
+  EXPECT_EQ(p.pattern, "dlio");
+  EXPECT_EQ(p.lanes, 8u);
+  EXPECT_TRUE(Says(p, "feedrate.engine uring does not apply to an S3 dataset"));
+  s3.check = SampleCheck::kTfRecordCrc;
+  const ReadPlan ranged = PlanReads(Load("unet3d_h100"), Accelerators(2), s3);
+  EXPECT_EQ(ranged.engine, ReadEngineKind::kS3Ranged);
+  EXPECT_EQ(ranged.reason, "S3: ranged GETs of reader.transfer_size (samples checked or retained need their bytes in one buffer)");
+  ReadFacts window = Disk();
+  window.s3 = true;
+  const ReadPlan w = PlanReads(Load("unet3d_h100", {"feedrate.s3_reader_window=8", "reader.preprocess_time=0.01"}),
+                               Accelerators(1), window);
+  EXPECT_EQ(w.s3_window, 8u);
+  EXPECT_FALSE(w.preprocess);
+  EXPECT_GT(w.batches_in_flight, 0u);
+  EXPECT_TRUE(Says(w, "feedrate.s3_reader_window above 1 replays the iterable S3 readers' prefetch"));
+}
+
+TEST(ReadPlan, GdsAndDeviceMemory) {
+  ReadFacts gds = Disk();
+  gds.gds = true;
+  gds.staging = AcceleratorMemory::kDevice;
+  EXPECT_EQ(PlanReads(Load("unet3d_h100", {"reader.odirect=true"}), Accelerators(1), gds).engine, ReadEngineKind::kCuFile);
+  ReadFacts bounce = Disk();
+  bounce.staging = AcceleratorMemory::kDevice;
+  bounce.gds_reason = "no libcufile.so.0";
+  RunOptions o = Accelerators(1);
+  o.accelerator_memory = AcceleratorMemory::kDevice;
+  const ReadPlan p = PlanReads(Load("unet3d_h100"), o, bounce);
+  EXPECT_EQ(p.reason, "batches staged into accelerator memory");
+  EXPECT_TRUE(Says(p, "--gds auto: GPUDirect reads not used (no libcufile.so.0)"));
+}
+
+TEST(ReadPlan, ImagesDecodeInTheirLanesAndPreprocessIsSaidWhereNotMade) {
+  ReadFacts f = Disk();
+  f.check = SampleCheck::kImageDecode;
+  f.images_unopened = true;
+  f.retain = true;
+  // (Upstream's PIL reader decodes; v3.0's reads each image whole, and set-up refuses the decode there.)
+  const WorkloadConfig up = Load("retinanet_h100", {"feedrate.decode=true", "feedrate.rules=upstream"});
+  const ReadPlan d = PlanReads(up, Accelerators(1), f);
+  EXPECT_EQ(d.engine, ReadEngineKind::kDlio);
+  EXPECT_EQ(d.engine_check, SampleCheck::kImageDecode);
+  EXPECT_FALSE(d.retain);
+  EXPECT_TRUE(d.lane_decode_only);
+  const ReadPlan coalesced = PlanReads(Load("unet3d_h100", {"reader.preprocess_time=0.01", "feedrate.engine=posix"}),
+                                       Accelerators(1), Disk());
+  EXPECT_TRUE(Says(coalesced, "reader.preprocess_time is not applied: the per-sample wait is made by DLIO's access pattern only"));
+  EXPECT_FALSE(Says(PlanReads(Load("unet3d_h100", {"reader.preprocess_time=0.01"}), Accelerators(1), Disk()), "preprocess"));
+}
+
+TEST(ReadPlan, WithoutIoUringTheCoalescedPlanSaysWhy) {
+  ReadFacts f = Disk();
+  f.engine.capped = true;
+  f.engine.cap_reason = "4 per CPU";
+  const WorkloadConfig cfg = Load("unet3d_h100", {"reader.preprocess_time=0.01"});
+  const ReadPlan p = FallBackToCoalesced(cfg, Accelerators(4), f, "io_uring_setup: Operation not permitted");
+  EXPECT_EQ(p.engine, ReadEngineKind::kCoalesced);
+  EXPECT_EQ(p.pattern, "coalesced");
+  EXPECT_EQ(p.reason, "the DLIO pattern needs io_uring: io_uring_setup: Operation not permitted");
+  EXPECT_EQ(p.io_threads, 8u);
+  EXPECT_TRUE(Says(p, "I/O threads per rank"));
+  EXPECT_TRUE(Says(p, "reader.preprocess_time is not applied"));
+}
+
+TEST(ReadPlan, DecodesInLanesIsDecidedFromTheConfigurationAlone) {
+  const RunOptions o = Accelerators(1);
+  const WorkloadConfig decode = Load("retinanet_h100", {"feedrate.decode=true", "feedrate.rules=upstream"});
+  EXPECT_TRUE(DecodesInLanes(decode, o, false, false));
+  EXPECT_FALSE(DecodesInLanes(decode, o, false, true)) << "tmpfs reads coalesced";
+  EXPECT_FALSE(DecodesInLanes(decode, o, true, false)) << "S3";
+  EXPECT_FALSE(DecodesInLanes(Load("retinanet_h100"), o, false, false)) << "no decode asked";
+}
+
+}  // namespace
+}  // namespace feedrate
