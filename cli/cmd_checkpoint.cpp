@@ -1,4 +1,4 @@
-// `feedrate checkpoint`: MLPerf Storage v2.0 checkpoint write and read emulation (see emulator/checkpoint/checkpoint.h).
+// `feedrate checkpoint`: MLPerf Storage's checkpoint write and read emulation (DLIO v2.0's layout, v3.0's rules; emulator/checkpoint/checkpoint.h).
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -41,7 +41,7 @@ int CheckpointIntoTree(const WorkloadConfig& cfg, CheckpointOptions o, const Mlp
 }  // namespace
 
 Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
-  auto* sub = app.add_subcommand("checkpoint", "write then read LLM checkpoints as MLPerf Storage v2.0 does (llama3_8b ... llama3_1t)");
+  auto* sub = app.add_subcommand("checkpoint", "write then read LLM checkpoints as MLPerf Storage v2.0 and v3.0 do (llama3_8b ... llama3_1t; DLIO v2.0's layout, v3.0's rules; docs/checkpoint.md)");
   auto w = std::make_shared<WorkloadArgs>();
   auto o = std::make_shared<CheckpointOptions>();
   w->Register(sub, false);

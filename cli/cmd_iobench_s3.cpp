@@ -10,6 +10,7 @@
 #include "emulator/results/results.h"
 #include "loader/s3/s3_bench.h"
 #include "loader/util/exit_codes.h"
+#include "loader/io/safe_file.h"
 
 namespace feedrate::cli {
 
@@ -95,8 +96,8 @@ int RunS3Iobench(const S3IobenchArgs& a) {
 }
 
 int WriteBenchResults(const std::string& dir, const std::string& name, const std::string& json, const std::string& csv) {
-  Status w = WriteFileAtomic(dir + "/" + name + ".json", json);
-  if (w.ok()) w = WriteFileAtomic(dir + "/" + name + ".csv", csv);
+  Status w = WriteFileSafely(dir + "/" + name + ".json", json);
+  if (w.ok()) w = WriteFileSafely(dir + "/" + name + ".csv", csv);
   if (!w.ok()) {
     std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
     return kExitError;

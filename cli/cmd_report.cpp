@@ -9,6 +9,7 @@
 #include "emulator/results/result_dirs.h"
 #include "emulator/results/results.h"
 #include "emulator/run/run.h"
+#include "loader/io/safe_file.h"
 
 namespace feedrate::cli {
 
@@ -67,7 +68,7 @@ Runner AddReport(CLI::App& app) {
     const std::string rjson = (dir / "results.json").string(), rcsv = (dir / "results.csv").string();
     for (const auto& [path, text] : {std::pair{html, RenderReportHtml(inputs)}, std::pair{md, RenderReportMarkdown(inputs)},
                                      std::pair{rjson, rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"}, std::pair{rcsv, MlperfResultsCsv(rows)}}) {
-      Status st = WriteFileAtomic(path, text);
+      Status st = WriteFileSafely(path, text);
       if (!st.ok()) {
         std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
         return kExitError;

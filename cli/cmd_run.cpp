@@ -164,7 +164,8 @@ void RegisterMeasurementOptions(CLI::App* sub, RunCommandArgs& a) {
                   "delay the accelerator threads' wake-ups (compute deadlines, step barriers) that the metrics time; "
                   "idle: SCHED_IDLE, the strongest (they run only when nothing else wants a CPU); normal: as every "
                   "other thread (on a client shared with other work)")
-      ->check(CLI::IsMember({"idle", "nice", "normal"}));
+      ->transform(Choices<IoThreadPolicy>(
+          {{"idle", IoThreadPolicy::kIdle}, {"nice", IoThreadPolicy::kNice}, {"normal", IoThreadPolicy::kNormal}}));
   sub->add_option("--io-timeout", a.o.io_timeout,
                   "seconds an accelerator waits for its batch without one of its reads completing before the run "
                   "fails naming the read (a storage that stopped answering; default 600; 0: wait forever)")

@@ -17,6 +17,7 @@
 #include "emulator/sweep/sweep_launch.h"
 #include "loader/config/workload_config.h"
 #include "loader/io/fault_injection.h"
+#include "loader/io/safe_file.h"
 
 namespace feedrate::cli {
 namespace {
@@ -133,7 +134,7 @@ int ReportSweep(const SweepResult& result, const SweepArgs& args, bool ceiling_m
   doc["storage_ceiling_source"] = args.ceiling_mib_per_s <= 0 ? "none"
                                   : ceiling_measured          ? "feedrate iobench (ceiling/iobench.json)"
                                                               : "--ceiling-mib-s";
-  Status st = WriteFileAtomic(args.results_dir + "/sweep.json", doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  Status st = WriteFileSafely(args.results_dir + "/sweep.json", doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   if (!st.ok()) {
     std::fprintf(stderr, "feedrate: error: %s\n", st.ToString().c_str());
     return kExitError;

@@ -142,7 +142,7 @@ Status WriteOne(DataFormat format, const Job& j, const ContentSpec& content, Ali
                                       : WriteJpeg(j.path, j.d1, j.d2, seed, scratch);
   }
   FEEDRATE_ASSIGN_OR_RETURN(auto entries, WriteDlioTfRecord(j.path, {j.d1, j.d2, j.samples}, content, scratch));
-  return WriteFileAtomically(j.index_path, FormatTfRecordIndex(entries));
+  return WriteDatasetFile(j.index_path, FormatTfRecordIndex(entries));
 }
 
 Status MakeDirs(const std::string& dir) {
@@ -286,7 +286,7 @@ class GenerationRun {
       return marker.ok() || marker.code() == Status::Code::kNotFound ? Status::Ok() : marker;
     }
     if (opt_.verifiable_content) {
-      return WriteFileAtomically(ContentMarkerPath(cfg_.data_folder), ContentMarkerText(opt_.content_seed));
+      return WriteDatasetFile(ContentMarkerPath(cfg_.data_folder), ContentMarkerText(opt_.content_seed));
     }
     std::error_code ec;
     fs::remove(ContentMarkerPath(cfg_.data_folder), ec);

@@ -19,8 +19,8 @@ Status WriteIndexedBinary(const std::string& path, const IndexedBinarySpec& s, c
   auto as_text = [](const std::vector<int64_t>& v) {
     return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));  // x86-64/aarch64: LE
   };
-  FEEDRATE_RETURN_IF_ERROR(WriteFileAtomically(path + ".off.idx", as_text(offsets)));
-  FEEDRATE_RETURN_IF_ERROR(WriteFileAtomically(path + ".sz.idx", as_text(sizes)));
+  FEEDRATE_RETURN_IF_ERROR(WriteDatasetFile(path + ".off.idx", as_text(offsets)));
+  FEEDRATE_RETURN_IF_ERROR(WriteDatasetFile(path + ".sz.idx", as_text(sizes)));
   return file.Commit();  // the data file appears last, once its index is in place
 }
 

@@ -82,7 +82,7 @@ Status TempFile::Commit() {
 
 Status TempFile::CommitNow() { return file_.Commit(g_durable.load(std::memory_order_relaxed)); }
 
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
+Status WriteDatasetFile(const std::string& path, const std::string& text) {
   FEEDRATE_ASSIGN_OR_RETURN(auto f, TempFile::Create(path));
   FEEDRATE_RETURN_IF_ERROR(f.WriteAt(text.data(), text.size(), 0));
   return f.Commit();

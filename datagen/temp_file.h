@@ -132,7 +132,9 @@ class TempFile {
   SafeFile file_;
 };
 
-// Writes `text` to `path` through a TempFile.
-Status WriteFileAtomically(const std::string& path, const std::string& text);
+// A dataset's small side file (an index, the content marker) written as its data files are: through a TempFile,
+// so datagen's --fsync choice and background committer apply (loader/io/safe_file.h's WriteFileSafely is the writer
+// of every other output).
+Status WriteDatasetFile(const std::string& path, const std::string& text);
 
 }  // namespace feedrate

@@ -33,6 +33,7 @@
 #include "loader/io/stream_io.h"
 #include "loader/util/content_pattern.h"
 #include "loader/util/units.h"
+#include "loader/io/safe_file.h"
 
 namespace feedrate {
 namespace {
@@ -129,7 +130,7 @@ class CheckpointRun {
     f_["checkpoints_read"] = read_;
     if (!error.empty()) f_["error"] = error;
     json summary = {{"start", start_iso_}, {"end", NowIso8601()}, {"feedrate", f_}};
-    return WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    return WriteFileSafely(results_dir_ + "/summary.json", summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
 
   // Set-up: results directory, the checkpoint settings and model, options, faults, the folder and the stream I/O.
@@ -245,7 +246,7 @@ class CheckpointRun {
     if (comm_.root()) {  // marked before any rank starts: a job that dies mid-checkpoint leaves the mark
       fs::create_directories(StepDir(dir_, k), ec);
       fs::remove(StepDir(dir_, k) + "/" + kIncomplete, ec);
-      st = WriteFileAtomic(marker, "checkpoint " + std::to_string(k) + " is being written by " +
+      st = WriteFileSafely(marker, "checkpoint " + std::to_string(k) + " is being written by " +
                                        std::to_string(comm_.size()) + " rank(s) since " + NowIso8601() +
                                        "; this file is removed once every rank's files are whole\n");
     }
@@ -272,7 +273,7 @@ class CheckpointRun {
     // The files that did complete stay; a marker says the checkpoint is not whole (each failed file's temporary
     // name is already gone). An interrupt that came after the last file still counts the checkpoint as done.
     if (!err.empty() && comm_.root()) {
-      (void)WriteFileAtomic(StepDir(dir_, k) + "/" + kIncomplete, "checkpoint " + std::to_string(k) + " write failed: " + err + "\n");
+      (void)WriteFileSafely(StepDir(dir_, k) + "/" + kIncomplete, "checkpoint " + std::to_string(k) + " write failed: " + err + "\n");
       fs::remove(marker, ec);
     }
     if (interrupted) {
@@ -411,7 +412,7 @@ class CheckpointRun {
     summary["feedrate"]["validity"] = validity.ToJson();
     summary["feedrate"]["model"]["mlpstorage_name"] = MlpstorageCheckpointModel(cfg_);
     Status w = WriteDlioFiles(ranks, &summary);
-    if (w.ok()) w = WriteFileAtomic(results_dir_ + "/summary.json", summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    if (w.ok()) w = WriteFileSafely(results_dir_ + "/summary.json", summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     int code = 0;
     if (!w.ok()) {
       std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());

@@ -17,6 +17,7 @@
 #include "emulator/host/sysinfo.h"
 #include "emulator/results/results.h"
 #include "loader/util/units.h"
+#include "loader/io/safe_file.h"
 
 namespace feedrate {
 
@@ -147,15 +148,15 @@ Status WriteDlioHydraFolder(const DlioInvocation& inv, const YAML::Node& workloa
   YAML::Node overrides(YAML::NodeType::Sequence);
   for (const auto& o : inv.task_overrides) overrides.push_back(o);
   const std::string written_by = "# written by Feedrate in DLIO's place (Hydra did not run); DLIO's layout\n";
-  FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "/config.yaml", Yaml(config)));
-  FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "/overrides.yaml", Yaml(overrides)));
-  return WriteFileAtomic(dir + "/hydra.yaml", written_by + Yaml(HydraYaml(inv)));
+  FEEDRATE_RETURN_IF_ERROR(WriteFileSafely(dir + "/config.yaml", Yaml(config)));
+  FEEDRATE_RETURN_IF_ERROR(WriteFileSafely(dir + "/overrides.yaml", Yaml(overrides)));
+  return WriteFileSafely(dir + "/hydra.yaml", written_by + Yaml(HydraYaml(inv)));
 }
 
 Status WriteDlioLog(const std::string& run_dir, const std::vector<std::string>& lines) {
   std::string text;
   for (const auto& l : lines) text += l + "\n";
-  return WriteFileAtomic(run_dir + "/dlio.log", text);
+  return WriteFileSafely(run_dir + "/dlio.log", text);
 }
 
 std::vector<std::string> DlioDatagenLogLines(int ranks, double start_unix, double generation_unix, double end_unix) {
@@ -294,8 +295,8 @@ Status WriteDlioRunFiles(const RunRecord& r) {
   }
   for (size_t a = 0; a < n; ++a) {
     const std::string base = r.results_dir + "/" + std::to_string(a);
-    FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(base + "_output.json", OutputJson(r, a, steps, epochs).dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
-    FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(base + "_per_epoch_stats.json", PerEpochStats(r, a, steps, epochs).dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
+    FEEDRATE_RETURN_IF_ERROR(WriteFileSafely(base + "_output.json", OutputJson(r, a, steps, epochs).dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
+    FEEDRATE_RETURN_IF_ERROR(WriteFileSafely(base + "_per_epoch_stats.json", PerEpochStats(r, a, steps, epochs).dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   }
   std::vector<std::string> lines = r.dlio->earlier_log;
   for (auto& l : RunLogLines(r, steps, epochs)) lines.push_back(std::move(l));
@@ -416,9 +417,9 @@ Status WriteDlioCheckpointFiles(const DlioCheckpointRecord& r) {
                          : !rank.load_start_unix.empty() ? rank.load_start_unix.front() : r.start_unix;
     const double last = !rank.load_start_unix.empty() ? rank.load_start_unix.back() + rank.load_seconds.back()
                         : !rank.save_start_unix.empty() ? rank.save_start_unix.back() + rank.save_seconds.back() : r.end_unix;
-    FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(base + "_output.json", CheckpointOutput(rank, first, last).dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
+    FEEDRATE_RETURN_IF_ERROR(WriteFileSafely(base + "_output.json", CheckpointOutput(rank, first, last).dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
     FEEDRATE_RETURN_IF_ERROR(
-        WriteFileAtomic(base + "_per_epoch_stats.json", CheckpointStats(rank, r.size_gb, first, last).dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
+        WriteFileSafely(base + "_per_epoch_stats.json", CheckpointStats(rank, r.size_gb, first, last).dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
   }
   return WriteDlioLog(r.run_dir, CheckpointLogLines(r));
 }

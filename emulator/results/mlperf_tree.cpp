@@ -16,6 +16,7 @@
 #include "emulator/results/mlperf_export.h"
 #include "emulator/results/result_dirs.h"
 #include "emulator/results/results.h"
+#include "loader/io/safe_file.h"
 
 namespace feedrate {
 
@@ -68,7 +69,7 @@ Status WriteMlperfMetadata(const MlperfMetadata& m) {
             {"run_result_output", m.dir},
             {"metadata_filename", name},
             {"written_by", "Feedrate (in mlpstorage's place; its metadata keys, v3.0)"}};
-  return WriteFileAtomic(m.dir + "/" + name, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return WriteFileSafely(m.dir + "/" + name, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 json OverrideParameters(const std::vector<std::string>& overrides) {
@@ -97,7 +98,7 @@ Status WriteWorkloadResults(const std::string& runs_dir, const std::string& dir)
     auto in = LoadResultDir(r);
     if (in.ok()) rows.push_back(MlperfRunRow(*in));  // a run still going ("running") has no metrics yet
   }
-  return WriteFileAtomic(dir + "/results.json", rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return WriteFileSafely(dir + "/results.json", rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 namespace {
@@ -185,7 +186,7 @@ Result<bool> WriteSystemsDraft(const MlperfTree& tree, const std::vector<json>& 
       "#   solution.capabilities: multi_host, simultaneous_write, simultaneous_read (bools), remap_time_in_seconds (int)\n"
       "#   deployment (onprem or cloud), product_nodes, total_rack_units, clients' chassis cpu_qty and rack_units, and a\n"
       "#   networking speed (int Gb/s) for each interface that reports none. Never overwritten.\n";
-  FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(path, header + e.c_str() + "\n"));
+  FEEDRATE_RETURN_IF_ERROR(WriteFileSafely(path, header + e.c_str() + "\n"));
   return true;
 }
 

@@ -105,10 +105,6 @@ std::string UtcNow(const char* format) {
 std::string NowIso8601() { return UtcNow("%Y-%m-%dT%H:%M:%SZ"); }
 std::string NowCompact() { return UtcNow("%Y%m%dT%H%M%SZ"); }
 
-Status WriteFileAtomic(const std::string& path, const std::string& content) {
-  return WriteFileSafely(path, content, /*durable=*/true);
-}
-
 namespace {
 
 // Per host: its ranks and accelerators, delivered MiB/s (its bytes per epoch over the epoch's slowest block,
@@ -455,7 +451,7 @@ Status WriteSummaryFile(const std::string& dir, nlohmann::json s) {
     if (!said) std::fprintf(stderr, "feedrate: warning: %s/summary.json: %s\n", PlainText(dir).c_str(), PlainText(w).c_str());
     said = true;
   }
-  return WriteFileAtomic(dir + "/summary.json", DumpJson(s, 2) + "\n");
+  return WriteFileSafely(dir + "/summary.json", DumpJson(s, 2) + "\n");
 }
 }  // namespace
 
@@ -487,8 +483,8 @@ namespace {
 Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary) {
   const std::string dir = r.results_dir + "/";
   if (r.dlio != nullptr) return CompletedStatus(r.status) ? WriteDlioRunFiles(r) : Status::Ok();
-  if (!r.timeseries_csv.empty()) FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "timeseries.csv", r.timeseries_csv));
-  FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "config.yaml", "# Resolved workload (" + r.cfg->source +
+  if (!r.timeseries_csv.empty()) FEEDRATE_RETURN_IF_ERROR(WriteFileSafely(dir + "timeseries.csv", r.timeseries_csv));
+  FEEDRATE_RETURN_IF_ERROR(WriteFileSafely(dir + "config.yaml", "# Resolved workload (" + r.cfg->source +
                                                                    ") after aliases and overrides\n" +
                                                                    YAML::Dump(r.cfg->tree) + "\n"));
   const RunMetrics& m = r.metrics;
@@ -508,7 +504,7 @@ Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary) {
                                                     : ",")
         << "\n";
   }
-  FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "per_epoch.csv", csv.str()));
+  FEEDRATE_RETURN_IF_ERROR(WriteFileSafely(dir + "per_epoch.csv", csv.str()));
   // Per step of every accelerator (gathered in rank, accelerator, epoch, step order): the stall histogram and
   // timeline of `feedrate report` come from here.
   const size_t steps = r.steps_per_epoch, epochs = m.au_pct.size();
@@ -520,7 +516,7 @@ Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary) {
       st << i / (steps * epochs) << "," << i / steps % epochs + 1 << "," << i % steps + 1 << "," << r.stall_seconds[i] << ","
          << r.barrier_seconds[i] << "\n";
     }
-    FEEDRATE_RETURN_IF_ERROR(WriteFileAtomic(dir + "steps.csv", st.str()));
+    FEEDRATE_RETURN_IF_ERROR(WriteFileSafely(dir + "steps.csv", st.str()));
   }
 
   // Every value written here as markdown text (output_text.h): a name with a line break or markup stays a value.
@@ -545,7 +541,7 @@ Status WriteRecordFiles(const RunRecord& r, const nlohmann::json& summary) {
     md << "\n## Warnings\n\n";
     for (const auto& w : r.warnings) md << "- " << md_text(w) << "\n";
   }
-  return WriteFileAtomic(dir + "report.md", md.str());
+  return WriteFileSafely(dir + "report.md", md.str());
 }
 
 }  // namespace

@@ -146,8 +146,6 @@ nlohmann::json AcceleratorMemoryFigures(const RunRecord& r);
 // feedrate.compute over every rank (summary.json feedrate.compute).
 nlohmann::json ComputeFigures(const RunRecord& r);
 
-// Writes `content` to `path` through the safe writer (loader/io/safe_file.h), fsynced before it gets its name.
-Status WriteFileAtomic(const std::string& path, const std::string& content);
 // UTC "2026-11-30T16:01:38Z" for now, and a compact "20261130T160138Z" for directory names.
 std::string NowIso8601();
 std::string NowCompact();

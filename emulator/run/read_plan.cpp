@@ -238,6 +238,7 @@ void AddNotes(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts&
 
 ReadPlan PlanReads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f) {
   ReadPlan p;
+  p.batches_in_flight = cfg.batches_in_flight;  // (deepened below for TensorFlow's read-ahead and S3 windows)
   if (f.s3) {
     PlanS3Reads(cfg, opt, f, &p);
   } else if (f.gds) {
@@ -254,6 +255,7 @@ ReadPlan PlanReads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadF
 
 ReadPlan FallBackToCoalesced(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f, const std::string& why) {
   ReadPlan p;
+  p.batches_in_flight = cfg.batches_in_flight;
   p.retain = f.retain;
   p.io_threads = f.engine.io_threads;
   p.lane_decode_only = f.images_unopened && cfg.decode;

@@ -50,7 +50,7 @@ struct ReadPlan {
   uint64_t lane_capacity = 0;           // samples a lane may hold queued
   uint64_t chunk = 0;                   // the DlioEngine's largest single read
   uint64_t io_threads = 1;              // the rank's I/O threads (the DlioEngine's: one per CPU, at most a lane each)
-  uint64_t batches_in_flight = 0;       // per accelerator where the plan deepens it (TF read-ahead, S3 windows); 0 = the workload's
+  uint64_t batches_in_flight = 0;       // per accelerator: the workload's, deepened for TF's read-ahead and S3 windows
   bool tf_streams = false;              // TensorFlow's interleave: samplers cycle read_threads files, a lane per file
   uint64_t tf_cycle = 1;                //   the cycle (reader.read_threads)
   bool retain = false;                  // batches retained, after the choice (a check the reader makes needs none)

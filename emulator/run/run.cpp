@@ -209,7 +209,7 @@ void TrainingRun::DescribeSetup() {
   rec_.access_reason = setup_.plan.reason;
   rec_.setup_stats = setup_.setup_stats;
   rec_.setup_opens = setup_.setup_opens;
-  rec_.batches_in_flight = setup_.plan.batches_in_flight > 0 ? setup_.plan.batches_in_flight : cfg_.batches_in_flight;
+  rec_.batches_in_flight = setup_.plan.batches_in_flight;
   rec_.retain_batches = setup_.plan.retain;
   if (setup_.file_table) rec_.file_open_mode = FileOpenModeName(setup_.file_table->mode());
   const SampleCheck check = setup_.head_check != SampleCheck::kNone ? setup_.head_check : setup_.table.check;
@@ -347,7 +347,7 @@ void TrainingRun::Train() {
   IoEngine& engine = *setup_.engine.engine;
   rec_.engine = engine.name();
   rec_.engine_description = setup_.engine.description;
-  rec_.io_thread_policy = opt_.io_thread_policy;
+  rec_.io_thread_policy = Name(opt_.io_thread_policy);
   rec_.queue_depth = setup_.engine_options.queue_depth;
   // Rank 0 reports; the other ranks only take part in the per-epoch reductions.
   ProgressReporter::Shape shape{cfg_.epochs, setup_.sampler->steps_per_epoch(), opt_.accelerators, comm_.rank(),

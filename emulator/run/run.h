@@ -9,6 +9,7 @@
 #include "loader/config/workload_config.h"
 #include "loader/util/choices.h"
 #include "loader/util/exit_codes.h"
+#include "loader/util/thread_policy.h"
 
 namespace feedrate {
 
@@ -38,7 +39,7 @@ struct RunOptions {
   std::string command_line;      // the command as given, for the run manifest
   std::string residency = "sample";  // --residency sample|off: the sampled page-cache probe of the reads
   double verify = 0;             // --verify: fraction of each sample's payload checked against the pattern (0: off)
-  std::string io_thread_policy = "nice";  // --io-thread-policy nice|idle|normal (loader/util/thread_policy.h)
+  IoThreadPolicy io_thread_policy = IoThreadPolicy::kNice;  // --io-thread-policy (loader/util/thread_policy.h)
   double io_timeout = 600;       // --io-timeout: seconds a batch wait may pass without one read completing (0: forever)
   int barrier_calibration_rounds = 200;  // step agreements timed per mode before training (multi-rank runs)
   // --accelerator-memory: where a batch must be before it is delivered (host: today's; pinned; device, through

@@ -113,12 +113,13 @@ Status OpenS3Engine(const WorkloadConfig& cfg, const ReadPlan& plan, Setup* s) {
 }
 
 // The coalesced engines (MakeEngine's auto, uring or posix) and what the run says of them.
-Status OpenCoalescedEngine(const WorkloadConfig& cfg, const Comm& comm, const ReadPlan& plan, Setup* s) {
+Status OpenCoalescedEngine(const WorkloadConfig& cfg, const Comm& comm, const ReadPlan& plan, const ReadFacts& facts,
+                           Setup* s) {
   if (plan.lane_decode_only) {  // (DecodesInLanes answered otherwise before set-up: a bug, not a run to make)
     return Status::Unsupported("feedrate.decode: images not opened at set-up, but the run reads coalesced (" +
                                plan.reason + ")");
   }
-  FEEDRATE_ASSIGN_OR_RETURN(auto engine, MakeEngine(cfg.engine, *s->file_table, s->engine_options));
+  FEEDRATE_ASSIGN_OR_RETURN(auto engine, MakeEngine(cfg.engine, *s->file_table, s->engine_options, facts.memory_storage));
   s->engine = std::move(engine);
   if (s->staging.mode == AcceleratorMemory::kDevice) {
     s->engine.description += "; into GPU memory through pinned buffers and a copy (" + s->staging.gds_reason + ")";
@@ -150,9 +151,7 @@ Status OpenFileTable(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s)
   }
   s->io_stats = std::make_unique<IoStats>(s->io_threads);
   eo.stats = s->io_stats.get();
-  eo.thread_policy = opt.io_thread_policy == "idle"   ? IoThreadPolicy::kIdle
-                     : opt.io_thread_policy == "nice" ? IoThreadPolicy::kNice
-                                                      : IoThreadPolicy::kNormal;
+  eo.thread_policy = opt.io_thread_policy;
   return Status::Ok();
 }
 
@@ -181,7 +180,7 @@ Status PlanAndOpen(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     case ReadEngineKind::kS3Lanes:
     case ReadEngineKind::kS3Ranged: return OpenS3Engine(cfg, s->plan, s);
     case ReadEngineKind::kCuFile: return OpenCuFileEngine(s);
-    case ReadEngineKind::kCoalesced: return OpenCoalescedEngine(cfg, comm, s->plan, s);
+    case ReadEngineKind::kCoalesced: return OpenCoalescedEngine(cfg, comm, s->plan, facts, s);
     case ReadEngineKind::kDlio: break;
   }
   const Status st = OpenDlioEngine(cfg, s->plan, s);
@@ -193,7 +192,7 @@ Status PlanAndOpen(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   }
   s->planner.reset();
   s->plan = FallBackToCoalesced(cfg, opt, facts, st.ToString());
-  return OpenCoalescedEngine(cfg, comm, s->plan, s);
+  return OpenCoalescedEngine(cfg, comm, s->plan, facts, s);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // Engine selection with the io_uring -> POSIX fallback.
 #include "loader/io/engine_factory.h"
 
-#include <sys/vfs.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,28 +10,17 @@
 #include "loader/io/uring_engine.h"
 
 namespace feedrate {
-namespace {
-
-constexpr long kTmpfsMagic = 0x01021994;  // TMPFS_MAGIC (linux/magic.h)
-
-bool OnTmpfs(const FileTable& files) {
-  const size_t first = files.paths().first_held();  // (a rank's table holds only the files it reads)
-  if (first == files.size()) return false;
-  struct statfs s {};
-  return ::statfs(files.path(static_cast<uint32_t>(first)), &s) == 0 && static_cast<long>(s.f_type) == kTmpfsMagic;
-}
-
-}  // namespace
-
-Result<EngineChoice> MakeEngine(EngineKind kind, const FileTable& files, const EngineOptions& requested) {
+Result<EngineChoice> MakeEngine(EngineKind kind, const FileTable& files, const EngineOptions& requested,
+                                bool memory_storage) {
   EngineChoice c;
   EngineOptions options = requested;
   // tmpfs files do not take io_uring's non-blocking buffered reads, so every read is handed to an io-wq worker
   // thread: measured on the 2-core VM, 2.5 KB records ran at 486 MiB/s with uring against 2763 MiB/s with
-  // pread, and large samples 0.9-1.0x. "auto" therefore reads buffered tmpfs data with pread.
-  if (kind == EngineKind::kAuto && !options.odirect && OnTmpfs(files)) {
+  // pread, and large samples 0.9-1.0x. "auto" therefore reads buffered memory-backed data with pread.
+  if (kind == EngineKind::kAuto && !options.odirect && memory_storage) {
     c.engine = std::make_unique<PosixEngine>(files, options);
-    c.description = "posix (auto: buffered reads from tmpfs, where io_uring completes every read in a worker thread)";
+    c.description = "posix (auto: buffered reads from memory-backed storage, where io_uring completes every read in a "
+                    "worker thread)";
     return c;
   }
   if (kind != EngineKind::kPosix) {

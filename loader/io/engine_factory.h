@@ -53,8 +53,10 @@ struct ResolvedEngine {
 // S3 runs at most one event loop per CPU; the queue holds every sample the rank's prefetchers keep in flight.
 ResolvedEngine ResolveEngineOptions(const EngineRequest& r);
 
-// Errors: an explicit kUring whose rings cannot be set up (with the reason).
-Result<EngineChoice> MakeEngine(EngineKind kind, const FileTable& files, const EngineOptions& options);
+// `memory_storage`: the files are on memory-backed storage (the caller's one decider, IsMemoryFileSystem), where
+// auto reads buffered with pread. Errors: an explicit kUring whose rings cannot be set up (with the reason).
+Result<EngineChoice> MakeEngine(EngineKind kind, const FileTable& files, const EngineOptions& options,
+                                bool memory_storage = false);
 // Upper bound of the buffer memory an engine of `kind` takes with `options` (for the memory check).
 uint64_t EngineBufferBytes(EngineKind kind, const EngineOptions& options);
 

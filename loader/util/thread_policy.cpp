@@ -7,6 +7,15 @@
 
 namespace feedrate {
 
+const char* Name(IoThreadPolicy policy) {
+  switch (policy) {
+    case IoThreadPolicy::kNormal: return "normal";
+    case IoThreadPolicy::kNice: return "nice";
+    case IoThreadPolicy::kIdle: return "idle";
+  }
+  return "normal";
+}
+
 bool ApplyIoThreadPolicy(IoThreadPolicy policy) {
   switch (policy) {
     case IoThreadPolicy::kNormal:

@@ -14,4 +14,7 @@ enum class IoThreadPolicy {
 // (and nothing changed) when refused.
 bool ApplyIoThreadPolicy(IoThreadPolicy policy);
 
+// "normal", "nice" or "idle": as --io-thread-policy spells it and summary.json records it.
+const char* Name(IoThreadPolicy policy);
+
 }  // namespace feedrate

@@ -264,6 +264,13 @@ TEST(ParquetOracle, ADamagedPageHeaderStopsAWholeRowGroupRunNamingTheFile) {
 // order as ranges: six such files (a one-bit column keeps them small) cost no memory per row — listed per row, this
 // run's peak RSS was 1.47 GB (42 MB now) — and the bytes read are the spans of exactly the row groups the steps cover.
 TEST(ParquetRun, DlrmSizedFilesCostMemoryPerRowGroupNotPerRow) {
+  // 54 MB in release; a sanitized binary's allocator keeps up to 256 MB of freed blocks in quarantine (with their
+  // shadow), 0.69 GB at set-up's end: the limit there still refuses the per-row listing's 1.47 GB (more under ASan).
+#ifdef FEEDRATE_SANITIZED
+  const double kSetupLimitMib = 1000;
+#else
+  const double kSetupLimitMib = 250;
+#endif
   test::TempDir dir;
   const std::string data = dir / "rows";
   test::WriteFile(dir / "w.yaml", R"(model: {name: parquet_rows}
@@ -298,7 +305,7 @@ train: {epochs: 1, computation_time: 0.0001, total_training_steps: 30}
     ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
     const auto fr = ReadJson(results + "/summary.json")["feedrate"];
     EXPECT_EQ(fr["bytes_read"].get<uint64_t>(), expected) << mode;
-    EXPECT_LT(fr["setup_peak_rss_mib"].get<double>(), 250.0) << mode << ": 6 x 4,718,592 rows listed one by one took 1.47 GB";
+    EXPECT_LT(fr["setup_peak_rss_mib"].get<double>(), kSetupLimitMib) << mode << ": 6 x 4,718,592 rows listed one by one took 1.47 GB";
   }
 }
 

@@ -68,7 +68,7 @@ TEST(SafeFile, APlantedSymlinkIsReplacedNotFollowed) {
   const std::string pid = std::to_string(::getpid());
   fs::create_symlink(victim, dir / ("out/summary.json.tmp-" + pid));
   fs::create_symlink(victim, dir / ("out/.ckpt.bin.tmp-" + pid));
-  ASSERT_TRUE(WriteFileAtomic(dir / "out/summary.json", "{}\n").ok());
+  ASSERT_TRUE(WriteFileSafely(dir / "out/summary.json", "{}\n").ok());
   EXPECT_EQ(test::ReadFile(victim), "precious");
   EXPECT_FALSE(fs::is_symlink(dir / "out/summary.json"));
   EXPECT_EQ(test::ReadFile(dir / "out/summary.json"), "{}\n");
@@ -79,7 +79,7 @@ TEST(SafeFile, APlantedSymlinkIsReplacedNotFollowed) {
   ASSERT_TRUE((*io)->WriteFile(dir / "out/ckpt.bin", 10000, true).ok());
   EXPECT_EQ(test::ReadFile(victim), "precious");
   EXPECT_EQ(fs::file_size(dir / "out/ckpt.bin"), 10000u);
-  ASSERT_TRUE(WriteFileAtomically(dir / "out/data.npz", "PK").ok());  // datagen's writer
+  ASSERT_TRUE(WriteDatasetFile(dir / "out/data.npz", "PK").ok());  // datagen's writer
   EXPECT_EQ(test::ReadFile(victim), "precious");
 }
 
@@ -107,7 +107,7 @@ TEST(SafeFile, AFailedCommitLeaksNoDescriptorAndNoFile) {
     EXPECT_NE(st.message().find("blocked"), std::string::npos) << st.message();
     EXPECT_EQ(OpenFds(), before);
   }
-  EXPECT_FALSE(WriteFileAtomic(dir / "blocked", "x").ok());
+  EXPECT_FALSE(WriteFileSafely(dir / "blocked", "x").ok());
   EXPECT_EQ(OpenFds(), before);
   EXPECT_EQ(Entries(dir.path()), 1u);  // blocked/ only
 }
