@@ -496,10 +496,15 @@ void TrainingRun::HoldMetrics() {
   const RunPhase p = metrics_->phase();
   if (p == RunPhase::kSetup || p == RunPhase::kInterrupted) return;  // nothing ran, or the user stopped it
   const uint64_t after = metrics_server_->begun();  // a scrape begun from now on renders the final figures
+  if (comm_.root()) {  // (said, so a run nobody scrapes is not taken for a hang)
+    std::fprintf(stderr, "feedrate: metrics: waiting up to %g s for a scrape of the final figures (--metrics-hold)\n",
+                 opt_.metrics_hold);
+  }
   const int64_t deadline = NowNs() + static_cast<int64_t>(opt_.metrics_hold * 1e9);
   while (!Interrupted() && NowNs() < deadline) {
     if (metrics_server_->WaitForScrape(after, 0.2)) return;
   }
+  if (comm_.root()) std::fprintf(stderr, "feedrate: metrics: no scrape came for the final figures\n");
 }
 
 int TrainingRun::Execute() {
