@@ -48,7 +48,7 @@ run_fio() {
       --size="$per_rank" --group_reporting --output-format=json > "$DIR/fio_r.json"
 }
 # The bytes per rank: llama3_8b's largest rank at this world size and scale (all ranks are equal with ZeRO 3).
-PER_RANK=$("$B" datasize -w llama3_8b --accelerators "$RANKS" --json | python3 -c "
+PER_RANK=$("$B" datasize -w llama3_8b --num-accelerators "$RANKS" --json | python3 -c "
 import json, sys; print(int(json.load(sys.stdin)['largest_rank_bytes'] * $SCALE))")
 for i in $(seq 1 "$REPEATS"); do
   rm -rf "$DIR/ck" "$DIR/fio"; mkdir -p "$DIR/fio"; sync

@@ -127,19 +127,29 @@ Runner AddDatasize(CLI::App& app, int* argc, char*** argv) {
                   "memory per client host, GiB (training workloads; mlpstorage's --client-host-memory-in-gb)")
       ->check(PositiveNumber());
   sub->add_option("--clients,--num-client-hosts", a->clients, "client hosts (mlpstorage's --num-client-hosts)")->check(PositiveNumber());
-  sub->add_option("--accelerators,--max-accelerators", a->accelerators,
-                  "emulated accelerators in total (mlpstorage's --max-accelerators; checkpoint workloads: ranks, "
-                  "default their CLOSED TP x PP x DP)")->check(PositiveNumber());
+  auto* total = sub->add_option("--num-accelerators,--max-accelerators", a->accelerators,
+                                "emulated accelerators in the whole job, as run's --num-accelerators (mlpstorage's "
+                                "--max-accelerators; checkpoint workloads: ranks, default their CLOSED TP x PP x DP)")
+                    ->check(PositiveNumber());
+  // The old spelling, kept for one release: elsewhere --accelerators (-n) counts one rank's accelerators.
+  auto* old_total = sub->add_option("--accelerators", a->accelerators,
+                                    "deprecated spelling of --num-accelerators (the job's total; in run, "
+                                    "--accelerators is per rank)")
+                        ->check(PositiveNumber())
+                        ->excludes(total);
   sub->add_flag("--json", a->json, "print JSON");
-  auto accelerators_given = sub->get_option("--accelerators");
   auto mlperf = std::make_shared<MlperfArgs>();
   mlperf->Register(sub);
   return [=] {
+    if (old_total->count() > 0) {
+      std::fprintf(stderr, "feedrate: warning: datasize --accelerators is deprecated: it counts the whole job's "
+                           "accelerators, which is --num-accelerators in every command (run's --accelerators is per rank)\n");
+    }
     mlperf->Check();
     WorkloadConfig c = LoadWorkload(w->workload, w->Overrides());
     if (!c.do_train) {
       if (mlperf->tree.enabled()) throw CLI::ValidationError("--mlperf-root", "records training datasize only");
-      return CheckpointDatasize(c, accelerators_given->count() > 0 ? a->accelerators : 0, a->json);
+      return CheckpointDatasize(c, total->count() + old_total->count() > 0 ? a->accelerators : 0, a->json);
     }
     if (mlperf->tree.enabled()) return DatasizeIntoTree(c, *a, *w, mlperf->tree, argc, argv);
     return TrainingDatasize(c, *a, w->workload);

@@ -10,6 +10,7 @@
 #include "loader/util/dlio_edition.h"
 #include "loader/pipeline/sampler.h"
 #include "cli/launch.h"
+#include "cli/run_options.h"
 #include "emulator/host/sysinfo.h"
 #include "emulator/results/results.h"
 #include "emulator/run/run.h"
@@ -24,9 +25,8 @@ namespace {
 
 struct SweepArgs {
   SweepOptions search;
-  bool closed = false;
   std::string mode = "threads";
-  std::string hosts;     // h1:slots,h2:slots (the slots are ignored: the sweep places the ranks)
+  std::string hosts;     // h1,h2 (no ranks per host: the sweep places the ranks)
   std::string hostfile;  // or an OpenMPI hostfile
   std::string results_dir;
   std::shared_ptr<ResultsDirClaim> claim;  // the sweep's folder, held while it runs (each point's run claims its own subfolder)
@@ -35,74 +35,29 @@ struct SweepArgs {
   bool measure_ceiling = false;
 };
 
-// The `run` options a sweep passes on to every run it starts.
-struct ForwardedRunOptions {
-  std::string engine, order, inject, cache, io_thread_policy, accelerator_memory, gds;
-  std::vector<int> gpus;
-  uint64_t io_threads = 0, queue_depth = 0;
-  bool odirect = false, keep_open = false, drop_system_caches = false;
-  double collective_timeout = -1, io_timeout = -1;  // -1: not given (run's default); 0 is run's "wait forever"
+// The argv every point's `run` gets beyond what the sweep chooses: the workload's overrides and rules, and run's
+// forwarded options as given (run_options.h), with the page-cache mode the sweep chose when none was given.
+std::vector<std::string> PointArgv(const WorkloadArgs& w, const ForwardedRunOptions& forwarded, const SweepCache& cache) {
+  std::vector<std::string> v;
+  for (const auto& p : w.params) v.insert(v.end(), {"--param", p});
+  for (const auto& p : w.positional) v.push_back(p);
+  if (!w.rules.empty()) v.insert(v.end(), {"--rules", w.rules});
+  for (auto& word : forwarded.Argv()) v.push_back(std::move(word));
+  if (!forwarded.Given("--cache") && cache.mode != "direct") v.insert(v.end(), {"--cache", cache.mode});
+  return v;
+}
 
-  void Register(CLI::App* sub) {
-    sub->add_option("--engine", engine, "forwarded to run")->check(CLI::IsMember({"auto", "uring", "posix"}));
-    sub->add_option("--order", order, "forwarded to run")->check(CLI::IsMember({"dlio", "shuffled"}));
-    sub->add_option("--io-threads", io_threads, "forwarded to run (per rank)");
-    sub->add_option("--queue-depth", queue_depth, "forwarded to run");
-    sub->add_flag("--odirect", odirect, "forwarded to run");
-    sub->add_flag("--keep-files-open", keep_open, "forwarded to run");
-    sub->add_option("--collective-timeout", collective_timeout, "forwarded to run")->check(NonNegativeNumber());
-    sub->add_option("--io-timeout", io_timeout, "forwarded to run")->check(NonNegativeNumber());
-    sub->add_option("--inject", inject, "forwarded to run: fault rules for the training reads (docs/faults.md)")
-        ->check(CheckInjectRules);
-    sub->add_option("--cache", cache, "forwarded to run: keep, drop, drop-once or direct")
-        ->check(CLI::IsMember({"keep", "drop", "drop-once", "direct"}));
-    sub->add_flag("--drop-system-caches", drop_system_caches, "forwarded to run");
-    sub->add_option("--io-thread-policy", io_thread_policy, "forwarded to run: idle, nice or normal")
-        ->check(CLI::IsMember({"idle", "nice", "normal"}));
-    sub->add_option("--accelerator-memory", accelerator_memory, "forwarded to run: host, pinned or device")
-        ->check(CLI::IsMember({"host", "pinned", "device"}));
-    sub->add_option("--gds", gds, "forwarded to run: auto, on or off")->check(CLI::IsMember({"auto", "on", "off"}));
-    sub->add_option("--gpus", gpus, "forwarded to run: GPU ordinals, e.g. 0,1")->delimiter(',')->check(NonNegativeNumber());
-  }
-
-  std::vector<std::string> Argv(const WorkloadArgs& w) const {
-    std::vector<std::string> v;
-    for (const auto& p : w.params) v.insert(v.end(), {"--param", p});
-    for (const auto& p : w.positional) v.push_back(p);
-    if (!w.rules.empty()) v.insert(v.end(), {"--rules", w.rules});
-    if (!engine.empty()) v.insert(v.end(), {"--engine", engine});
-    if (!order.empty()) v.insert(v.end(), {"--order", order});
-    if (io_threads > 0) v.insert(v.end(), {"--io-threads", std::to_string(io_threads)});
-    if (queue_depth > 0) v.insert(v.end(), {"--queue-depth", std::to_string(queue_depth)});
-    if (odirect) v.push_back("--odirect");
-    if (keep_open) v.push_back("--keep-files-open");
-    if (!inject.empty()) v.insert(v.end(), {"--inject", inject});
-    if (!cache.empty()) v.insert(v.end(), {"--cache", cache});
-    if (drop_system_caches) v.push_back("--drop-system-caches");
-    if (!io_thread_policy.empty()) v.insert(v.end(), {"--io-thread-policy", io_thread_policy});
-    if (collective_timeout >= 0) v.insert(v.end(), {"--collective-timeout", std::to_string(collective_timeout)});
-    if (io_timeout >= 0) v.insert(v.end(), {"--io-timeout", std::to_string(io_timeout)});
-    if (!accelerator_memory.empty()) v.insert(v.end(), {"--accelerator-memory", accelerator_memory});
-    if (!gds.empty()) v.insert(v.end(), {"--gds", gds});
-    if (!gpus.empty()) {
-      std::string list;
-      for (int g : gpus) list += (list.empty() ? "" : ",") + std::to_string(g);
-      v.insert(v.end(), {"--gpus", list});
-    }
-    return v;
-  }
-};
-
-void RegisterSweepOptions(CLI::App* sub, WorkloadArgs& w, SweepArgs& a, ForwardedRunOptions& f) {
+void RegisterSweepOptions(CLI::App* sub, WorkloadArgs& w, SweepArgs& a, RunCommandArgs& run, ForwardedRunOptions& f) {
   w.Register(sub, true);
   sub->add_option("--min", a.search.min, "smallest accelerator count per host to try (default 1)")->check(PositiveNumber());
   sub->add_option("--max", a.search.max, "largest accelerator count per host to try (default: double until a point fails)");
-  sub->add_option("--repeats", a.search.repeats, "runs per point; a point passes when all pass (default 1)")
+  sub->add_option("--repeats", a.search.repeats, "runs per point; a point passes when all pass (default 1; 5 with "
+                                                 "--closed, as a CLOSED submission has)")
       ->check(CLI::Range(1, 100));
-  sub->add_flag("--closed", a.closed, "MLPerf CLOSED: 5 runs per point");
   sub->add_option("--mode", a.mode, "threads: accelerators as threads of one process per host (default); ranks: one MPI rank each")
       ->check(CLI::IsMember({"threads", "ranks"}));
-  auto* hosts_opt = sub->add_option("--hosts", a.hosts, "h1,h2,...: run on these hosts through mpirun, equal accelerators per host");
+  auto* hosts_opt = sub->add_option("--hosts", a.hosts, "h1,h2,...: run on these hosts through mpirun, equal accelerators "
+                                                        "per host (the sweep places the ranks: no h:ranks here)");
   sub->add_option("--hostfile", a.hostfile, "an OpenMPI hostfile naming the hosts (as --hosts; slots are ignored)")
       ->excludes(hosts_opt);
   sub->add_option("--mpirun", a.mpirun, "launcher for --mode ranks or --hosts (default \"mpirun --bind-to none\")");
@@ -110,7 +65,7 @@ void RegisterSweepOptions(CLI::App* sub, WorkloadArgs& w, SweepArgs& a, Forwarde
   sub->add_flag("--ceiling", a.measure_ceiling, "first measure the storage's read MiB/s with feedrate iobench on the "
                                                "largest training file (reader.transfer_size blocks, 3 s per cell)");
   sub->add_option("--ceiling-mib-s", a.ceiling_mib_per_s, "the storage's read MiB/s (e.g. from feedrate iobench), to tell a storage limit from others");
-  f.Register(sub);
+  RegisterForwardableRunOptions(sub, run, f);
 }
 
 void PrintSweepRun(const SweepRun& r) {
@@ -159,13 +114,12 @@ int ReportSweep(const SweepResult& result, const SweepArgs& args, bool ceiling_m
 // The page-cache state every point starts from. Unless --cache says otherwise each point starts cold
 // (drop-once: every rank evicts its files before the run), so one point's reads cannot serve the next; O_DIRECT
 // runs bypass the cache; a dataset on tmpfs/ramfs is memory by nature and is left as it is.
-SweepCache ChooseSweepCache(const WorkloadConfig& cfg, ForwardedRunOptions* f) {
+SweepCache ChooseSweepCache(const WorkloadConfig& cfg, const RunCommandArgs& run) {
   SweepCache c;
   c.fs_type = FileSystemType(cfg.data_folder);
   c.in_memory = IsMemoryFileSystem(c.fs_type);
-  const bool odirect = cfg.odirect || f->odirect || f->cache == "direct";
-  if (f->cache.empty()) f->cache = odirect ? "" : c.in_memory ? "keep" : "drop-once";
-  c.mode = odirect ? "direct" : f->cache;
+  const bool odirect = cfg.odirect || run.odirect || run.o.cache == "direct";
+  c.mode = odirect ? "direct" : !run.o.cache.empty() ? run.o.cache : c.in_memory ? "keep" : "drop-once";
   if (c.in_memory) {
     std::printf("sweep: the dataset is on %s: its bytes are served from memory by nature (no cache state to reset)\n",
                 c.fs_type.c_str());
@@ -219,6 +173,11 @@ bool PrepareSweep(const WorkloadArgs& w, SweepArgs& args, std::optional<Workload
                          "`feedrate run --storage s3://...` with growing --accelerators\n", (*cfg)->source.c_str());
     return false;
   }
+  if (args.hosts.find(':') != std::string::npos) {
+    std::fprintf(stderr, "feedrate: error: sweep --hosts %s: give host names only (h1,h2): the sweep places the ranks "
+                         "itself (--mode); h:ranks is run's --hosts\n", args.hosts.c_str());
+    return false;
+  }
   try {
     LaunchArgs where;
     where.hosts = args.hosts;
@@ -251,18 +210,19 @@ Runner AddSweep(CLI::App& app) {
                                           "answer, 3 when the minimum fails, 2 on error");
   auto w = std::make_shared<WorkloadArgs>();
   auto a = std::make_shared<SweepArgs>();
+  auto run = std::make_shared<RunCommandArgs>();
   auto f = std::make_shared<ForwardedRunOptions>();
-  RegisterSweepOptions(sub, *w, *a, *f);
+  RegisterSweepOptions(sub, *w, *a, *run, *f);
+  const CLI::Option* repeats = sub->get_option("--repeats");
   return [=] {
     SweepArgs args = *a;
-    if (args.closed) args.search.repeats = 5;
+    if (run->closed && repeats->count() == 0) args.search.repeats = 5;
     std::optional<WorkloadConfig> cfg;
     std::vector<std::string> host_names;
     if (!PrepareSweep(*w, args, &cfg, &host_names)) return kExitError;
-    ForwardedRunOptions forwarded = *f;
-    const SweepCache cache = ChooseSweepCache(*cfg, &forwarded);
+    const SweepCache cache = ChooseSweepCache(*cfg, *run);
     SweepPointLauncher point{SelfExe(), args.mode, w->workload, w->data_dir, args.results_dir, SplitWords(args.mpirun, ' '),
-                             host_names, forwarded.Argv(*w), args.search.hosts};
+                             host_names, PointArgv(*w, *f, cache), args.search.hosts};
     const bool measure = args.measure_ceiling && args.ceiling_mib_per_s <= 0;
     if (measure) {
       const Result<double> ceiling = MeasureStorageCeiling(point.exe, *cfg, cache.mode == "direct", args.results_dir);

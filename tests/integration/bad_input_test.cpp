@@ -121,7 +121,7 @@ TEST_F(Refusals, NumericOptionsAreParsedByOneRule) {
   Refused("run -w unet3d_h100 --data-dir " + data() + " --io-timeout inf", {"--io-timeout", "'inf' is not a finite number"});
   Refused("run -w unet3d_h100 --data-dir " + data() + " --timeseries-interval 1x", {"--timeseries-interval", "not a number"});
   Refused("checkpoint -w llama3_8b --dir " + (dir / "ck") + " --num-checkpoints-write -3", {"--num-checkpoints-write", "negative"});
-  Refused("datasize -w unet3d_h100 --client-memory-gib 1e300 --clients 1 --accelerators 1", {"--client-memory-gib", "too large"});
+  Refused("datasize -w unet3d_h100 --client-memory-gib 1e300 --clients 1 --num-accelerators 1", {"--client-memory-gib", "too large"});
   Refused("iobench --path " + (dir / "f") + " --seed 18446744073709551616", {"--seed", "too large"});
 }
 

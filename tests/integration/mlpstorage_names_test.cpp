@@ -58,7 +58,7 @@ TEST(MlpstorageNames, ClosedRefusesARunTheRulesJudgeLowerBeforeItStarts) {
 }
 
 TEST(MlpstorageNames, DatasizeAndCheckpointTakeMlpstoragesSpellings) {
-  auto ours = Sh(Feedrate("datasize -w unet3d_b200 --client-memory-gib 512 --clients 2 --accelerators 8 --json"));
+  auto ours = Sh(Feedrate("datasize -w unet3d_b200 --client-memory-gib 512 --clients 2 --num-accelerators 8 --json"));
   auto theirs = Sh(Feedrate("datasize --model unet3d --accelerator-type b200 --client-host-memory-in-gb 512 "
                             "--num-client-hosts 2 --max-accelerators 8 --json"));
   ASSERT_EQ(ours.code, 0) << ours.output;

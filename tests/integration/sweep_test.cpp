@@ -123,7 +123,8 @@ TEST_F(SweepRun, MinimumMissingExits3AndRanksModeGoesThroughMpirun) {
   // The launcher is one word here (Sh's quoting has no room for a quoted --mpirun); root and oversubscription
   // are allowed through OpenMPI's environment instead.
   auto sweep = Sh("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " +
-                  Sweep("--param metric.au=1.0 --min 2 --mode ranks --collective-timeout 0 --mpirun " +
+                  Sweep("--param metric.au=1.0 --min 2 --mode ranks --collective-timeout 0 --io-thread-policy idle "
+                        "--residency off --mpirun " +
                         std::string(FEEDRATE_MPIEXEC), r));
   EXPECT_EQ(sweep.code, 3) << sweep.output << Sh("cat " + r + "/n2_r1.log").output;
   auto j = ReadJson(r + "/sweep.json");
@@ -137,6 +138,24 @@ TEST_F(SweepRun, MinimumMissingExits3AndRanksModeGoesThroughMpirun) {
   // 0 is run's "wait forever": forwarded, not taken for "not given" (it once was dropped).
   const std::string cmd = s["feedrate"]["host_facts"]["command_line"];
   EXPECT_NE(cmd.find("--collective-timeout 0"), std::string::npos) << cmd;
+  // Run's own table forwards every option as run takes it: a named choice as its name, not the enum CLI11 made of it.
+  EXPECT_NE(cmd.find("--io-thread-policy idle"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--residency off"), std::string::npos) << cmd;
+  EXPECT_EQ(s["feedrate"]["io_thread_policy"], "idle") << s["feedrate"].dump();
+}
+
+// One meaning per option: sweep's --closed is run's (every run refuses to start unless CLOSED; 5 repeats a point),
+// and its --hosts takes host names only (the sweep places the ranks; h:ranks is run's form).
+TEST_F(SweepRun, ClosedAndHostsMeanWhatTheyMeanInRun) {
+  const std::string r = dir_ / "closed";
+  auto sweep = Sh(Sweep("--closed", r));
+  EXPECT_EQ(sweep.code, 2) << sweep.output;
+  EXPECT_NE(sweep.output.find("--closed: the run is INVALID"), std::string::npos) << sweep.output;
+  const std::string log = Sh("cat " + r + "/n1_r1.log").output;
+  EXPECT_NE(log.find("dataset.num_files_train=8 is below"), std::string::npos) << log;
+  auto hosts = Sh(Sweep("--hosts localhost:2", dir_ / "hosts"));
+  EXPECT_EQ(hosts.code, 2) << hosts.output;
+  EXPECT_NE(hosts.output.find("give host names only"), std::string::npos) << hosts.output;
 }
 
 TEST_F(SweepRun, ARunThatFailsStopsTheSweepNamingTheCause) {

@@ -13,19 +13,24 @@ namespace {
 TEST(Datasize, MlpstorageWorkedExample) {
   // 2 clients x 128 GiB, 8 H100s: memory rule 9375.06 files (9376 pass the submission checker), steps rule
   // 500 * 8 * 7 = 28000 files.
-  auto r = Sh(Feedrate("datasize -w unet3d_h100 --client-memory-gib 128 --clients 2 --accelerators 8 --json"));
+  auto r = Sh(Feedrate("datasize -w unet3d_h100 --client-memory-gib 128 --clients 2 --num-accelerators 8 --json"));
   ASSERT_EQ(r.code, 0) << r.output;
   auto j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["files_by_memory"], 9376);
   EXPECT_EQ(j["files_by_steps"], 28000);
   EXPECT_EQ(j["num_files_train"], 28000);
   EXPECT_EQ(j["mlpstorage_datasize_files"], 28000);
-  const std::string big_args = "datasize -w unet3d_h100 --client-memory-gib 1024 --clients 4 --accelerators 8";
+  const std::string big_args = "datasize -w unet3d_h100 --client-memory-gib 1024 --clients 4 --num-accelerators 8";
   auto big = nlohmann::json::parse(Sh(Feedrate(big_args + " --json")).output);
   EXPECT_EQ(big["num_files_train"], 150001);  // 5 * 4 TiB / 146600628 = 150000.94
   EXPECT_EQ(big["mlpstorage_datasize_files"], 150000);
   auto text = Sh(Feedrate(big_args));
   EXPECT_NE(text.output.find("mlpstorage's datasize prints 150000"), std::string::npos) << text.output;
+  // The old spelling (the job's total, where run's --accelerators is per rank) still answers, with a warning.
+  auto old = Sh(Feedrate("datasize -w unet3d_h100 --client-memory-gib 128 --clients 2 --accelerators 8 --json"));
+  ASSERT_EQ(old.code, 0) << old.output;
+  EXPECT_NE(old.output.find("--accelerators is deprecated"), std::string::npos) << old.output;
+  EXPECT_NE(old.output.find("\"files_by_steps\": 28000"), std::string::npos) << old.output;
 }
 
 TEST(Inspect, FixturesAndErrors) {
