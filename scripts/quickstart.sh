@@ -11,7 +11,7 @@ if [ -z "${FEEDRATE_QUICKSTART_NO_SETUP:-}" ]; then
 fi
 feedrate=${FEEDRATE_BIN:-build/release/cli/feedrate}
 data=${FEEDRATE_QUICKSTART_DATA:-data/quickstart/unet3d}
-results=${FEEDRATE_QUICKSTART_RESULTS:-results/quickstart_$(date -u +%Y%m%dT%H%M%SZ)}
+results=${FEEDRATE_QUICKSTART_RESULTS:-feedrate-results/quickstart_$(date -u +%Y%m%dT%H%M%SZ)}
 # 112 files of about 4 MiB: Unet3D's shape and access pattern at a size any machine holds.
 dataset=(--param dataset.num_files_train=112 --param dataset.record_length_bytes=4194304
          --param dataset.record_length_bytes_stdev=1048576)
