@@ -38,8 +38,10 @@ namespace {
 
 // How the samples are read: I/O threads, engine, order, depth, O_DIRECT, retained batches.
 void RegisterReadingOptions(CLI::App* sub, RunCommandArgs& a, ForwardedRunOptions& out) {
-  out.Add(sub->add_option("--io-threads", a.o.io_threads, "I/O threads per rank (default: reader.read_threads x accelerators, at most 4 per CPU, 1 per CPU for "
-                                                           "buffered reads on tmpfs)"));
+  out.Add(sub->add_option("--io-threads", a.o.io_threads, "I/O threads per rank (default: with the DLIO engine one per CPU, at most one per "
+                                                           "DataLoader worker; with the coalesced engines reader.read_threads x "
+                                                           "accelerators, at most 4 per CPU, 1 per CPU for buffered reads on "
+                                                           "memory-backed storage)"));
   out.Add(sub->add_flag("--retain-batches", a.o.retain_batches, "keep whole batches in memory (DLIO-like footprint)"));
   out.Add(sub->add_flag("--keep-files-open", a.keep_open, "open each file once instead of per sample read"));
   out.Add(sub->add_option("--order", a.order, "dlio (DLIO v2.0 order, default) or shuffled (seeded per-epoch shuffle)")

@@ -5,6 +5,7 @@
 
 #include "emulator/host/host_cpu.h"
 #include "emulator/results/results.h"
+#include "loader/util/dlio_edition.h"
 #include "loader/util/output_text.h"
 #include "loader/util/units.h"
 
@@ -55,6 +56,11 @@ std::string FormatResultTable(const RunRecord& r) {
     << " MiB/s (DLIO, nominal record size); really read " << Fixed(static_cast<double>(TotalBytes(m)) / kGiB, 2)
     << " GiB at " << Fixed(TotalSeconds(m) > 0 ? static_cast<double>(TotalBytes(m)) / kMiB / TotalSeconds(m) : 0, 1)
     << " MiB/s\n";
+  if (!Traits(c.rules).throughput_counts_window && r.steps_per_epoch <= 4) {  // (upstream's (n-2): 0 at 2 steps)
+    o << "(samples/s is upstream DLIO's (steps - 2) x batch / time: with " << r.steps_per_epoch
+      << " steps an epoch it counts " << (r.steps_per_epoch > 2 ? r.steps_per_epoch - 2 : 0)
+      << "; give more steps for a throughput figure)\n";
+  }
   if (!m.eval.epochs.empty()) {
     o << "evaluation after " << m.eval.epochs.size() << " epoch(s): AU " << Fixed(m.eval.au_mean_pct, 2) << "%, "
       << Fixed(m.eval.throughput_mean, 2) << " samples/s\n";

@@ -1,10 +1,11 @@
 // Packing the end-of-run gather to rank 0.
 #include "emulator/run/run_gather.h"
 
-#include "emulator/host/sysinfo.h"
-
 #include <algorithm>
 #include <cstdio>
+
+#include "emulator/host/sysinfo.h"
+#include "loader/util/dlio_edition.h"
 
 namespace feedrate {
 
@@ -159,7 +160,7 @@ void ReportEpoch(const WorkloadConfig& cfg, const Comm& comm, uint64_t epoch, ui
     BlockMetrics b = ComputeBlockMetrics(st, log.block_ns[epoch - 1], cfg.batch_size, cfg.metric_exclude_start_steps,
                                          cfg.metric_exclude_end_steps);
     au += b.au;
-    tp += b.throughput;
+    tp += Traits(cfg.rules).throughput_counts_window ? b.throughput_corrected : b.throughput;  // (the table's formula)
     for (const auto& x : st) bytes += static_cast<double>(x.bytes);
     secs = std::max(secs, static_cast<double>(log.block_ns[epoch - 1]) / 1e9);
   }
