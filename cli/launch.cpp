@@ -12,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "emulator/host/launch_watch.h"
 #include "loader/util/exit_codes.h"
 
 namespace feedrate::cli {
@@ -104,6 +105,10 @@ void LaunchArgs::Register(CLI::App* app) {
       ->excludes(app->get_option("--hosts"));
   app->add_option("--mpirun", mpirun, "the launcher --hosts/--hostfile use (default \"mpirun --bind-to none\"; add "
                                       "--mca settings here)");
+  app->add_option("--launch-timeout", launch_timeout,
+                  "with --hosts/--hostfile: seconds every rank has to start and join the job before it is ended, "
+                  "naming the hosts whose ranks never started or never joined (default 120; 0: wait forever)")
+      ->check(CLI::Range(0.0, 1e6));
 }
 
 std::vector<HostSlots> LaunchArgs::Hosts() const {
@@ -136,11 +141,13 @@ int RelaunchUnderMpirun(const LaunchArgs& launch, int argc, char** argv) {
     std::fprintf(stderr, "feedrate: error: --mpirun is empty\n");
     return kExitError;
   }
-  cmd.insert(cmd.end(), {"-np", std::to_string(ranks), "--host", host_arg, SelfExe()});
+  // The ranks announce their start, join and end to this process (launch_watch.h), which watches mpirun.
+  cmd.insert(cmd.end(), {"-x", std::string(kLaunchWatchEnv) + "=1", "-np", std::to_string(ranks), "--host", host_arg,
+                         SelfExe()});
   for (int i = 1; i < argc; ++i) {  // this command line without the launch options
     const std::string a = argv[i];
     bool dropped = false;
-    for (const char* opt : {"--hosts", "--hostfile", "--mpirun"}) {
+    for (const char* opt : {"--hosts", "--hostfile", "--mpirun", "--launch-timeout"}) {
       if (a == opt) {
         ++i;  // and its value
         dropped = true;
@@ -150,13 +157,11 @@ int RelaunchUnderMpirun(const LaunchArgs& launch, int argc, char** argv) {
     }
     if (!dropped) cmd.push_back(a);
   }
-  std::vector<char*> args;
-  for (auto& a : cmd) args.push_back(a.data());
-  args.push_back(nullptr);
-  std::fflush(stdout);
-  ::execvp(args[0], args.data());
-  std::fprintf(stderr, "feedrate: error: cannot start %s: %s\n", args[0], std::strerror(errno));
-  return kExitError;
+  std::vector<std::string> rank_hosts;  // mpirun's slot order: each host's slots in turn
+  for (const auto& h : hosts) rank_hosts.insert(rank_hosts.end(), h.slots, h.name);
+  LaunchWatchLimits limits;
+  limits.start_timeout_s = launch.launch_timeout;
+  return RunWatched(cmd, rank_hosts, limits);
 }
 
 }  // namespace feedrate::cli

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "emulator/host/launch_watch.h"
 #include "loader/util/exit_codes.h"
 #include "loader/config/workload_config.h"
 
@@ -10,7 +11,10 @@
 #define FEEDRATE_VERSION "dev"
 #endif
 
-int main(int argc, char** argv) {
+namespace {
+
+// The command's exit code (parse errors and configuration exceptions included).
+int RunCommand(int argc, char** argv) {
   CLI::App app{"Feedrate: MLPerf Storage-style training-data loader and accelerator emulator", "feedrate"};
   app.set_version_flag("--version", FEEDRATE_VERSION);
   app.require_subcommand(1);
@@ -47,4 +51,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "feedrate: error: %s\n", e.what());
   }
   return feedrate::kExitError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  feedrate::AnnounceStarted();  // (to --hosts' launcher, when it started this rank: launch_watch.h)
+  const int code = RunCommand(argc, argv);
+  feedrate::AnnounceEnd(code);
+  return code;
 }

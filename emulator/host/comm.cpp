@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 
+#include "emulator/host/launch_watch.h"
+
 #ifdef FEEDRATE_HAVE_MPI
 #include <mpi.h>
 #endif
@@ -52,6 +54,7 @@ Comm::Comm(int* argc, char*** argv) {
   std::vector<char> all(64 * static_cast<size_t>(size_));
   MPI_Allgather(name, 64, MPI_CHAR, all.data(), 64, MPI_CHAR, MPI_COMM_WORLD);
   for (int r = 0; r < size_; ++r) hosts_.emplace_back(all.data() + 64 * r, strnlen(all.data() + 64 * r, 63));
+  AnnounceJoined(rank_);  // (every rank is in the job: --hosts' launcher stops counting start-up)
   // Communicators for the hierarchical step barrier: one per host (by hostname, which is what Feedrate calls a
   // host everywhere), and one of the hosts' lowest ranks.
   std::vector<std::string> names = hosts_;
@@ -162,6 +165,7 @@ void Comm::Overdue(void* request, const char* what, double started) const {
   std::fprintf(stderr, "feedrate: error: %s\n", msg.c_str());
   std::fflush(stderr);
   if (abort_hook_) abort_hook_(msg);
+  AnnounceAbort(rank_);  // (--hosts' launcher ends mpirun if it waits for a lost host's daemon)
   MPI_Abort(MPI_COMM_WORLD, 2);
   std::abort();
 }
@@ -194,6 +198,7 @@ void Comm::OverdueAwayFromRoot(void* request, const char* what, double started, 
   std::fprintf(stderr, "feedrate: error: %s: %s, and rank 0 (%s) did not call the roll: rank 0 is stuck outside MPI or dead\n",
                Who(rank_).c_str(), head.c_str(), hosts_[0].c_str());
   std::fflush(stderr);
+  AnnounceAbort(rank_);  // (--hosts' launcher ends mpirun if it waits for a lost host's daemon)
   MPI_Abort(MPI_COMM_WORLD, 2);
   std::abort();
 }

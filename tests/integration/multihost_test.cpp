@@ -169,6 +169,90 @@ TEST(MultiHost, StoppedHostIsNamedByTheWatchdog) {
   EXPECT_NE(out.find("rank 1 (frh2) did not answer"), std::string::npos) << out;
 }
 
+// --hosts watches mpirun instead of becoming it (issue 51): start-up is bounded and names the hosts, and a job whose
+// ranks ended is ended when mpirun waits for a lost host's daemon.
+std::string RunOnHosts(const std::string& data, const std::string& results, const std::string& hosts,
+                       const std::string& mpirun, const std::string& extra) {
+  return Hosts::On("frh1", std::string(FEEDRATE_BIN) + " run -w unet3d_h100 --data-dir " + data + kShape +
+                               " --results-dir " + results + " --hosts " + hosts + " --mpirun '" + mpirun + "' " + extra);
+}
+
+// A host whose daemon never comes up (its ssh hangs: here an rsh agent that sleeps for frh3): no rank can start,
+// and the command ends after --launch-timeout saying so, where it waited silently until killed.
+TEST(MultiHost, AHostThatNeverAnswersEndsTheStartWithinTheBound) {
+  test::TempDir dir("/var/tmp");
+  Hosts hosts("3");
+  HOSTS_UP(hosts);
+  const std::string agent = dir / "hang-rsh";
+  std::ofstream(agent) << "#!/bin/sh\n[ \"$1\" = frh3 ] && exec sleep 60\nexec " << FEEDRATE_MULTIHOST_DIR << "/mh-rsh \"$@\"\n";
+  Sh("chmod +x " + agent);
+  std::string mpirun = Trim(Hosts::Mpirun());
+  mpirun.replace(mpirun.find("plm_rsh_agent ") + 14, mpirun.find(' ', mpirun.find("plm_rsh_agent ") + 14) -
+                                                          (mpirun.find("plm_rsh_agent ") + 14), agent);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = Sh(RunOnHosts(dir / "nodata", dir / "res", "frh1:1,frh2:1,frh3:1", mpirun, "--launch-timeout 6"), 120);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_LT(secs, 30) << r.output;
+  EXPECT_NE(r.output.find("did not start within 6 s (--launch-timeout): no rank started"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("frh3 (rank 2)"), std::string::npos) << r.output;
+}
+
+// A host whose feedrate is not this one and exits before joining MPI (an old install: here a script bound over the
+// binary in frh2's mount namespace): named, and the command ends.
+TEST(MultiHost, AHostWhoseFeedrateExitsBeforeJoiningIsNamed) {
+  test::TempDir dir("/var/tmp");
+  const std::string data = dir / "data";
+  Hosts hosts("3");
+  HOSTS_UP(hosts);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kShape)).code, 0);
+  const std::string fake = dir / "old-feedrate";
+  std::ofstream(fake) << "#!/bin/sh\necho 'feedrate 0.1: unknown option --collective-timeout' >&2\nexit 2\n";
+  Sh("chmod +x " + fake);
+  auto bind = Sh(Hosts::On("frh2", "mount --bind " + fake + " " + std::string(FEEDRATE_BIN)));
+  ASSERT_EQ(bind.code, 0) << bind.output;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = Sh(RunOnHosts(data, dir / "res", "frh1:1,frh2:1,frh3:1", Trim(Hosts::Mpirun()), "--launch-timeout 20"), 120);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_LT(secs, 60) << r.output;
+  EXPECT_NE(r.output.find("never started on frh2 (rank 1)"), std::string::npos) << r.output;
+}
+
+// A host lost mid-run (its link down: no FIN, no RST): the watchdog names it, rank 0 writes the failed record, and
+// the command ends, where mpirun waited for the lost daemon forever.
+TEST(MultiHost, AHostLostMidRunEndsTheCommandWithinTheBound) {
+  test::TempDir dir("/var/tmp");
+  const std::string data = dir / "data", log = dir / "run.log";
+  Hosts hosts("3");
+  HOSTS_UP(hosts);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kShape)).code, 0);
+  const std::string run = RunOnHosts(data, dir / "res", "frh1:1,frh2:1,frh3:1", Trim(Hosts::Mpirun()),
+                                     "--json-events --param train.epochs=200 --collective-timeout 4");
+  Sh("(" + run + " > " + log + " 2>&1; echo \"exit=$?\" >> " + log + ") > /dev/null 2>&1 &");
+  bool started = false;
+  for (int i = 0; i < 300 && !started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    started = Sh("grep -q '\"progress\"' " + log).code == 0;
+  }
+  ASSERT_TRUE(started) << Sh("cat " + log).output;
+  Sh("ip link set frvh2 down");
+  const auto t0 = std::chrono::steady_clock::now();
+  bool ended = false;
+  for (int i = 0; i < 900 && !ended; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ended = Sh("grep -q '^exit=' " + log).code == 0;
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const char* name : {"feedrate", "orted"}) Sh("kill -KILL " + Trim(Sh(kMh + " pids frh2 " + name).output) + " 2>/dev/null");
+  const std::string out = Sh("cat " + log).output;
+  ASSERT_TRUE(ended) << out;
+  EXPECT_LT(secs, 60) << out;
+  EXPECT_NE(out.find("exit=2"), std::string::npos) << out;
+  EXPECT_NE(out.find("(frh2) did not answer"), std::string::npos) << out;
+  EXPECT_EQ(ReadJson((dir / "res") + "/summary.json")["feedrate"]["status"], "failed");
+}
+
 // The storage is a directory on host frstore served over sshfs; each client host's link is shaped to 57 Mbit/s
 // (tc tbf): 57e6/8 = 7.125 MB/s per host. Each accelerator needs 131072 B per 0.064 s = 2.048 MB/s, so the link
 // arithmetic predicts 7.125/2.048 = 3.48 accelerators per host, 6.96 over two hosts; the sweep must land within
