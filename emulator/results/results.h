@@ -52,6 +52,14 @@ struct RankInfo {
   nlohmann::json host_cpu = nlohmann::json::object();  // host leader: the host's CPU use in training (host_cpu.h)
   nlohmann::json dlio_host;  // a run started as DLIO: DlioHostFacts() of the rank's host (null otherwise)
 };
+// The one JSON form of a rank's facts, under the members' own names: how a rank sends them to rank 0 (run_gather.h).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankInfo, rank, hostname, cpus, allowed_cpus, threads, cpu_seconds,
+                                                train_cpu_seconds, train_start_unix, host_cpu_count, host_mem_bytes,
+                                                cgroup_limit_bytes, processor, engine_bytes, requeued, check_seconds,
+                                                faults_matched, faults_injected, probe_failures, verify_bytes,
+                                                net_rx_bytes, verify_seconds, cache, storage, accelerator_memory,
+                                                latency_hist, latency_max_ns, setup_peak_rss_mib, files_held,
+                                                file_list_bytes, host_cpu, dlio_host)
 
 struct DlioInvocation;
 

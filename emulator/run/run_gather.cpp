@@ -68,75 +68,55 @@ void UnpackRanks(const std::vector<std::vector<double>>& all, RunRecord* r,
 }
 
 std::string RankInfoJson(const Comm& comm, const RankExtras& x) {
-  HostInfo h = ReadHostInfo();
-  auto cpus = CpuAffinity();
-  nlohmann::json j = {{"rank", comm.rank()},   {"hostname", h.hostname},   {"cpus", CpuListString(cpus)},
-                      {"allowed", cpus.size()}, {"threads", x.threads},     {"cpu_seconds", ProcessCpuSeconds()},
-                      {"cpu_count", h.cpu_count}, {"mem", h.mem_total_bytes},
-                      {"mem_limit", h.cgroup_limit_bytes}, {"processor", h.processor_name},
-                      {"engine_bytes", x.counters.device_bytes}, {"requeued", x.counters.requeued},
-                      {"check_seconds", x.check_seconds}, {"train_cpu_seconds", x.train_cpu_seconds},
-                      {"train_start_unix", x.train_start_unix}, {"probe_failures", x.probe_failures},
-                      {"verify_bytes", x.verify_bytes}, {"net_rx_bytes", x.net_rx_bytes}, {"verify_seconds", x.verify_seconds},
-                      {"setup_peak_rss_mib", x.setup_peak_rss_mib}, {"files_held", x.files_held},
-                      {"file_list_bytes", x.file_list_bytes},
-                      {"cache", x.cache}, {"storage", x.storage}, {"accelerator_memory", x.accelerator_memory},
-                      {"host_cpu", x.host_cpu}, {"dlio_host", x.dlio_host}};
+  const HostInfo h = ReadHostInfo();
+  const auto cpus = CpuAffinity();
+  RankInfo ri;
+  ri.rank = comm.rank();
+  ri.hostname = h.hostname;
+  ri.cpus = CpuListString(cpus);
+  ri.allowed_cpus = static_cast<unsigned>(cpus.size());
+  ri.threads = x.threads;
+  ri.cpu_seconds = ProcessCpuSeconds();
+  ri.train_cpu_seconds = x.train_cpu_seconds;
+  ri.train_start_unix = x.train_start_unix;
+  ri.host_cpu_count = h.cpu_count;
+  ri.host_mem_bytes = h.mem_total_bytes;
+  ri.cgroup_limit_bytes = h.cgroup_limit_bytes;
+  ri.processor = h.processor_name;
+  ri.engine_bytes = x.counters.device_bytes;
+  ri.requeued = x.counters.requeued;
+  ri.check_seconds = x.check_seconds;
+  ri.probe_failures = x.probe_failures;
+  ri.verify_bytes = x.verify_bytes;
+  ri.net_rx_bytes = x.net_rx_bytes;
+  ri.verify_seconds = x.verify_seconds;
+  ri.setup_peak_rss_mib = x.setup_peak_rss_mib;
+  ri.files_held = x.files_held;
+  ri.file_list_bytes = x.file_list_bytes;
+  ri.cache = x.cache;
+  ri.storage = x.storage;
+  ri.accelerator_memory = x.accelerator_memory;
+  ri.host_cpu = x.host_cpu;
+  ri.dlio_host = x.dlio_host;
   if (x.faults != nullptr) {
     for (const auto& c : x.faults->Counts()) {
-      j["faults_matched"].push_back(c.matched);
-      j["faults_injected"].push_back(c.injected);
+      ri.faults_matched.push_back(c.matched);
+      ri.faults_injected.push_back(c.injected);
     }
   }
   if (x.io != nullptr) {  // the read latency histogram, sparse: [[bucket, count], ...]
     const IoSnapshot s = x.io->Take();
-    nlohmann::json hist = nlohmann::json::array();
     for (size_t b = 0; b < LatencyHistogram::kBuckets; ++b) {
-      if (s.latency.counts()[b] > 0) hist.push_back({b, s.latency.counts()[b]});
+      if (s.latency.counts()[b] > 0) ri.latency_hist.emplace_back(static_cast<uint32_t>(b), s.latency.counts()[b]);
     }
-    j["latency_hist"] = hist;
-    j["latency_max_ns"] = s.latency.max();
+    ri.latency_max_ns = s.latency.max();
   }
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return nlohmann::json(ri).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void ParseRankInfos(const std::vector<std::string>& all, RunRecord* r) {
   for (const auto& s : all) {
-    auto j = nlohmann::json::parse(s);
-    RankInfo ri;
-    ri.rank = j["rank"];
-    ri.hostname = j["hostname"];
-    ri.cpus = j["cpus"];
-    ri.allowed_cpus = j["allowed"];
-    ri.threads = j["threads"];
-    ri.cpu_seconds = j["cpu_seconds"];
-    ri.host_cpu_count = j["cpu_count"];
-    ri.host_mem_bytes = j["mem"];
-    ri.cgroup_limit_bytes = j.value("mem_limit", uint64_t{0});
-    ri.processor = j["processor"];
-    ri.engine_bytes = j["engine_bytes"];
-    ri.requeued = j["requeued"];
-    ri.check_seconds = j["check_seconds"];
-    ri.train_cpu_seconds = j["train_cpu_seconds"];
-    ri.train_start_unix = j["train_start_unix"];
-    ri.probe_failures = j["probe_failures"];
-    ri.verify_bytes = j["verify_bytes"];
-    ri.verify_seconds = j["verify_seconds"];
-    ri.net_rx_bytes = j.value("net_rx_bytes", uint64_t{0});
-    ri.setup_peak_rss_mib = j.value("setup_peak_rss_mib", 0.0);
-    ri.files_held = j.value("files_held", uint64_t{0});
-    ri.file_list_bytes = j.value("file_list_bytes", uint64_t{0});
-    ri.cache = j["cache"];
-    ri.storage = j["storage"];
-    ri.accelerator_memory = j.value("accelerator_memory", nlohmann::json::object());
-    ri.host_cpu = j.value("host_cpu", nlohmann::json::object());
-    ri.dlio_host = j.value("dlio_host", nlohmann::json());
-    if (j.contains("faults_matched")) ri.faults_matched = j["faults_matched"].get<std::vector<uint64_t>>();
-    if (j.contains("faults_injected")) ri.faults_injected = j["faults_injected"].get<std::vector<uint64_t>>();
-    if (j.contains("latency_hist")) {
-      for (const auto& e : j["latency_hist"]) ri.latency_hist.emplace_back(e[0].get<uint32_t>(), e[1].get<uint64_t>());
-      ri.latency_max_ns = j["latency_max_ns"];
-    }
+    RankInfo ri = nlohmann::json::parse(s).get<RankInfo>();
     // Warnings a rank raised during the run (cache control), once each.
     if (ri.cache.is_object() && ri.cache.contains("warnings")) {
       for (const auto& w : ri.cache["warnings"]) {
