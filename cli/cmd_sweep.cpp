@@ -118,8 +118,8 @@ SweepCache ChooseSweepCache(const WorkloadConfig& cfg, const RunCommandArgs& run
   SweepCache c;
   c.fs_type = FileSystemType(cfg.data_folder);
   c.in_memory = IsMemoryFileSystem(c.fs_type);
-  const bool odirect = cfg.odirect || run.odirect || run.o.cache == "direct";
-  c.mode = odirect ? "direct" : !run.o.cache.empty() ? run.o.cache : c.in_memory ? "keep" : "drop-once";
+  const bool odirect = cfg.odirect || run.odirect || run.o.cache == CacheMode::kDirect;
+  c.mode = odirect ? "direct" : run.o.cache ? CacheModeName(*run.o.cache) : c.in_memory ? "keep" : "drop-once";
   if (c.in_memory) {
     std::printf("sweep: the dataset is on %s: its bytes are served from memory by nature (no cache state to reset)\n",
                 c.fs_type.c_str());

@@ -75,7 +75,8 @@ void RegisterWaitOptions(CLI::App* sub, RunCommandArgs& a, ForwardedRunOptions& 
 
 // What served the bytes and what is measured about them: the page cache, verification, residency, time series.
 void RegisterMeasurementOptions(CLI::App* sub, RunCommandArgs& a, ForwardedRunOptions& out) {
-  out.Add(sub->add_option("--cache", a.o.cache,
+  out.Add(sub->add_option_function<std::string>(
+                          "--cache", [&a](const std::string& v) { a.o.cache = *ParseCacheMode(v); },
                           "client page cache (default: as the emulated DLIO: with --rules v3.0 the ranks on rank 0's host drop "
                           "it before every epoch, as its DLIO does; upstream keeps it): keep, drop (evict the dataset's files before the run and "
                           "before every epoch), drop-once (before the run only: epoch 1 cold, later ones show what the cache "
@@ -87,7 +88,8 @@ void RegisterMeasurementOptions(CLI::App* sub, RunCommandArgs& a, ForwardedRunOp
                           "check this fraction (0-1; 1 = every byte) of each sample's payload against the dataset's pattern "
                           "(needs datagen --content verifiable); a mismatch fails the run naming file and offset")
               ->check(CLI::Range(0.0, 1.0)));
-  out.Add(sub->add_option("--residency", a.o.residency,
+  out.Add(sub->add_option_function<std::string>(
+                          "--residency", [&a](const std::string& v) { a.o.residency = v == "sample"; },
                           "sample (default): the I/O threads look up the page-cache residency of about 512 reads per "
                           "accelerator and epoch just before reading them (cachestat, else a mincore window; "
                           "feedrate.epochs[].resident_fraction); off: no probe")
@@ -193,7 +195,7 @@ std::vector<std::string> RunOverrides(const RunCommandArgs& a) {
   if (!a.order.empty()) overrides.push_back("feedrate.order=" + a.order);
   if (!a.engine.empty()) overrides.push_back("feedrate.engine=" + a.engine);
   if (a.queue_depth > 0) overrides.push_back("feedrate.queue_depth=" + std::to_string(a.queue_depth));
-  if (a.odirect || a.o.cache == "direct") overrides.push_back("reader.odirect=true");
+  if (a.odirect || a.o.cache == CacheMode::kDirect) overrides.push_back("reader.odirect=true");
   return overrides;
 }
 

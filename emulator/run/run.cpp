@@ -120,7 +120,7 @@ void TrainingRun::StartRecord() {
   rec_.dlio = opt_.dlio;
   rec_.client_memory_gib = opt_.client_memory_gib;
   rec_.inject = opt_.inject;
-  rec_.cache_mode = cfg_.odirect ? "direct" : cfg_.on_s3() ? "s3" : ChooseCache(cfg_, opt_).mode;
+  rec_.cache_mode = cfg_.odirect ? "direct" : cfg_.on_s3() ? "s3" : CacheModeName(ChooseCache(cfg_, opt_).mode);
   rec_.cache_scope = ChooseCache(cfg_, opt_).Describe();
   rec_.command_line = opt_.command_line;
   rec_.verify_fraction = opt_.verify;
@@ -330,7 +330,7 @@ TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, Accel
     device_.epochs = epoch;
   };
   // About 512 probes per accelerator and epoch: enough for the fraction, cheap beside the reads.
-  to.residency_every = setup_.cache->mode() == CacheMode::kDirect || setup_.s3 || opt_.residency == "off"
+  to.residency_every = setup_.cache->mode() == CacheMode::kDirect || setup_.s3 || !opt_.residency
                            ? 0
                            : std::max<uint64_t>(1, setup_.sampler->samples_per_epoch_per_accelerator() / 512);
   to.live = live;

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "emulator/host/cache_control.h"
 #include "emulator/host/comm.h"
 #include "loader/config/workload_config.h"
 #include "loader/util/choices.h"
@@ -24,9 +26,9 @@ struct RunOptions {
   bool quiet = false;            // no progress output (the final result is still printed)
   bool json_events = false;      // progress, epochs and the result as JSON lines on stdout
   std::string inject;            // --inject fault rules for the training reads (fault_injection.h); "" = none
-  // --cache keep|drop|drop-once|direct (cache_control.h; direct needs reader.odirect); "" = what the emulated DLIO
+  // --cache keep|drop|drop-once|direct (cache_control.h; direct needs reader.odirect); none = what the emulated DLIO
   // does (run_setup.h ChooseCache: MLPerf Storage v3.0's drops on rank 0's host before every epoch).
-  std::string cache;
+  std::optional<CacheMode> cache;
   bool drop_system_caches = false;  // with drop modes: also /proc/sys/vm/drop_caches, once per host
   double timeseries_interval = 1.0;  // seconds between time-series samples (timeseries.csv); 0: none
   // --metrics-listen HOST:PORT: each rank serves Prometheus metrics there (a host's ranks on PORT, PORT+1, ...;
@@ -37,7 +39,7 @@ struct RunOptions {
   std::string metrics_textfile;
   double metrics_hold = 60;
   std::string command_line;      // the command as given, for the run manifest
-  std::string residency = "sample";  // --residency sample|off: the sampled page-cache probe of the reads
+  bool residency = true;  // --residency sample|off: the sampled page-cache probe of the reads
   double verify = 0;             // --verify: fraction of each sample's payload checked against the pattern (0: off)
   IoThreadPolicy io_thread_policy = IoThreadPolicy::kNice;  // --io-thread-policy (loader/util/thread_policy.h)
   double io_timeout = 600;       // --io-timeout: seconds a batch wait may pass without one read completing (0: forever)

@@ -13,13 +13,13 @@ namespace feedrate {
 namespace {
 
 // The store, a client, and the checks that only make sense for files.
-Status ConnectS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& cache_arg, S3RunSetup* s) {
+Status ConnectS3(const WorkloadConfig& cfg, CacheMode cache, S3RunSetup* s) {
   if (cfg.odirect) {
     return Status::InvalidArgument("reader.odirect applies to files; an S3 dataset (" + cfg.DataLocation() +
                                    ") is read with ranged GETs");
   }
   if (cache != CacheMode::kKeep) {
-    return Status::InvalidArgument("--cache " + cache_arg + ": an S3 dataset has no client page cache to drop (epoch 1 is "
+    return Status::InvalidArgument("--cache " + std::string(CacheModeName(cache)) + ": an S3 dataset has no client page cache to drop (epoch 1 is "
                                    "the first touch, later epochs repeat reads: summary.json reports them apart)");
   }
   FEEDRATE_ASSIGN_OR_RETURN(auto store, S3StoreFor(cfg));
@@ -32,8 +32,8 @@ Status ConnectS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& 
 
 }  // namespace
 
-void PrepareS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& cache_arg, S3RunSetup* s) {
-  s->connected = ConnectS3(cfg, cache, cache_arg, s);
+void PrepareS3(const WorkloadConfig& cfg, CacheMode cache, S3RunSetup* s) {
+  s->connected = ConnectS3(cfg, cache, s);
 }
 
 Result<PathList> ListS3Split(const WorkloadConfig& cfg, const Comm& comm, const std::string& split, uint64_t n,

@@ -27,7 +27,7 @@ struct S3RunSetup {
 
 // The store and a client (and the checks that only apply to files); the outcome goes in s->connected, which
 // ListS3Split returns after the listing's broadcasts, so no rank waits for one whose connection failed.
-void PrepareS3(const WorkloadConfig& cfg, CacheMode cache, const std::string& cache_arg, S3RunSetup* s);
+void PrepareS3(const WorkloadConfig& cfg, CacheMode cache, S3RunSetup* s);
 // Collective (every rank, in the same order): rank 0 lists split `split` (one set of ListObjectsV2 requests per
 // job: listings are paged by 1000 keys, and stores rate-limit them) and shares the keys and sizes; each rank
 // keeps the keys `keep` marks (the objects it reads) and their sizes in s->sizes.

@@ -119,11 +119,11 @@ Status ListDatasetFirst(const WorkloadConfig& cfg, const Comm& comm, Setup* s) {
 
 CacheChoice ChooseCache(const WorkloadConfig& cfg, const RunOptions& opt) {
   CacheChoice c;
-  if (!opt.cache.empty()) {
-    c.mode = opt.cache;
+  if (opt.cache) {
+    c.mode = *opt.cache;
   } else if (Traits(cfg.rules).flush_rank0_each_epoch && !cfg.odirect && !cfg.on_s3() &&
              !IsMemoryFileSystem(FileSystemType(cfg.data_folder))) {
-    c.mode = "drop";
+    c.mode = CacheMode::kDrop;
     c.rank0_host_only = true;
   }
   return c;
@@ -140,9 +140,9 @@ Status CheckRequest(const WorkloadConfig& cfg, const RunOptions& opt, const Comm
                                    std::string(checkpointing ? " (a checkpointing workload? `feedrate checkpoint` runs those)" : ""));
   }
   const CacheChoice cache = ChooseCache(cfg, opt);
-  FEEDRATE_ASSIGN_OR_RETURN(auto cache_mode, ParseCacheMode(cache.mode));
+  CacheMode cache_mode = cache.mode;
   if (cfg.odirect && (cache_mode == CacheMode::kDrop || cache_mode == CacheMode::kDropOnce)) {
-    return Status::InvalidArgument("--cache " + cache.mode + " with O_DIRECT reads (reader.odirect): O_DIRECT already "
+    return Status::InvalidArgument("--cache " + std::string(CacheModeName(cache.mode)) + " with O_DIRECT reads (reader.odirect): O_DIRECT already "
                                    "bypasses the page cache; use --cache direct");
   }
   if (cache.rank0_host_only && comm.hostname(comm.rank()) != comm.hostname(0)) cache_mode = CacheMode::kKeep;
@@ -504,7 +504,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   FEEDRATE_RETURN_IF_ERROR(CheckRequest(cfg, opt, comm, &mode));
   if (cfg.on_s3()) {
     s->s3 = std::make_unique<S3RunSetup>();
-    PrepareS3(cfg, mode, ChooseCache(cfg, opt).mode, s->s3.get());  // (its error is returned once the listing is shared)
+    PrepareS3(cfg, mode, s->s3.get());  // (its error is returned once the listing is shared)
   }
   FEEDRATE_RETURN_IF_ERROR(ListDatasetFirst(cfg, comm, s));
   FEEDRATE_RETURN_IF_ERROR(BuildSamplers(cfg, opt, comm, s));

@@ -71,9 +71,11 @@ struct Setup {
 // MLPerf Storage v3.0's rank 0 drops its node's page cache before every epoch, so ranks on rank 0's host drop and
 // the others keep (nothing to drop on memory-backed storage, O_DIRECT or S3); upstream DLIO keeps it.
 struct CacheChoice {
-  std::string mode = "keep";     // keep, drop, drop-once, direct (as --cache spells it)
+  CacheMode mode = CacheMode::kKeep;
   bool rank0_host_only = false;  // the edition's flush: only the ranks on rank 0's host drop
-  std::string Describe() const { return rank0_host_only ? mode + " (rank 0's host, as the emulated DLIO flushes)" : mode; }
+  std::string Describe() const {
+    return std::string(CacheModeName(mode)) + (rank0_host_only ? " (rank 0's host, as the emulated DLIO flushes)" : "");
+  }
 };
 CacheChoice ChooseCache(const WorkloadConfig& cfg, const RunOptions& opt);
 
