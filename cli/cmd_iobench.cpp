@@ -1,16 +1,20 @@
 // `feedrate iobench`: a fio/gdsio-like grid (rw x block size x queue depth x threads) against one file, with
-// latency percentiles, reduced over MPI ranks (emulator/iobench); table on stdout, iobench.json and iobench.csv.
+// latency percentiles, reduced over MPI ranks; or, for --path s3://bucket/prefix, the S3 grid (GET/PUT x object size
+// x concurrency). The grids are emulator/iobench; this file has the options, the table and the results files.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "cli/cmd_iobench_s3.h"
 #include "cli/commands.h"
 #include "emulator/host/comm.h"
 #include "emulator/iobench/iobench_grid.h"
+#include "emulator/iobench/s3_grid.h"
 #include "emulator/results/results.h"
+#include "loader/io/safe_file.h"
 #include "loader/iobench/iobench.h"
+#include "loader/s3/s3_config.h"
 #include "loader/util/exit_codes.h"
 
 namespace feedrate::cli {
@@ -28,7 +32,9 @@ struct IobenchArgs {
   XferMode xfer = XferMode::kHost;
   int gpu = 0;
   // The S3 grid's (--path s3://...): sizes as given, parsed once the command runs.
-  S3IobenchArgs s3;
+  std::string endpoint = "https://s3.amazonaws.com", region = "us-east-1";
+  bool virtual_host = false;
+  std::vector<unsigned> concurrency{1, 8, 32};
   std::vector<std::string> object_sizes{"16m"};
   std::string part_size = "8m";
 };
@@ -65,37 +71,80 @@ void RegisterIobenchOptions(CLI::App* sub, IobenchArgs& a) {
   sub->add_flag("--verify", a.verify, "writes lay down a seeded pattern, reads check it");
   sub->add_option("--seed", a.seed, "pattern seed for --verify");
   sub->add_option("--results-dir", a.results_dir, "where iobench.json/csv go (default feedrate-results/<timestamp>_iobench)");
-  sub->add_option("--endpoint", a.s3.endpoint, "S3: the endpoint URL (default https://s3.amazonaws.com)")->check(NoCredentialInUrl());
-  sub->add_option("--region", a.s3.region, "S3: the SigV4 region (default us-east-1)");
-  sub->add_flag("--virtual-host", a.s3.virtual_host, "S3: bucket.host/key URLs instead of host/bucket/key");
+  sub->add_option("--endpoint", a.endpoint, "S3: the endpoint URL (default https://s3.amazonaws.com)")->check(NoCredentialInUrl());
+  sub->add_option("--region", a.region, "S3: the SigV4 region (default us-east-1)");
+  sub->add_flag("--virtual-host", a.virtual_host, "S3: bucket.host/key URLs instead of host/bucket/key");
   sub->add_option("--object-size", a.object_sizes, "S3: object sizes, e.g. 1m,50m (default 16m)")
       ->delimiter(',')
       ->check(CLI::Validator(CheckBytes, "SIZE"));
   sub->add_option("--part-size", a.part_size, "S3: bytes per ranged GET (default 8m; objects smaller are read whole)")
       ->check(CLI::Validator(CheckBytes, "SIZE"));
-  sub->add_option("--concurrency", a.s3.concurrency, "S3: requests in flight, e.g. 1,8,32")
+  sub->add_option("--concurrency", a.concurrency, "S3: requests in flight, e.g. 1,8,32")
       ->delimiter(',')
       ->check(CLI::Range(1u, 1024u));
 }
 
-// The S3 grid: one process, curl's multi interface for concurrency (cmd_iobench_s3.cpp).
-int RunS3Grid(const IobenchArgs& a) {
-  S3IobenchArgs x = a.s3;
-  x.url = a.path;
-  x.results_dir = a.results_dir;
-  x.runtime = a.runtime;
-  x.ops.clear();
+// Writes <dir>/<name>.json and <name>.csv (temporary name, rename) and says where; the exit code (0, or 2 with the
+// error printed). Both grids end with it.
+int WriteBenchResults(const std::string& dir, const std::string& name, const nlohmann::json& doc, const std::string& csv) {
+  Status w = WriteFileSafely(dir + "/" + name + ".json", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  if (w.ok()) w = WriteFileSafely(dir + "/" + name + ".csv", csv);
+  if (!w.ok()) {
+    std::fprintf(stderr, "feedrate: error: %s\n", w.ToString().c_str());
+    return kExitError;
+  }
+  std::printf("results: %s\n", dir.c_str());
+  return kExitPass;
+}
+
+// The S3 grid's cells from the command line: --rw read/write as GET/PUT, the sizes parsed (CheckBytes took them).
+Result<S3IobenchGrid> S3GridOf(const IobenchArgs& a) {
+  S3IobenchGrid g;
+  g.ops.clear();
   for (const auto& rw : a.rw) {
     if (rw != "read" && rw != "write") {
-      std::fprintf(stderr, "feedrate: error: --rw %s: S3 cells are read (GET) or write (PUT)\n", rw.c_str());
-      return kExitError;
+      return Status::InvalidArgument("--rw " + rw + ": S3 cells are read (GET) or write (PUT)");
     }
-    x.ops.push_back(rw == "read" ? "get" : "put");
+    g.ops.push_back(rw == "read" ? "get" : "put");
   }
-  x.object_sizes.clear();
-  for (const auto& o : a.object_sizes) x.object_sizes.push_back(ParseBytes(o));  // checked by CheckBytes
-  x.part_size = ParseBytes(a.part_size);
-  return RunS3Iobench(x);
+  g.object_sizes.clear();
+  for (const auto& o : a.object_sizes) g.object_sizes.push_back(ParseBytes(o));
+  g.part_size = ParseBytes(a.part_size);
+  g.concurrency = a.concurrency;
+  g.runtime_s = a.runtime;
+  return g;
+}
+
+void PrintS3Cell(const nlohmann::json& c) {
+  std::printf("%-4s %11llu %10llu %5u %10.1f %9.1f %10.2f %10.2f %10.2f %10.2f %9.3f\n", c["op"].get<std::string>().c_str(),
+              static_cast<unsigned long long>(c["object_size"].get<uint64_t>()),
+              static_cast<unsigned long long>(c["request_size"].get<uint64_t>()), c["concurrency"].get<unsigned>(),
+              c["mib_per_s"].get<double>(), c["requests_per_s"].get<double>(), c["ttfb_ms"]["p50"].get<double>(),
+              c["ttfb_ms"]["p99"].get<double>(), c["lat_ms"]["p50"].get<double>(), c["lat_ms"]["p99"].get<double>(),
+              c["cpu_s_per_gib"].get<double>());
+  std::fflush(stdout);
+}
+
+// The S3 grid: one process, curl's multi interface for concurrency (emulator/iobench/s3_grid.h); the table on
+// stdout, and s3bench.json's document. Credentials stay out of the output and the results: only where they came from.
+Result<nlohmann::json> RunS3Grid(const IobenchArgs& a, const std::string& dir) {
+  FEEDRATE_ASSIGN_OR_RETURN(const S3IobenchGrid grid, S3GridOf(a));
+  FEEDRATE_ASSIGN_OR_RETURN(const auto loc, ParseS3Url(a.path));
+  FEEDRATE_ASSIGN_OR_RETURN(const auto cred, LoadS3Credentials());
+  const S3Endpoint endpoint{a.endpoint, a.region, !a.virtual_host, {}};
+  const unsigned most = *std::max_element(grid.concurrency.begin(), grid.concurrency.end());
+  FEEDRATE_ASSIGN_OR_RETURN(auto client, S3Client::Create(endpoint, cred, loc.bucket, {.max_parallel = most}));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Errno("cannot create results directory " + dir, ec.value());
+  std::printf("iobench %s at %s (credentials: %s), %.1f s per cell\n", a.path.c_str(), endpoint.url.c_str(),
+              cred.source.c_str(), a.runtime);
+  std::printf("%-4s %11s %10s %5s %10s %9s %10s %10s %10s %10s %9s\n", "op", "object", "request", "conc", "MiB/s", "req/s",
+              "ttfb p50ms", "ttfb p99ms", "lat p50ms", "lat p99ms", "CPU s/GiB");
+  FEEDRATE_ASSIGN_OR_RETURN(const auto cells, RunS3IobenchGrid(*client, loc.prefix, grid, PrintS3Cell));
+  return nlohmann::json{{"url", a.path},           {"endpoint", endpoint.url}, {"region", endpoint.region},
+                        {"path_style", endpoint.path_style}, {"credentials_source", cred.source},
+                        {"runtime_s", a.runtime}, {"version", FEEDRATE_VERSION}, {"cells", cells}};
 }
 
 // The file grid's options; a directory gets one file per rank inside it.
@@ -179,7 +228,7 @@ int RunFileGrid(const IobenchArgs& a, int* argc, char*** argv) {
                         {"runtime_s", o.runtime_s}, {"ramp_s", o.ramp_s}, {"submit_batch", o.submit_batch}, {"direct", o.direct},
                         {"verify", o.verify},    {"xfer", XferName(o.xfer)}, {"gpu", o.gpu},
                         {"version", FEEDRATE_VERSION}, {"cells", *cells}};
-  return WriteBenchResults(dir, "iobench", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", IobenchCsv(*cells));
+  return WriteBenchResults(dir, "iobench", doc, IobenchCsv(*cells));
 }
 
 }  // namespace
@@ -188,7 +237,16 @@ Runner AddIobench(CLI::App& app, int* argc, char*** argv) {
   auto* sub = app.add_subcommand("iobench", "fio/gdsio-like grid of block size x queue depth x threads on one file");
   auto a = std::make_shared<IobenchArgs>();
   RegisterIobenchOptions(sub, *a);
-  return [=] { return a->path.rfind("s3://", 0) == 0 ? RunS3Grid(*a) : RunFileGrid(*a, argc, argv); };
+  return [=] {
+    if (a->path.rfind("s3://", 0) != 0) return RunFileGrid(*a, argc, argv);
+    const std::string dir = ResultsDirOr(a->results_dir, "s3bench");
+    const auto doc = RunS3Grid(*a, dir);
+    if (!doc.ok()) {
+      std::fprintf(stderr, "feedrate: error: %s\n", doc.status().ToString().c_str());
+      return kExitError;
+    }
+    return WriteBenchResults(dir, "s3bench", *doc, S3IobenchCsv((*doc)["cells"]));
+  };
 }
 
 }  // namespace feedrate::cli
