@@ -32,6 +32,7 @@ void ForwardTerm(int sig) {
 
 int SpawnLogged(const std::vector<std::string>& argv, const std::string& log) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   struct sigaction ignore {}, forward {}, old_int {}, old_term {};
@@ -129,19 +130,21 @@ Result<double> MeasureStorageCeiling(const std::string& exe, const WorkloadConfi
 std::vector<std::string> SweepPointLauncher::Argv(uint64_t total, const std::string& run_dir) const {
   std::vector<std::string> argv;
   const uint64_t per_host = total / hosts;
-  if (mode == "ranks" || !host_names.empty()) {
+  const uint64_t ranks_per_host = mode == "ranks" ? per_host : 1;
+  if (!host_names.empty()) {  // run's own --hosts: its launcher watches mpirun (start-up bounded, lost hosts ended)
+    std::string list, launcher;
+    for (const auto& h : host_names) list += (list.empty() ? "" : ",") + h + ":" + std::to_string(ranks_per_host);
+    for (const auto& w : mpirun) launcher += (launcher.empty() ? "" : " ") + w;
+    argv = {exe, "run", "--hosts", list, "--mpirun", launcher};
+  } else if (mode == "ranks") {
     argv = mpirun;
-    const uint64_t ranks_per_host = mode == "ranks" ? per_host : 1;
-    argv.insert(argv.end(), {"-np", std::to_string(ranks_per_host * hosts)});
-    if (!host_names.empty()) {
-      std::string list;
-      for (const auto& h : host_names) list += (list.empty() ? "" : ",") + h + ":" + std::to_string(ranks_per_host);
-      argv.insert(argv.end(), {"--host", list});
-    }
+    argv.insert(argv.end(), {"-np", std::to_string(ranks_per_host), exe, "run"});
+  } else {
+    argv = {exe, "run"};
   }
   const uint64_t per_rank = mode == "ranks" ? 1 : per_host;
-  argv.insert(argv.end(), {exe, "run", "-w", workload, "--data-dir", data_dir, "-n", std::to_string(per_rank),
-                           "--results-dir", run_dir});
+  argv.insert(argv.end(),
+              {"-w", workload, "--data-dir", data_dir, "-n", std::to_string(per_rank), "--results-dir", run_dir});
   argv.insert(argv.end(), forwarded.begin(), forwarded.end());
   return argv;
 }

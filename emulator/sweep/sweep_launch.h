@@ -29,8 +29,9 @@ std::string LastErrorLine(const std::string& log);
 Result<double> MeasureStorageCeiling(const std::string& exe, const WorkloadConfig& cfg, bool odirect,
                                      const std::string& results_dir);
 
-// The child run of one point: `exe run` with the workload and the forwarded options, -n per rank, under `mpirun`
-// when `mode` is "ranks" or hosts are named; results in <results_dir>/n<total>_r<repeat>.
+// The child run of one point: `exe run` with the workload and the forwarded options, -n per rank; with hosts named,
+// run's own `--hosts h:ranks --mpirun <mpirun>` (its launcher watches mpirun: cli/launch.h), else under `mpirun -np`
+// when `mode` is "ranks"; results in <results_dir>/n<total>_r<repeat>.
 struct SweepPointLauncher {
   std::string exe, mode, workload, data_dir, results_dir;
   std::vector<std::string> mpirun;      // the launcher's words, e.g. {"mpirun", "--bind-to", "none"}

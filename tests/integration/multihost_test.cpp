@@ -228,7 +228,7 @@ TEST(MultiHost, AHostLostMidRunEndsTheCommandWithinTheBound) {
   HOSTS_UP(hosts);
   ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kShape)).code, 0);
   const std::string run = RunOnHosts(data, dir / "res", "frh1:1,frh2:1,frh3:1", Trim(Hosts::Mpirun()),
-                                     "--json-events --param train.epochs=200 --collective-timeout 4");
+                                     "--json-events --param train.epochs=200 --collective-timeout 3");
   Sh("(" + run + " > " + log + " 2>&1; echo \"exit=$?\" >> " + log + ") > /dev/null 2>&1 &");
   bool started = false;
   for (int i = 0; i < 300 && !started; ++i) {
