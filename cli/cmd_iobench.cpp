@@ -51,7 +51,7 @@ void RegisterIobenchOptions(CLI::App* sub, IobenchArgs& a) {
   sub->add_option("--threads", a.threads, "threads per rank")->delimiter(',')->check(CLI::Range(1u, 4096u));
   sub->add_option("--rwmixread", a.rwmixread, "randrw: percent reads")->check(CLI::Range(0, 100));
   sub->add_option("--engine", a.engine, "auto, uring or posix")->check(CLI::IsMember({"auto", "uring", "posix"}));
-  sub->add_flag("--direct", a.direct, "O_DIRECT");
+  sub->add_flag("--direct,--odirect", a.direct, "O_DIRECT (fio's name; --odirect as in run and checkpoint)");
   sub->add_option("--xfer", a.xfer,
                   "gdsio's transfer modes: cpuonly (host memory; default), cpu_gpu, cpu_async_gpu, cpu_cached_gpu, "
                   "gpud (GPUDirect Storage), gpu_batch (cuFile batch API), gpud_async (cuFileReadAsync on a CUDA stream); "
