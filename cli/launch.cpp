@@ -89,7 +89,9 @@ std::vector<HostSlots> ReadHostfile(const std::string& path) {
       if (word.starts_with("slots=")) {
         h.slots = ParseSlots(word.substr(6), where);
       } else if (!word.starts_with("max_slots=") && !word.starts_with("max-slots=")) {
-        throw std::invalid_argument(where + ": unknown hostfile field '" + word + "' (expected slots=N or max_slots=N)");
+        std::string why = where;
+        why.append(": unknown hostfile field '").append(word).append("' (expected slots=N or max_slots=N)");
+        throw std::invalid_argument(why);
       }
     }
     out.push_back(h);

@@ -57,7 +57,12 @@ int RunCommand(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   feedrate::AnnounceStarted();  // (to --hosts' launcher, when it started this rank: launch_watch.h)
-  const int code = RunCommand(argc, argv);
+  int code = feedrate::kExitError;
+  try {
+    code = RunCommand(argc, argv);
+  } catch (const std::exception& e) {  // (setting the commands up: RunCommand catches what they throw when run)
+    std::fprintf(stderr, "feedrate: error: %s\n", e.what());
+  }
   feedrate::AnnounceEnd(code);
   return code;
 }

@@ -53,7 +53,9 @@ Comm::Comm(int* argc, char*** argv) {
   ::gethostname(name, sizeof name - 1);
   std::vector<char> all(64 * static_cast<size_t>(size_));
   MPI_Allgather(name, 64, MPI_CHAR, all.data(), 64, MPI_CHAR, MPI_COMM_WORLD);
-  for (int r = 0; r < size_; ++r) hosts_.emplace_back(all.data() + 64 * r, strnlen(all.data() + 64 * r, 63));
+  for (size_t r = 0; r < static_cast<size_t>(size_); ++r) {
+    hosts_.emplace_back(all.data() + 64 * r, strnlen(all.data() + 64 * r, 63));
+  }
   AnnounceJoined(rank_);  // (every rank is in the job: --hosts' launcher stops counting start-up)
   // Communicators for the hierarchical step barrier: one per host (by hostname, which is what Feedrate calls a
   // host everywhere), and one of the hosts' lowest ranks.

@@ -263,6 +263,7 @@ int ExitCodeOf(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 12
   if (null >= 0) ::dup2(null, 0);
   ::dup2(out_write, 1);
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   ::execvp(args[0], args.data());

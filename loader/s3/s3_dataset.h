@@ -58,7 +58,7 @@ class S3ObjectSource final : public ByteSource {
   uint64_t requests() const { return requests_; }
 
  private:
-  static constexpr uint64_t kBlock = 64 * 1024;
+  static constexpr uint64_t kBlock = uint64_t{64} * 1024;
   S3Client& client_;
   std::string key_, url_;
   uint64_t size_;
