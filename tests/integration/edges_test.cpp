@@ -325,13 +325,19 @@ TEST(Edges, APrivateCaIsTrustedThroughAwsCaBundle) {
   // (A run's listing GETs: `s_server -www` answers a GET with its status page, never a HEAD.)
   const std::string inspect = Feedrate("run -w unet3d_h100 --storage s3://bucket/ds --results-dir " + (dir / "r") +
                                        " --endpoint https://127.0.0.1:" + std::to_string(port));
-  // The server lives for the three commands (a shell runs it in the background and stops it).
-  const std::string script = server + " >/dev/null 2>&1 & s=$!; sleep 1; "
-                             "AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b " + inspect + "; echo rc1=$?; "
-                             "AWS_CA_BUNDLE=" + cert + " AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b " + inspect + "; echo rc2=$?; "
-                             "AWS_CA_BUNDLE=" + (dir / "none.pem") + " AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b " + inspect +
-                             "; echo rc3=$?; kill $s";
-  auto r = Sh("sh -c '" + script + "'", 60);
+  // The server lives for the three commands (a shell runs it in the background and stops it); they start once it
+  // accepts a connection (a loaded CI machine takes over a second to start it: a fixed wait once lost the race).
+  const std::string listening = "for i in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(port) +
+                                ") 2>/dev/null && break; sleep 0.05; done; ";
+  const std::string script =
+      server + " >/dev/null 2>&1 & s=$!; " + listening + "AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b " + inspect +
+      "; echo rc1=$?; "
+      "AWS_CA_BUNDLE=" +
+      cert + " AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b " + inspect +
+      "; echo rc2=$?; "
+      "AWS_CA_BUNDLE=" +
+      (dir / "none.pem") + " AWS_ACCESS_KEY_ID=a AWS_SECRET_ACCESS_KEY=b " + inspect + "; echo rc3=$?; kill $s";
+  auto r = Sh("bash -c '" + script + "'", 60);
   const size_t rc1 = r.output.find("rc1="), rc2 = r.output.find("rc2="), rc3 = r.output.find("rc3=");
   ASSERT_TRUE(rc1 != std::string::npos && rc2 != std::string::npos && rc3 != std::string::npos) << r.output;
   const std::string without = r.output.substr(0, rc1), with = r.output.substr(rc1, rc2 - rc1), none = r.output.substr(rc2, rc3 - rc2);
