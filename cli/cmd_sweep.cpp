@@ -37,13 +37,14 @@ struct SweepArgs {
 
 // The argv every point's `run` gets beyond what the sweep chooses: the workload's overrides and rules, and run's
 // forwarded options as given (run_options.h), with the page-cache mode the sweep chose when none was given.
-std::vector<std::string> PointArgv(const WorkloadArgs& w, const ForwardedRunOptions& forwarded, const SweepCache& cache) {
+std::vector<std::string> PointArgv(const WorkloadArgs& w, const RunCommandArgs& run,
+                                   const ForwardedRunOptions& forwarded, const SweepCache& cache) {
   std::vector<std::string> v;
   for (const auto& p : w.params) v.insert(v.end(), {"--param", p});
   for (const auto& p : w.positional) v.push_back(p);
   if (!w.rules.empty()) v.insert(v.end(), {"--rules", w.rules});
   for (auto& word : forwarded.Argv()) v.push_back(std::move(word));
-  if (!forwarded.Given("--cache") && cache.mode != "direct") v.insert(v.end(), {"--cache", cache.mode});
+  if (!run.o.cache && cache.mode != "direct") v.insert(v.end(), {"--cache", cache.mode});
   return v;
 }
 
@@ -221,8 +222,11 @@ Runner AddSweep(CLI::App& app) {
     std::vector<std::string> host_names;
     if (!PrepareSweep(*w, args, &cfg, &host_names)) return kExitError;
     const SweepCache cache = ChooseSweepCache(*cfg, *run);
-    SweepPointLauncher point{SelfExe(), args.mode, w->workload, w->data_dir, args.results_dir, SplitWords(args.mpirun, ' '),
-                             host_names, PointArgv(*w, *f, cache), args.search.hosts};
+    SweepPointLauncher point{SelfExe(),        args.mode,
+                             w->workload,      w->data_dir,
+                             args.results_dir, SplitWords(args.mpirun, ' '),
+                             host_names,       PointArgv(*w, *run, *f, cache),
+                             args.search.hosts};
     const bool measure = args.measure_ceiling && args.ceiling_mib_per_s <= 0;
     if (measure) {
       const Result<double> ceiling = MeasureStorageCeiling(point.exe, *cfg, cache.mode == "direct", args.results_dir);

@@ -29,11 +29,6 @@ std::vector<std::string> ForwardedRunOptions::Argv() const {
   return v;
 }
 
-bool ForwardedRunOptions::Given(const std::string& name) const {
-  return std::any_of(entries_.begin(), entries_.end(),
-                     [&](const Entry& e) { return e.opt->check_lname(name.substr(2)) && e.opt->count() > 0; });
-}
-
 namespace {
 
 // How the samples are read: I/O threads, engine, order, depth, O_DIRECT, retained batches.

@@ -38,8 +38,6 @@ class ForwardedRunOptions {
   void Add(CLI::Option* opt, std::function<std::string()> text = {});
   // The options given on this command line, as argv words for a child `feedrate run` (name, then value).
   std::vector<std::string> Argv() const;
-  // Whether `name` (e.g. "--cache") was given on this command line.
-  bool Given(const std::string& name) const;
 
  private:
   struct Entry {

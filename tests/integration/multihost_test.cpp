@@ -54,6 +54,15 @@ std::string Trim(std::string s) {
   return s;
 }
 
+// Whether `log` gets a line matching `pattern` (grep's, quoted for the shell) within `tenths` tenths of a second.
+bool LogShows(const std::string& log, const std::string& pattern, int tenths) {
+  for (int i = 0; i < tenths; ++i) {
+    if (Sh("grep -q " + pattern + " " + log).code == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 const std::string kShape = " --param dataset.num_files_train=200 --param dataset.record_length_bytes=65536"
                            " --param dataset.record_length_bytes_stdev=16384 --param train.computation_time=0.01"
                            " --param train.epochs=2";
@@ -148,20 +157,11 @@ TEST(MultiHost, StoppedHostIsNamedByTheWatchdog) {
                                                 " --mpirun '" + Trim(Hosts::Mpirun()) + "'");
   Sh("(" + run + " > " + log + " 2>&1; echo \"exit=$?\" >> " + log + ") > /dev/null 2>&1 &");
   // Training has started once rank 0 reports progress.
-  bool started = false;
-  for (int i = 0; i < 300 && !started; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    started = Sh("grep -q '\"progress\"' " + log).code == 0;
-  }
-  ASSERT_TRUE(started) << Sh("cat " + log).output;
+  ASSERT_TRUE(LogShows(log, "'\"progress\"'", 300)) << Sh("cat " + log).output;
   const std::string pids = Trim(Sh(kMh + " pids frh2 feedrate").output);
   ASSERT_FALSE(pids.empty()) << "no feedrate process on frh2";
   Sh("kill -STOP " + pids);
-  bool ended = false;
-  for (int i = 0; i < 600 && !ended; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    ended = Sh("grep -q '^exit=' " + log).code == 0;
-  }
+  const bool ended = LogShows(log, "'^exit='", 600);
   Sh("kill -CONT " + pids + " 2>/dev/null; kill -KILL " + pids + " 2>/dev/null");
   const std::string out = Sh("cat " + log).output;
   ASSERT_TRUE(ended) << out;
@@ -230,19 +230,10 @@ TEST(MultiHost, AHostLostMidRunEndsTheCommandWithinTheBound) {
   const std::string run = RunOnHosts(data, dir / "res", "frh1:1,frh2:1,frh3:1", Trim(Hosts::Mpirun()),
                                      "--json-events --param train.epochs=200 --collective-timeout 3");
   Sh("(" + run + " > " + log + " 2>&1; echo \"exit=$?\" >> " + log + ") > /dev/null 2>&1 &");
-  bool started = false;
-  for (int i = 0; i < 300 && !started; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    started = Sh("grep -q '\"progress\"' " + log).code == 0;
-  }
-  ASSERT_TRUE(started) << Sh("cat " + log).output;
+  ASSERT_TRUE(LogShows(log, "'\"progress\"'", 300)) << Sh("cat " + log).output;
   Sh("ip link set frvh2 down");
   const auto t0 = std::chrono::steady_clock::now();
-  bool ended = false;
-  for (int i = 0; i < 900 && !ended; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    ended = Sh("grep -q '^exit=' " + log).code == 0;
-  }
+  const bool ended = LogShows(log, "'^exit='", 900);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const char* name : {"feedrate", "orted"}) Sh("kill -KILL " + Trim(Sh(kMh + " pids frh2 " + name).output) + " 2>/dev/null");
   const std::string out = Sh("cat " + log).output;
