@@ -56,8 +56,10 @@ std::string Trim(std::string s) {
 
 // Whether `log` gets a line matching `pattern` (grep's, quoted for the shell) within `tenths` tenths of a second.
 bool LogShows(const std::string& log, const std::string& pattern, int tenths) {
+  std::string grep = "grep -q ";
+  grep.append(pattern).append(" ").append(log);
   for (int i = 0; i < tenths; ++i) {
-    if (Sh("grep -q " + pattern + " " + log).code == 0) return true;
+    if (Sh(grep).code == 0) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
