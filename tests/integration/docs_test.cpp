@@ -51,12 +51,25 @@ std::set<std::string> HelpOptions(const std::string& command) {
 }
 
 // Options the docs quote from the tools beside Feedrate, each with whose it is.
-const std::map<std::string, std::string> kOtherTools = {
-    {"--allow-run-as-root", "mpirun"}, {"--oversubscribe", "mpirun"}, {"--host", "mpirun"}, {"--map-by", "mpirun"},
-    {"--build", "cmake"}, {"--preset", "cmake"}, {"--install", "cmake"},
-    {"--dlio-bin-path", "mlpstorage"}, {"--num-processes", "mlpstorage"},
-    {"--dump-dom", "chromium"}, {"--headless", "chromium"},
-    {"--end_fsync", "fio"}, {"--rate-mbit", "tests/multihost/mh.sh"}};
+const std::map<std::string, std::string> kOtherTools = {{"--allow-run-as-root", "mpirun"},
+                                                        {"--oversubscribe", "mpirun"},
+                                                        {"--host", "mpirun"},
+                                                        {"--map-by", "mpirun"},
+                                                        {"--build", "cmake"},
+                                                        {"--preset", "cmake"},
+                                                        {"--install", "cmake"},
+                                                        {"--dlio-bin-path", "mlpstorage"},
+                                                        {"--num-processes", "mlpstorage"},
+                                                        {"--dump-dom", "chromium"},
+                                                        {"--headless", "chromium"},
+                                                        {"--end_fsync", "fio"},
+                                                        {"--rate-mbit", "tests/multihost/mh.sh"},
+                                                        {"--build-arg", "podman"},
+                                                        {"--privileged", "podman"},
+                                                        {"--rm", "podman"},
+                                                        {"--ulimit", "podman"},
+                                                        {"--mpi", "srun"},
+                                                        {"--variant", "debootstrap"}};
 
 TEST(Docs, EveryDocumentedOptionIsInHelpAndTheMainCommandsAreDocumented) {
   std::set<std::string> help = HelpOptions("");
