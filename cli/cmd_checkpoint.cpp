@@ -61,7 +61,9 @@ Runner AddCheckpoint(CLI::App& app, int* argc, char*** argv) {
   sub->add_option("--read-cache", o->read_cache, "before reading: drop (evict every rank's checkpoint files; default) or keep")
       ->check(CLI::IsMember({"drop", "keep"}));
   sub->add_flag("--drop-system-caches", o->drop_system_caches, "also sync and write 3 to /proc/sys/vm/drop_caches before reading (root)");
-  sub->add_option("--queue-depth", o->queue_depth, "requests in flight per rank (default 8)")->check(CLI::Range(uint64_t{1}, uint64_t{256}));
+  sub->add_option("--queue-depth", o->queue_depth,
+                  "requests in flight per I/O thread, as in run (a checkpoint rank has one; default 8)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{256}));
   sub->add_option("--block-size", o->block, "bytes per request (default 4 MiB)")->check(CLI::Range(uint64_t{4096}, uint64_t{64} << 20));
   sub->add_flag("--verify", o->verify, "write a verifiable pattern and check every byte read back");
   sub->add_option("--inject", o->inject, "inject faults into the writes (or the reads: op=read), for tests and demos: enospc|eio|short|eagain|delay[:every=N,after=N,"

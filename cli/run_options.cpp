@@ -79,10 +79,15 @@ void RegisterMeasurementOptions(CLI::App* sub, RunCommandArgs& a, ForwardedRunOp
               ->check(CLI::IsMember({"keep", "drop", "drop-once", "direct"})));
   out.Add(sub->add_flag("--drop-system-caches", a.o.drop_system_caches,
                         "with --cache drop/drop-once: also sync and write 3 to /proc/sys/vm/drop_caches, once per host (root)"));
-  out.Add(sub->add_option("--verify", a.o.verify,
-                          "check this fraction (0-1; 1 = every byte) of each sample's payload against the dataset's pattern "
-                          "(needs datagen --content verifiable); a mismatch fails the run naming file and offset")
-              ->check(CLI::Range(0.0, 1.0)));
+  // Alone, --verify checks every byte, as checkpoint's and iobench's --verify do; a fraction checks part.
+  out.Add(
+      sub->add_option("--verify", a.o.verify,
+                      "check every byte of each sample's payload against the dataset's pattern, or this fraction of "
+                      "it (0-1) (needs datagen --content verifiable); a mismatch fails the run naming file and offset")
+          ->expected(0, 1)
+          ->default_str("1")
+          ->check(CLI::Range(0.0, 1.0))
+          ->option_text("[FRACTION]"));
   out.Add(sub->add_option_function<std::string>(
                           "--residency", [&a](const std::string& v) { a.o.residency = v == "sample"; },
                           "sample (default): the I/O threads look up the page-cache residency of about 512 reads per "

@@ -242,7 +242,8 @@ TEST(Verify, CatchesAFlippedByteNamingFileAndOffset) {
                           (format == "tfrecord" ? " --param feedrate.verify_crc=false" : "");
     auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + p + " --content verifiable --content-seed 5"));
     ASSERT_EQ(gen.code, 0) << gen.output;
-    auto ok = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + p + " -q --verify 1 --results-dir " + dir / "ok"));
+    auto ok =
+        Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + p + " -q --verify --results-dir " + dir / "ok"));
     ASSERT_TRUE(ok.code == 0 || ok.code == 3) << ok.output;
     auto s = ReadJson(dir / "ok/summary.json");
     const uint64_t checked = s["feedrate"]["verify"]["bytes_checked"];
