@@ -1,5 +1,6 @@
 # Test (cmake -P): the layer check refuses an include that runs back up an arrow and names the file and the arrow,
-# and passes the real loader/io folder with the folders its library links.
+# refuses an include of a header another library keeps to itself (not in its PUBLIC list) and passes its public
+# one, and passes the real loader/io folder with the folders its library links.
 #   cmake -DSOURCE_DIR=<repo> -DWORK_DIR=<scratch dir> -P tests/layering/refuses_back_arrow.cmake
 set(check "${SOURCE_DIR}/cmake/CheckLayer.cmake")
 file(REMOVE_RECURSE "${WORK_DIR}")
@@ -28,4 +29,16 @@ execute_process(COMMAND ${CMAKE_COMMAND} -DROOT=${SOURCE_DIR} -DDIRS=emulator/ho
 if(code EQUAL 0 OR NOT err MATCHES "emulator/host/cache_control.h includes loader/io/page_cache.h")
   message(FATAL_ERROR "emulator/host without loader/io allowed was not refused:\n${err}")
 endif()
-message(STATUS "layer check: refuses the back arrow, passes the real tree")
+# A header loader/io keeps to itself, included from a folder that may use loader/io.
+file(MAKE_DIRECTORY "${WORK_DIR}/emulator/host")
+file(WRITE "${WORK_DIR}/emulator/host/inner.cpp" "#include \"loader/io/io_engine.h\"\n#include \"loader/io/posix_engine.h\"\n")
+execute_process(COMMAND ${CMAKE_COMMAND} -DROOT=${WORK_DIR} -DDIRS=emulator/host "-DALLOWED=loader/io;loader/util;loader"
+                        "-DPUBLIC=loader/io/io_engine.h;loader/util/clock.h" -P ${check}
+                RESULT_VARIABLE code ERROR_VARIABLE err)
+if(code EQUAL 0 OR NOT err MATCHES "emulator/host/inner.cpp includes loader/io/posix_engine.h: loader/io keeps it to itself")
+  message(FATAL_ERROR "an include of loader/io's own posix_engine.h was not refused naming it:\n${err}")
+endif()
+if(err MATCHES "io_engine.h")
+  message(FATAL_ERROR "loader/io's public io_engine.h was refused:\n${err}")
+endif()
+message(STATUS "layer check: refuses the back arrow and another library's own header, passes the real tree")
