@@ -69,6 +69,12 @@ const std::map<std::string, std::string> kOtherTools = {{"--allow-run-as-root", 
                                                         {"--rm", "podman"},
                                                         {"--ulimit", "podman"},
                                                         {"--mpi", "srun"},
+                                                        {"--ntasks-per-node", "srun"},
+                                                        {"--nodes", "sbatch"},
+                                                        {"--cpus-per-task", "srun"},
+                                                        {"--job-name", "sbatch"},
+                                                        {"--time", "sbatch"},
+                                                        {"--wait", "sbatch"},
                                                         {"--variant", "debootstrap"}};
 
 TEST(Docs, EveryDocumentedOptionIsInHelpAndTheMainCommandsAreDocumented) {
