@@ -1,5 +1,6 @@
 // Feedrate launched by Slurm on the emulated hosts (tests/multihost/slurm.sh: slurmctld, one slurmd per host,
-// Debian's slurm-wlm with its PMIx plugin), as users launch it: `srun --mpi=pmix`, `sbatch`, `salloc` + mpirun; the
+// Debian's slurm-wlm with its PMIx plugin), as users launch it: `srun --mpi=pmix`, `sbatch`, `salloc` + mpirun, a
+// sweep inside an allocation; the
 // host table equal to a --hosts run's; a node lost mid-run named and the step ended within a bound. Root only; run
 // alone with the other MultiHost tests (the same names and addresses).
 #include <gtest/gtest.h>
@@ -44,13 +45,14 @@ class Cluster {
     ASSERT_TRUE((c).up_error.empty()) << (c).up_error; \
   } while (0)
 
-const std::string kSlurmShape = " --param dataset.num_files_train=200 --param dataset.record_length_bytes=65536"
-                           " --param dataset.record_length_bytes_stdev=16384 --param train.computation_time=0.01"
-                           " --param train.epochs=2";
+const std::string kSlurmShape =
+    " --param dataset.num_files_train=200 --param dataset.record_length_bytes=65536"
+    " --param dataset.record_length_bytes_stdev=16384 --param train.computation_time=0.01"
+    " --param train.epochs=2";
 
 std::string SlurmRun(const std::string& data, const std::string& res, const std::string& extra = "") {
-  return std::string(FEEDRATE_BIN) + " run -q -w unet3d_h100 --data-dir " + data + kSlurmShape + " --results-dir " + res +
-         " " + extra;
+  return std::string(FEEDRATE_BIN) + " run -q -w unet3d_h100 --data-dir " + data + kSlurmShape + " --results-dir " +
+         res + " " + extra;
 }
 
 // hostname, ranks and accelerators of each host, in the summary's order.
@@ -84,8 +86,9 @@ TEST(MultiHost, SlurmSrunSbatchAndSallocRunWithTheHostsTableOfAHostsRun) {
   for (const auto& h : s["feedrate"]["hosts"]) EXPECT_GT(h["read_mib_per_s"].get<double>(), 0) << h.dump();
   // The same layout through --hosts (Feedrate's own mpirun) gives the same host table.
   const std::string mpirun = Sh(kMhDir + "/mh.sh mpirun").output;
-  auto hosts = Sh(kMhDir + "/mh.sh exec frh1 " + SlurmRun(data, dir / "hosts", "--hosts frh1:2,frh2:2,frh3:2 --mpirun '" +
-                                                                              mpirun.substr(0, mpirun.find('\n')) + "'"));
+  auto hosts = Sh(kMhDir + "/mh.sh exec frh1 " +
+                  SlurmRun(data, dir / "hosts",
+                           "--hosts frh1:2,frh2:2,frh3:2 --mpirun '" + mpirun.substr(0, mpirun.find('\n')) + "'"));
   ASSERT_TRUE(hosts.code == 0 || hosts.code == 3) << hosts.output;
   EXPECT_EQ(HostTable(dir / "hosts"), want);
   // sbatch of a job script (srun inside), waited for: its exit is the job's.
@@ -96,15 +99,29 @@ TEST(MultiHost, SlurmSrunSbatchAndSallocRunWithTheHostsTableOfAHostsRun) {
   }
   auto batch = Sh(Cluster::OnFrh1("sbatch --wait " + (dir / "job.sh")));
   EXPECT_TRUE(batch.code == 0 || batch.code == 3) << batch.output << Sh("cat " + (dir / "job.out")).output;
-  EXPECT_EQ(HostTable(dir / "sbatch"), (std::vector<std::tuple<std::string, int, int>>{{"frh1", 1, 1}, {"frh2", 1, 1},
-                                                                                      {"frh3", 1, 1}}));
+  EXPECT_EQ(HostTable(dir / "sbatch"),
+            (std::vector<std::tuple<std::string, int, int>>{{"frh1", 1, 1}, {"frh2", 1, 1}, {"frh3", 1, 1}}));
   // salloc, then OpenMPI's mpirun inside the allocation (it starts its daemons through srun).
-  auto alloc = Sh(Cluster::OnFrh1("salloc -N 3 --ntasks-per-node=1 mpirun --allow-run-as-root --bind-to none --mca "
-                                  "oob_tcp_if_include 10.213.77.0/24 --mca btl_tcp_if_include 10.213.77.0/24 " +
-                                  SlurmRun(data, dir / "salloc")));
+  auto alloc =
+      Sh(Cluster::OnFrh1("salloc -N 3 --ntasks-per-node=1 mpirun --allow-run-as-root --bind-to none --mca "
+                         "oob_tcp_if_include 10.213.77.0/24 --mca btl_tcp_if_include 10.213.77.0/24 " +
+                         SlurmRun(data, dir / "salloc")));
   EXPECT_TRUE(alloc.code == 0 || alloc.code == 3) << alloc.output;
-  EXPECT_EQ(HostTable(dir / "salloc"), (std::vector<std::tuple<std::string, int, int>>{{"frh1", 1, 1}, {"frh2", 1, 1},
-                                                                                      {"frh3", 1, 1}}));
+  EXPECT_EQ(HostTable(dir / "salloc"),
+            (std::vector<std::tuple<std::string, int, int>>{{"frh1", 1, 1}, {"frh2", 1, 1}, {"frh3", 1, 1}}));
+  // A sweep inside an allocation, its points on the allocation's nodes (their names from Slurm, inside the
+  // allocation's shell: hence the escaped $) through mpirun.
+  const std::string sweep =
+      std::string(FEEDRATE_BIN) + " sweep -w unet3d_h100 --data-dir " + data + kSlurmShape +
+      " --min 1 --max 1 --repeats 1 --results-dir " + (dir / "sweep") +
+      " --hosts \\$(scontrol show hostnames \\$SLURM_JOB_NODELIST | paste -sd,) --mpirun 'mpirun "
+      "--allow-run-as-root --bind-to none --mca oob_tcp_if_include 10.213.77.0/24 --mca btl_tcp_if_include "
+      "10.213.77.0/24'";
+  auto swept = Sh(Cluster::OnFrh1("salloc -N 3 --ntasks-per-node=1 sh -c \"" + sweep + "\""));
+  EXPECT_TRUE(swept.code == 0 || swept.code == 3) << swept.output;
+  EXPECT_EQ(HostTable((dir / "sweep") + "/n3_r1"),
+            (std::vector<std::tuple<std::string, int, int>>{{"frh1", 1, 1}, {"frh2", 1, 1}, {"frh3", 1, 1}}))
+      << swept.output;
   // A checkpoint under srun: every rank writes and reads its part.
   auto ck = Sh(Cluster::OnFrh1(srun + "--ntasks-per-node=1 " + FEEDRATE_BIN + " checkpoint -w llama3_8b --dir " +
                                (dir / "ckpt") + " --scale 0.0005 --time-between 0 -q --results-dir " + (dir / "ck")));
@@ -120,8 +137,9 @@ TEST(MultiHost, SlurmNodeLostMidRunEndsTheStepWithinTheBound) {
   ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kSlurmShape)).code, 0);
   // (-u: srun passes each line on as it comes, so the progress events arrive during the run)
   const std::string run = Cluster::OnFrh1("srun -u --mpi=pmix -N 3 --ntasks-per-node=1 " +
-                                          SlurmRun(data, dir / "res", "--json-events --param train.epochs=200 "
-                                                                 "--collective-timeout 3"));
+                                          SlurmRun(data, dir / "res",
+                                                   "--json-events --param train.epochs=200 "
+                                                   "--collective-timeout 3"));
   Sh("(" + run + " > " + log + " 2>&1; echo \"exit=$?\" >> " + log + ") > /dev/null 2>&1 &");
   auto shows = [&](const std::string& pattern, int tenths) {
     std::string grep = "grep -q ";
