@@ -20,7 +20,7 @@ const std::string kCacheShape = SmallDatasetParams(24, 1 << 20) + " --param read
 std::string DiskDataset(const test::TempDir& dir) {
   const std::string fs = FileSystemType(dir.path());
   if (fs == "tmpfs" || fs == "ramfs") return "";
-  const std::string data = dir / "unet3d";
+  std::string data = dir / "unet3d";
   auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + kCacheShape));
   EXPECT_EQ(gen.code, 0) << gen.output;
   return data;
@@ -240,10 +240,15 @@ TEST(Verify, CatchesAFlippedByteNamingFileAndOffset) {
                           " --param train.epochs=1 --param train.computation_time=0.001" +
                           // The record CRCs would catch the flip first; the content check must catch it alone.
                           (format == "tfrecord" ? " --param feedrate.verify_crc=false" : "");
-    auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + " " + p + " --content verifiable --content-seed 5"));
+    // `feedrate <command> -w unet3d_h100 --data-dir DATA P <extra>`
+    auto with = [&](const char* command, const std::string& extra) {
+      std::string cmd = command;
+      cmd.append(" -w unet3d_h100 --data-dir ").append(data).append(" ").append(p).append(" ").append(extra);
+      return Sh(Feedrate(cmd));
+    };
+    auto gen = with("datagen", "--content verifiable --content-seed 5");
     ASSERT_EQ(gen.code, 0) << gen.output;
-    auto ok =
-        Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + p + " -q --verify --results-dir " + dir / "ok"));
+    auto ok = with("run", "-q --verify --results-dir " + dir / "ok");
     ASSERT_TRUE(ok.code == 0 || ok.code == 3) << ok.output;
     auto s = ReadJson(dir / "ok/summary.json");
     const uint64_t checked = s["feedrate"]["verify"]["bytes_checked"];
@@ -257,14 +262,14 @@ TEST(Verify, CatchesAFlippedByteNamingFileAndOffset) {
     const uint64_t at = std::filesystem::file_size(victim) / 4;  // inside the first sample's payload
     auto flip = Sh("printf '\\377' | dd of=" + victim + " bs=1 seek=" + std::to_string(at) + " conv=notrunc 2>/dev/null");
     ASSERT_EQ(flip.code, 0);
-    auto bad = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + p + " -q --verify 1 --results-dir " + dir / "bad"));
+    auto bad = with("run", "-q --verify 1 --results-dir " + dir / "bad");
     EXPECT_EQ(bad.code, 2) << bad.output;
     EXPECT_NE(bad.output.find(victim + ": content check failed at offset " + std::to_string(at)), std::string::npos)
         << format << ": " << bad.output;
     EXPECT_EQ(ReadJson(dir / "bad/summary.json")["feedrate"]["status"], "failed");
     // Without the marker, --verify refuses.
     std::filesystem::remove(data + "/.feedrate-content");
-    auto none = Sh(Feedrate("run -w unet3d_h100 --data-dir " + data + " " + p + " -q --verify 0.5 --results-dir " + dir / "none"));
+    auto none = with("run", "-q --verify 0.5 --results-dir " + dir / "none");
     EXPECT_EQ(none.code, 2);
     EXPECT_NE(none.output.find("--content verifiable"), std::string::npos) << none.output;
   }
