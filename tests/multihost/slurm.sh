@@ -32,6 +32,7 @@ write_conf() {  # n
     echo "CredType=cred/munge"
     echo "StateSaveLocation=$S/ctld"
     echo "SlurmdSpoolDir=$S/spool/%n"
+    echo "TmpFS=$S/tmpfs"
     echo "SlurmctldPidFile=$S/slurmctld.pid"
     echo "SlurmdPidFile=$S/slurmd.%n.pid"
     echo "SlurmctldLogFile=$S/slurmctld.log"
@@ -58,6 +59,7 @@ write_conf() {  # n
     done
     echo "PartitionName=fr Nodes=frh[1-$n] Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4"
   } >"$S/slurm.conf"
+  echo "PMIxCliTmpDirBase=$S/tmpfs" >"$S/mpi.conf"
 }
 
 start_munge() {
@@ -75,9 +77,10 @@ start_munge() {
 
 # slurmd initialises its cgroup plugin even with proctrack/pgid and task/none, and a host's /sys (a fresh sysfs from
 # `ip netns exec`) has no cgroup file systems: mount the machine's hierarchies there again (same hierarchies). And a
-# /tmp of its own: Slurm's PMIx plugin makes a folder per job step there, named alike on every node.
+# TmpFS of its own (a tmpfs on the same path in each host; /tmp stays shared, the checkout may be there): Slurm's
+# PMIx plugin makes a folder per job step in it, named alike on every node.
 host_prepare() {  # host
-  local h=$1 script="mount -t tmpfs tmp /tmp && "
+  local h=$1 script="mkdir -p $S/tmpfs && mount -t tmpfs tmp $S/tmpfs && "
   if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
     script+="mount -t cgroup2 cgroup2 /sys/fs/cgroup"
   else
