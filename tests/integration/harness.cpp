@@ -3,11 +3,13 @@
 
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <iterator>
 #include <fstream>
+#include <iterator>
+#include <thread>
 
 namespace feedrate::it {
 namespace {
@@ -54,6 +56,16 @@ std::string Feedrate(const std::string& args) { return std::string(FEEDRATE_BIN)
 std::string MpiFeedrate(int ranks, const std::string& args) {
   return std::string(FEEDRATE_MPIEXEC) + " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
          Feedrate(args);
+}
+
+bool LogShows(const std::string& log, const std::string& pattern, int tenths) {
+  std::string grep = "grep -q ";
+  grep.append(pattern).append(" ").append(log);
+  for (int i = 0; i < tenths; ++i) {
+    if (Sh(grep).code == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
 }
 
 nlohmann::json ReadJson(const std::string& path) {

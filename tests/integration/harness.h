@@ -22,6 +22,8 @@ std::string Feedrate(const std::string& args);
 // "mpirun --allow-run-as-root --oversubscribe -np N <feedrate> <args>"
 std::string MpiFeedrate(int ranks, const std::string& args);
 nlohmann::json ReadJson(const std::string& path);
+// Whether file `log` gets a line matching `pattern` (grep's, quoted for the shell) within `tenths` tenths of a second.
+bool LogShows(const std::string& log, const std::string& pattern, int tenths);
 // Debian's /usr/bin/python3 has these modules (e.g. "numpy", "h5py", "PIL.Image, numpy", "google.protobuf").
 bool HavePython(const std::string& modules);
 inline bool HaveNumpy() { return HavePython("numpy"); }

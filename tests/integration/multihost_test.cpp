@@ -54,17 +54,6 @@ std::string Trim(std::string s) {
   return s;
 }
 
-// Whether `log` gets a line matching `pattern` (grep's, quoted for the shell) within `tenths` tenths of a second.
-bool LogShows(const std::string& log, const std::string& pattern, int tenths) {
-  std::string grep = "grep -q ";
-  grep.append(pattern).append(" ").append(log);
-  for (int i = 0; i < tenths; ++i) {
-    if (Sh(grep).code == 0) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
-}
-
 const std::string kShape = " --param dataset.num_files_train=200 --param dataset.record_length_bytes=65536"
                            " --param dataset.record_length_bytes_stdev=16384 --param train.computation_time=0.01"
                            " --param train.epochs=2";

@@ -33,8 +33,9 @@ class Cluster {
   Cluster& operator=(const Cluster&) = delete;
   // `cmd` on frh1, the node users submit from, with Slurm's configuration.
   static std::string OnFrh1(const std::string& cmd) {
-    const std::string env = Sh(kSlurm + " env").output;
-    return kMhDir + "/mh.sh exec frh1 env " + env.substr(0, env.find('\n')) + " " + cmd;
+    std::string env = Sh(kSlurm + " env").output;  // SLURM_CONF=...
+    while (!env.empty() && env.back() == '\n') env.pop_back();
+    return kMhDir + "/mh.sh exec frh1 env " + env + " " + cmd;
   }
   std::string skip, up_error;
 };
@@ -141,19 +142,10 @@ TEST(MultiHost, SlurmNodeLostMidRunEndsTheStepWithinTheBound) {
                                                    "--json-events --param train.epochs=200 "
                                                    "--collective-timeout 3"));
   Sh("(" + run + " > " + log + " 2>&1; echo \"exit=$?\" >> " + log + ") > /dev/null 2>&1 &");
-  auto shows = [&](const std::string& pattern, int tenths) {
-    std::string grep = "grep -q ";
-    grep.append(pattern).append(" ").append(log);
-    for (int i = 0; i < tenths; ++i) {
-      if (Sh(grep).code == 0) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-  };
-  ASSERT_TRUE(shows("'\"training_start\"'", 300)) << Sh("cat " + log).output;
+  ASSERT_TRUE(LogShows(log, "'\"training_start\"'", 300)) << Sh("cat " + log).output;
   Sh("ip link set frvh2 down");
   const auto t0 = std::chrono::steady_clock::now();
-  const bool ended = shows("'^exit='", 900);
+  const bool ended = LogShows(log, "'^exit='", 900);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string out = Sh("cat " + log).output;
   ASSERT_TRUE(ended) << out;
