@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "emulated_hosts.h"
 #include "harness.h"
 
 namespace feedrate::it {
@@ -43,37 +44,23 @@ class Hosts {
   std::string skip, up_error;
 };
 
-#define HOSTS_UP(h)                                   \
-  do {                                                \
-    if (!(h).skip.empty()) GTEST_SKIP() << (h).skip;  \
-    ASSERT_TRUE((h).up_error.empty()) << (h).up_error; \
-  } while (0)
-
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-const std::string kShape = " --param dataset.num_files_train=200 --param dataset.record_length_bytes=65536"
-                           " --param dataset.record_length_bytes_stdev=16384 --param train.computation_time=0.01"
-                           " --param train.epochs=2";
-
 TEST(MultiHost, ThreeHostsWithTwoTwoOneRanks) {
   test::TempDir dir("/var/tmp");
   const std::string data = dir / "data", res = dir / "res";
   {
     Hosts hosts("3");
-    HOSTS_UP(hosts);
+    EMULATED_HOSTS_UP(hosts);
     const std::string launch = " --mpirun '" + Trim(Hosts::Mpirun()) + "'";
     // Every host sees its own name.
     EXPECT_EQ(Trim(Sh(Hosts::On("frh2", "hostname")).output), "frh2");
     // datagen across the hosts (one rank each), then a run with 2+2+1 ranks.
-    auto gen = Sh(Hosts::On("frh1", std::string(FEEDRATE_BIN) + " datagen -w unet3d_h100 --data-dir " + data + kShape +
-                                        " --hosts frh1:1,frh2:1,frh3:1" + launch));
+    auto gen = Sh(Hosts::On("frh1", std::string(FEEDRATE_BIN) + " datagen -w unet3d_h100 --data-dir " + data +
+                                        kHostsShape + " --hosts frh1:1,frh2:1,frh3:1" + launch));
     ASSERT_EQ(gen.code, 0) << gen.output;
     EXPECT_NE(gen.output.find("3 rank(s)"), std::string::npos) << gen.output;
-    auto run = Sh(Hosts::On("frh1", std::string(FEEDRATE_BIN) + " run -q -w unet3d_h100 --data-dir " + data + kShape +
-                                        " --results-dir " + res + " --hosts frh1:2,frh2:2,frh3:1" + launch));
+    auto run =
+        Sh(Hosts::On("frh1", std::string(FEEDRATE_BIN) + " run -q -w unet3d_h100 --data-dir " + data + kHostsShape +
+                                 " --results-dir " + res + " --hosts frh1:2,frh2:2,frh3:1" + launch));
     ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;  // AU is not what this test is about
     auto s = ReadJson(res + "/summary.json");
     EXPECT_EQ(s["num_hosts"], 3);
@@ -114,16 +101,16 @@ TEST(MultiHost, HostfileAndFlatBarrierWithEqualHosts) {
   test::TempDir dir("/var/tmp");
   const std::string data = dir / "data", res = dir / "res";
   Hosts hosts("3");
-  HOSTS_UP(hosts);
+  EMULATED_HOSTS_UP(hosts);
   {
     std::ofstream hf(dir / "hostfile");
     hf << "# three emulated hosts\nfrh1 slots=1\nfrh2 slots=1 max_slots=4\nfrh3\n";
   }
-  auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kShape));
+  auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kHostsShape));
   ASSERT_EQ(gen.code, 0) << gen.output;
-  auto run = Sh(Hosts::On("frh1", std::string(FEEDRATE_BIN) + " run -q -w unet3d_h100 --data-dir " + data + kShape +
-                                      " --step-barrier flat --results-dir " + res + " --hostfile " + (dir / "hostfile") +
-                                      " --mpirun '" + Trim(Hosts::Mpirun()) + "'"));
+  auto run = Sh(Hosts::On("frh1", std::string(FEEDRATE_BIN) + " run -q -w unet3d_h100 --data-dir " + data +
+                                      kHostsShape + " --step-barrier flat --results-dir " + res + " --hostfile " +
+                                      (dir / "hostfile") + " --mpirun '" + Trim(Hosts::Mpirun()) + "'"));
   ASSERT_TRUE(run.code == 0 || run.code == 3) << run.output;
   auto s = ReadJson(res + "/summary.json");
   EXPECT_EQ(s["num_hosts"], 3);
@@ -138,14 +125,14 @@ TEST(MultiHost, StoppedHostIsNamedByTheWatchdog) {
   test::TempDir dir("/var/tmp");
   const std::string data = dir / "data", log = dir / "run.log";
   Hosts hosts("3");
-  HOSTS_UP(hosts);
-  auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kShape));
+  EMULATED_HOSTS_UP(hosts);
+  auto gen = Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kHostsShape));
   ASSERT_EQ(gen.code, 0) << gen.output;
   // A long run (200 epochs) in the background, progress as JSON lines.
-  const std::string run = Hosts::On("frh1", std::string(FEEDRATE_BIN) + " run --json-events -w unet3d_h100 --data-dir " +
-                                                data + kShape + " --param train.epochs=200 --collective-timeout 4" +
-                                                " --results-dir " + (dir / "res") + " --hosts frh1:1,frh2:1,frh3:1" +
-                                                " --mpirun '" + Trim(Hosts::Mpirun()) + "'");
+  const std::string run = Hosts::On(
+      "frh1", std::string(FEEDRATE_BIN) + " run --json-events -w unet3d_h100 --data-dir " + data + kHostsShape +
+                  " --param train.epochs=200 --collective-timeout 4" + " --results-dir " + (dir / "res") +
+                  " --hosts frh1:1,frh2:1,frh3:1" + " --mpirun '" + Trim(Hosts::Mpirun()) + "'");
   Sh("(" + run + " > " + log + " 2>&1; echo \"exit=$?\" >> " + log + ") > /dev/null 2>&1 &");
   // Training has started once rank 0 reports progress.
   ASSERT_TRUE(LogShows(log, "'\"progress\"'", 300)) << Sh("cat " + log).output;
@@ -164,8 +151,9 @@ TEST(MultiHost, StoppedHostIsNamedByTheWatchdog) {
 // ranks ended is ended when mpirun waits for a lost host's daemon.
 std::string RunOnHosts(const std::string& data, const std::string& results, const std::string& hosts,
                        const std::string& mpirun, const std::string& extra) {
-  return Hosts::On("frh1", std::string(FEEDRATE_BIN) + " run -w unet3d_h100 --data-dir " + data + kShape +
-                               " --results-dir " + results + " --hosts " + hosts + " --mpirun '" + mpirun + "' " + extra);
+  return Hosts::On("frh1", std::string(FEEDRATE_BIN) + " run -w unet3d_h100 --data-dir " + data + kHostsShape +
+                               " --results-dir " + results + " --hosts " + hosts + " --mpirun '" + mpirun + "' " +
+                               extra);
 }
 
 // A host whose daemon never comes up (its ssh hangs: here an rsh agent that sleeps for frh3): no rank can start,
@@ -173,7 +161,7 @@ std::string RunOnHosts(const std::string& data, const std::string& results, cons
 TEST(MultiHost, AHostThatNeverAnswersEndsTheStartWithinTheBound) {
   test::TempDir dir("/var/tmp");
   Hosts hosts("3");
-  HOSTS_UP(hosts);
+  EMULATED_HOSTS_UP(hosts);
   const std::string agent = dir / "hang-rsh";
   std::ofstream(agent) << "#!/bin/sh\n[ \"$1\" = frh3 ] && exec sleep 60\nexec " << FEEDRATE_MULTIHOST_DIR << "/mh-rsh \"$@\"\n";
   Sh("chmod +x " + agent);
@@ -195,8 +183,8 @@ TEST(MultiHost, AHostWhoseFeedrateExitsBeforeJoiningIsNamed) {
   test::TempDir dir("/var/tmp");
   const std::string data = dir / "data";
   Hosts hosts("3");
-  HOSTS_UP(hosts);
-  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kShape)).code, 0);
+  EMULATED_HOSTS_UP(hosts);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kHostsShape)).code, 0);
   const std::string fake = dir / "old-feedrate";
   std::ofstream(fake) << "#!/bin/sh\necho 'feedrate 0.1: unknown option --collective-timeout' >&2\nexit 2\n";
   Sh("chmod +x " + fake);
@@ -216,8 +204,8 @@ TEST(MultiHost, AHostLostMidRunEndsTheCommandWithinTheBound) {
   test::TempDir dir("/var/tmp");
   const std::string data = dir / "data", log = dir / "run.log";
   Hosts hosts("3");
-  HOSTS_UP(hosts);
-  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kShape)).code, 0);
+  EMULATED_HOSTS_UP(hosts);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kHostsShape)).code, 0);
   const std::string run = RunOnHosts(data, dir / "res", "frh1:1,frh2:1,frh3:1", Trim(Hosts::Mpirun()),
                                      "--json-events --param train.epochs=200 --collective-timeout 3");
   Sh("(" + run + " > " + log + " 2>&1; echo \"exit=$?\" >> " + log + ") > /dev/null 2>&1 &");
@@ -256,7 +244,7 @@ TEST(MultiHost, ShapedLinkSweepFindsTheLinkArithmeticAnswer) {
   ASSERT_EQ(gen.code, 0) << gen.output;
   const double rate_mbit = 57;
   Hosts hosts("2 --storage " + data + " --rate-mbit " + std::to_string(static_cast<int>(rate_mbit)));
-  HOSTS_UP(hosts);
+  EMULATED_HOSTS_UP(hosts);
   auto sweep = Sh(Hosts::On("frh1", std::string(FEEDRATE_BIN) + " sweep -w unet3d_h100 --data-dir /run/feedrate-mh/mnt" +
                                         shape + " --hosts frh1,frh2 --max 8 --results-dir " + res + " --mpirun '" +
                                         Trim(Hosts::Mpirun()) + "'"),

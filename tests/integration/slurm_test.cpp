@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "emulated_hosts.h"
 #include "harness.h"
 
 namespace feedrate::it {
@@ -33,26 +34,13 @@ class Cluster {
   Cluster& operator=(const Cluster&) = delete;
   // `cmd` on frh1, the node users submit from, with Slurm's configuration.
   static std::string OnFrh1(const std::string& cmd) {
-    std::string env = Sh(kSlurm + " env").output;  // SLURM_CONF=...
-    while (!env.empty() && env.back() == '\n') env.pop_back();
-    return kMhDir + "/mh.sh exec frh1 env " + env + " " + cmd;
+    return kMhDir + "/mh.sh exec frh1 env " + Trim(Sh(kSlurm + " env").output) + " " + cmd;  // SLURM_CONF=...
   }
   std::string skip, up_error;
 };
 
-#define CLUSTER_UP(c)                                  \
-  do {                                                 \
-    if (!(c).skip.empty()) GTEST_SKIP() << (c).skip;   \
-    ASSERT_TRUE((c).up_error.empty()) << (c).up_error; \
-  } while (0)
-
-const std::string kSlurmShape =
-    " --param dataset.num_files_train=200 --param dataset.record_length_bytes=65536"
-    " --param dataset.record_length_bytes_stdev=16384 --param train.computation_time=0.01"
-    " --param train.epochs=2";
-
 std::string SlurmRun(const std::string& data, const std::string& res, const std::string& extra = "") {
-  return std::string(FEEDRATE_BIN) + " run -q -w unet3d_h100 --data-dir " + data + kSlurmShape + " --results-dir " +
+  return std::string(FEEDRATE_BIN) + " run -q -w unet3d_h100 --data-dir " + data + kHostsShape + " --results-dir " +
          res + " " + extra;
 }
 
@@ -70,10 +58,10 @@ TEST(MultiHost, SlurmSrunSbatchAndSallocRunWithTheHostsTableOfAHostsRun) {
   test::TempDir dir("/var/tmp");
   const std::string data = dir / "data";
   Cluster cluster;
-  CLUSTER_UP(cluster);
+  EMULATED_HOSTS_UP(cluster);
   const std::string srun = "srun --mpi=pmix -N 3 ";
   auto gen = Sh(Cluster::OnFrh1(srun + "--ntasks-per-node=1 " + FEEDRATE_BIN + " datagen -w unet3d_h100 --data-dir " +
-                                data + kSlurmShape));
+                                data + kHostsShape));
   ASSERT_EQ(gen.code, 0) << gen.output;
   EXPECT_NE(gen.output.find("3 rank(s)"), std::string::npos) << gen.output;
   // srun, two ranks a node: the per-host figures and the hierarchical step barrier.
@@ -86,10 +74,9 @@ TEST(MultiHost, SlurmSrunSbatchAndSallocRunWithTheHostsTableOfAHostsRun) {
   EXPECT_EQ(s["feedrate"]["step_barrier"]["mode"], "hierarchical");
   for (const auto& h : s["feedrate"]["hosts"]) EXPECT_GT(h["read_mib_per_s"].get<double>(), 0) << h.dump();
   // The same layout through --hosts (Feedrate's own mpirun) gives the same host table.
-  const std::string mpirun = Sh(kMhDir + "/mh.sh mpirun").output;
+  const std::string mpirun = Trim(Sh(kMhDir + "/mh.sh mpirun").output);
   auto hosts = Sh(kMhDir + "/mh.sh exec frh1 " +
-                  SlurmRun(data, dir / "hosts",
-                           "--hosts frh1:2,frh2:2,frh3:2 --mpirun '" + mpirun.substr(0, mpirun.find('\n')) + "'"));
+                  SlurmRun(data, dir / "hosts", "--hosts frh1:2,frh2:2,frh3:2 --mpirun '" + mpirun + "'"));
   ASSERT_TRUE(hosts.code == 0 || hosts.code == 3) << hosts.output;
   EXPECT_EQ(HostTable(dir / "hosts"), want);
   // sbatch of a job script (srun inside), waited for: its exit is the job's.
@@ -113,7 +100,7 @@ TEST(MultiHost, SlurmSrunSbatchAndSallocRunWithTheHostsTableOfAHostsRun) {
   // A sweep inside an allocation, its points on the allocation's nodes (their names from Slurm, inside the
   // allocation's shell: hence the escaped $) through mpirun.
   const std::string sweep =
-      std::string(FEEDRATE_BIN) + " sweep -w unet3d_h100 --data-dir " + data + kSlurmShape +
+      std::string(FEEDRATE_BIN) + " sweep -w unet3d_h100 --data-dir " + data + kHostsShape +
       " --min 1 --max 1 --repeats 1 --results-dir " + (dir / "sweep") +
       " --hosts \\$(scontrol show hostnames \\$SLURM_JOB_NODELIST | paste -sd,) --mpirun 'mpirun "
       "--allow-run-as-root --bind-to none --mca oob_tcp_if_include 10.213.77.0/24 --mca btl_tcp_if_include "
@@ -134,8 +121,8 @@ TEST(MultiHost, SlurmNodeLostMidRunEndsTheStepWithinTheBound) {
   test::TempDir dir("/var/tmp");
   const std::string data = dir / "data", log = dir / "run.log";
   Cluster cluster;
-  CLUSTER_UP(cluster);
-  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kSlurmShape)).code, 0);
+  EMULATED_HOSTS_UP(cluster);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + data + kHostsShape)).code, 0);
   // (-u: srun passes each line on as it comes, so the progress events arrive during the run)
   const std::string run = Cluster::OnFrh1("srun -u --mpi=pmix -N 3 --ntasks-per-node=1 " +
                                           SlurmRun(data, dir / "res",
