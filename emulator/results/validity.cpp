@@ -89,20 +89,54 @@ std::string WorkloadAccelerator(const WorkloadConfig& cfg) {
 
 std::string TrainingRulesEdition(const WorkloadConfig& cfg) {
   const std::string model = ModelOf(cfg), acc = AcceleratorOf(cfg);
-  if (In(model, {"unet3d", "retinanet"}) && In(acc, {"b200", "mi355"})) return "v3.0";
+  if ((model == "unet3d" && acc == "b200") || (model == "retinanet" && In(acc, {"b200", "mi355"}))) return "v3.0";
   if (In(model, {"unet3d", "resnet50", "cosmoflow"}) && In(acc, {"a100", "h100"})) return "v2.0";
   return "";
 }
 
+std::string JudgedEdition(const WorkloadConfig& cfg) {
+  if (cfg.rules != DlioEdition::kUpstream) return Name(cfg.rules);
+  const std::string has = cfg.builtin ? TrainingRulesEdition(cfg) : "";
+  return has.empty() ? "v3.0" : has;
+}
+
+namespace {
+
+// mlpstorage v3.0 training/README.md "Supported (model, accelerator) combinations": offered by `mlpstorage whatif`
+// for planning, not submittable.
+bool V3WhatIf(const WorkloadConfig& cfg) {
+  const std::string model = ModelOf(cfg), acc = AcceleratorOf(cfg);
+  return (model == "unet3d" && acc == "a100") || (In(model, {"cosmoflow", "resnet50"}) && In(acc, {"a100", "h100"})) ||
+         (In(model, {"dlrm", "flux"}) && In(acc, {"b200", "mi355"}));
+}
+
+// A built-in workload outside the judged edition's training set is INVALID, saying which edition has it.
+void CheckEditionHasWorkload(const WorkloadConfig& cfg, Validity* v) {
+  const std::string has = TrainingRulesEdition(cfg);
+  const std::string whatif =
+      v->edition == "v3.0" && V3WhatIf(cfg) ? " (v3.0 offers it as what-if only: planning, not submittable)" : "";
+  if (has.empty()) {
+    v->Demote("INVALID", cfg.name +
+                             " is in no edition's training set (v3.0: unet3d on b200, retinanet on b200 and mi355; "
+                             "v2.0: unet3d, resnet50 and cosmoflow on a100 and h100)" +
+                             whatif);
+  } else if (has != v->edition) {
+    v->Demote("INVALID", cfg.name + " is not in " + v->edition + "'s training set" + whatif + "; " + has +
+                             " had it: --rules " + has + " emulates that edition's DLIO and judges by its rules");
+  }
+}
+
+}  // namespace
+
 Validity CheckTrainingRun(const WorkloadConfig& cfg, const RunFacts& f) {
   Validity v;
-  if (cfg.builtin) {
-    v.edition = TrainingRulesEdition(cfg);
-    if (v.edition.empty()) {
-      v.edition = "v3.0";
-      v.Demote("INVALID", cfg.name + " is in no edition's training set (v3.0: unet3d and retinanet on b200 and mi355; "
-                          "v2.0: unet3d, resnet50 and cosmoflow on a100 and h100)");
-    }
+  v.edition = JudgedEdition(cfg);
+  if (cfg.builtin) CheckEditionHasWorkload(cfg, &v);
+  if (cfg.rules == DlioEdition::kUpstream) {
+    v.Demote("OPEN",
+             "--rules upstream emulates upstream DLIO (argonne-lcf), which no MLPerf Storage edition runs; "
+             "judged by " +
+                 v.edition + "'s rules otherwise");
   }
   if (!f.injected_faults.empty()) {
     v.Demote("INVALID", "faults were injected (--inject " + f.injected_faults + "): the run measures them, not the storage alone");
@@ -123,6 +157,7 @@ Validity CheckTrainingRun(const WorkloadConfig& cfg, const RunFacts& f) {
       continue;
     }
     if (kClosedKeys.count(key) != 0 || kHowKeys.count(key) != 0) continue;
+    if (key == "feedrate.rules") continue;  // which edition's DLIO runs and judges (upstream: OPEN, above)
     if (key == "feedrate.access_pattern" && cfg.access_pattern == "dlio") continue;  // DLIO's own calls
     // On JPEG/PNG it decodes each image as DLIO's PIL reader does (true) or reads it whole, Feedrate's default
     // (false): the bytes read are DLIO's either way. (Parquet's page decoding follows an earlier reader: OPEN.)

@@ -28,7 +28,7 @@ struct DatasetMinimum {
 DatasetMinimum TrainingDatasetMinimum(const WorkloadConfig& cfg, double total_client_memory_bytes, uint64_t accelerators);
 
 struct Validity {
-  std::string edition = "v3.0";     // the MLPerf Storage rules judged by (TrainingRulesEdition; checkpoints: v3.0)
+  std::string edition = "v3.0";     // the MLPerf Storage rules judged by (JudgedEdition; checkpoints: v3.0)
   std::string category = "CLOSED";  // CLOSED, OPEN or INVALID
   std::vector<std::string> reasons;  // why it is not CLOSED (empty for CLOSED)
   // Lowers the category to `to` (never raises it) and records why.
@@ -43,18 +43,22 @@ struct RunFacts {
   std::string injected_faults;                   // --inject rules ("" = none)
 };
 
-// The edition a training workload is judged by: "v3.0" for v3.0's training set (unet3d and retinanet on b200 and
-// mi355: mlpstorage v3.0 MODELS_CLOSED x ACCELERATORS_CLOSED, the same for OPEN), "v2.0" for v2.0's (unet3d,
-// resnet50 and cosmoflow on a100 and h100), "" for neither (flux, dlrm, bert, v100, ...: no edition accepts it).
-// From a built-in workload's model and the accelerator its name ends with.
+// The edition whose training set has a workload: "v3.0" for unet3d on b200 and retinanet on b200 and mi355
+// (mlpstorage v3.0 training/README.md's combinations; MODELS_CLOSED x ACCELERATORS_CLOSED with a workload file),
+// "v2.0" for unet3d, resnet50 and cosmoflow on a100 and h100, "" for neither (flux, dlrm, bert, v100, ...). From a
+// built-in workload's model and the accelerator its name ends with.
 std::string TrainingRulesEdition(const WorkloadConfig& cfg);
+// The edition a training run is judged by: its --rules (feedrate.rules) edition, the one whose DLIO it emulates;
+// under --rules upstream (no edition's DLIO) the edition that has the workload, else v3.0.
+std::string JudgedEdition(const WorkloadConfig& cfg);
 // mlpstorage's name of a training workload's model (unet3d, retinanet, resnet50, ...) and the accelerator its
 // built-in name ends with (b200, h100, ...; "" when it names none).
 std::string MlpstorageTrainingModel(const WorkloadConfig& cfg);
 std::string WorkloadAccelerator(const WorkloadConfig& cfg);
 
-// The checks mlpstorage runs on a training run (by TrainingRulesEdition's edition; a workload neither edition
-// accepts is INVALID, saying which would), plus Feedrate's own departures from DLIO's behaviour.
+// The checks mlpstorage runs on a training run, by JudgedEdition's rules: a built-in workload outside that
+// edition's training set is INVALID, saying which edition had it (v3.0's what-if combinations named as such);
+// --rules upstream is OPEN. Plus Feedrate's own departures from DLIO's behaviour.
 Validity CheckTrainingRun(const WorkloadConfig& cfg, const RunFacts& facts);
 
 // A checkpoint run as the v3.0 rules see it (Rules.md 4.3-4.7; mlpstorage v3.0 LLM_ALLOWED_VALUES).

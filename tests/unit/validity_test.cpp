@@ -45,21 +45,24 @@ TEST(Validity, ParquetWithoutRecordLengthTakesMlpstoragesColumnBytes) {
 }
 
 TEST(Validity, ClosedOpenAndInvalidOverrides) {
-  // resnet50: no checkpoint or O_DIRECT rules involved. 1 GiB of client memory keeps the size rule small.
-  auto closed = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "reader.read_threads=8",
-                                               "feedrate.queue_depth=8", "dataset.data_folder=/x"});
+  // resnet50 (v2.0's, judged by --rules v2.0): no checkpoint or O_DIRECT rules involved. 1 GiB of client memory keeps
+  // the size rule small.
+  auto closed =
+      LoadWorkload("resnet50_h100", {"feedrate.rules=v2.0", "dataset.num_files_train=100000", "reader.read_threads=8",
+                                     "feedrate.queue_depth=8", "dataset.data_folder=/x"});
   auto v = CheckTrainingRun(closed, OneHost(1, 1));
   EXPECT_EQ(v.category, "CLOSED") << nlohmann::json(v.reasons).dump();
   EXPECT_TRUE(v.reasons.empty());
   // An explicit engine reads coalesced extents instead of TensorFlow's replayed stream: the coalesced case, OPEN.
-  auto engine = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "feedrate.engine=posix"});
+  auto engine =
+      LoadWorkload("resnet50_h100", {"feedrate.rules=v2.0", "dataset.num_files_train=100000", "feedrate.engine=posix"});
   v = CheckTrainingRun(engine, OneHost(1, 1));
   EXPECT_EQ(v.category, "OPEN");
   ASSERT_EQ(v.reasons.size(), 1u);
   EXPECT_NE(v.reasons[0].find("feedrate.engine=posix reads coalesced extents"), std::string::npos) << v.reasons[0];
 
-  auto open = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "++workload.dataset.num_samples_per_file=2",
-                                             "feedrate.order=shuffled"});
+  auto open = LoadWorkload("resnet50_h100", {"feedrate.rules=v2.0", "dataset.num_files_train=100000",
+                                             "++workload.dataset.num_samples_per_file=2", "feedrate.order=shuffled"});
   v = CheckTrainingRun(open, OneHost(1, 1));
   EXPECT_EQ(v.category, "OPEN");
   ASSERT_EQ(v.reasons.size(), 2u);
@@ -70,39 +73,43 @@ TEST(Validity, ClosedOpenAndInvalidOverrides) {
   auto decode = LoadWorkload("retinanet_b200", {"dataset.num_files_train=1000000", "feedrate.decode=true"});
   v = CheckTrainingRun(decode, OneHost(1, 1));
   EXPECT_EQ(v.category, "CLOSED") << nlohmann::json(v.reasons).dump();
-  auto parquet = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "++workload.dataset.format=parquet",
-                                                "feedrate.decode=true"});
+  auto parquet = LoadWorkload("resnet50_h100", {"feedrate.rules=v2.0", "dataset.num_files_train=100000",
+                                                "++workload.dataset.format=parquet", "feedrate.decode=true"});
   v = CheckTrainingRun(parquet, OneHost(1, 1));
   EXPECT_EQ(v.category, "OPEN");
   ASSERT_EQ(v.reasons.size(), 2u) << nlohmann::json(v.reasons).dump();
   EXPECT_NE(v.reasons[1].find("feedrate.decode"), std::string::npos) << v.reasons[1];
 
-  auto invalid = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "train.computation_time=0.01"});
+  auto invalid = LoadWorkload("resnet50_h100",
+                              {"feedrate.rules=v2.0", "dataset.num_files_train=100000", "train.computation_time=0.01"});
   v = CheckTrainingRun(invalid, OneHost(1, 1));
   EXPECT_EQ(v.category, "INVALID");
   EXPECT_NE(v.reasons[0].find("train.computation_time"), std::string::npos) << v.reasons[0];
 }
 
 TEST(Validity, SizeRuleODirectCheckpointAndHosts) {
-  auto small = LoadWorkload("resnet50_h100", {"dataset.num_files_train=10"});
+  auto small = LoadWorkload("resnet50_h100", {"feedrate.rules=v2.0", "dataset.num_files_train=10"});
   auto v = CheckTrainingRun(small, OneHost(2, 64));
   EXPECT_EQ(v.category, "INVALID");
   EXPECT_NE(v.reasons[0].find("dataset.num_files_train=10 is below"), std::string::npos) << v.reasons[0];
 
-  auto odirect = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000", "reader.odirect=true"});
+  auto odirect =
+      LoadWorkload("resnet50_h100", {"feedrate.rules=v2.0", "dataset.num_files_train=100000", "reader.odirect=true"});
   v = CheckTrainingRun(odirect, OneHost(1, 1));
   EXPECT_EQ(v.category, "INVALID");
   EXPECT_NE(v.reasons.back().find("unet3d only"), std::string::npos);
 
   // unet3d with O_DIRECT is allowed, but its training checkpoints are not emulated yet: OPEN, saying so.
-  auto unet = LoadWorkload("unet3d_h100", {"dataset.num_files_train=100000", "reader.odirect=true"});
+  auto unet =
+      LoadWorkload("unet3d_h100", {"feedrate.rules=v2.0", "dataset.num_files_train=100000", "reader.odirect=true"});
   v = CheckTrainingRun(unet, OneHost(1, 1));
   EXPECT_EQ(v.category, "OPEN");
   EXPECT_NE(v.reasons.back().find("does not write checkpoints"), std::string::npos);
-  auto no_ckpt = LoadWorkload("unet3d_h100", {"dataset.num_files_train=100000", "workflow.checkpoint=False"});
+  auto no_ckpt = LoadWorkload("unet3d_h100",
+                              {"feedrate.rules=v2.0", "dataset.num_files_train=100000", "workflow.checkpoint=False"});
   EXPECT_EQ(CheckTrainingRun(no_ckpt, OneHost(1, 1)).category, "INVALID");
 
-  auto ok = LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000"});
+  auto ok = LoadWorkload("resnet50_h100", {"feedrate.rules=v2.0", "dataset.num_files_train=100000"});
   EXPECT_EQ(CheckTrainingRun(ok, {6, {2, 4}, 2 * 1073741824.0}).category, "INVALID");  // unequal per host
   EXPECT_EQ(CheckTrainingRun(ok, {6, {3, 3}, 2 * 1073741824.0}).category, "CLOSED");
 }
@@ -145,7 +152,42 @@ TEST(Validity, EachTrainingWorkloadIsJudgedByTheEditionThatHasIt) {
   v = CheckTrainingRun(flux, OneHost(1, 1));
   EXPECT_EQ(v.category, "INVALID");
   EXPECT_NE(v.reasons.front().find("in no edition's training set"), std::string::npos) << v.reasons.front();
-  EXPECT_EQ(CheckTrainingRun(LoadWorkload("resnet50_h100", {"dataset.num_files_train=100000"}), OneHost(1, 1)).edition, "v2.0");
+  EXPECT_EQ(TrainingRulesEdition(LoadWorkload("unet3d_b200", {})), "v3.0");
+}
+
+// A run is judged by the edition whose DLIO it emulates (--rules, default v3.0): a v2.0 workload under v3.0 is
+// INVALID, saying --rules v2.0 judges it by v2.0's rules (and where v3.0 offers it as what-if only); a v3.0 workload
+// under v2.0 likewise. --rules upstream (no edition's DLIO) is OPEN, judged by the edition that has the workload.
+TEST(Validity, ARunIsJudgedByTheEditionItsRulesName) {
+  const std::string many = "dataset.num_files_train=100000";
+  auto v = CheckTrainingRun(LoadWorkload("resnet50_h100", {many}), OneHost(1, 1));
+  EXPECT_EQ(v.edition, "v3.0");
+  EXPECT_EQ(v.category, "INVALID");
+  ASSERT_EQ(v.reasons.size(), 1u) << nlohmann::json(v.reasons).dump();
+  EXPECT_NE(v.reasons[0].find("resnet50_h100 is not in v3.0's training set (v3.0 offers it as what-if only"),
+            std::string::npos)
+      << v.reasons[0];
+  EXPECT_NE(v.reasons[0].find("--rules v2.0"), std::string::npos) << v.reasons[0];
+  v = CheckTrainingRun(LoadWorkload("unet3d_h100", {many}), OneHost(1, 1));  // not even what-if in v3.0
+  EXPECT_EQ(v.reasons[0].find("what-if"), std::string::npos) << v.reasons[0];
+  v = CheckTrainingRun(LoadWorkload("resnet50_h100", {"feedrate.rules=v2.0", many}), OneHost(1, 1));
+  EXPECT_EQ(v.edition, "v2.0");
+  EXPECT_EQ(v.category, "CLOSED") << nlohmann::json(v.reasons).dump();  // --rules is not an override the rules see
+  v = CheckTrainingRun(LoadWorkload("retinanet_b200", {"feedrate.rules=v2.0", "dataset.num_files_train=10000000"}),
+                       OneHost(1, 1));
+  EXPECT_EQ(v.category, "INVALID");
+  EXPECT_NE(v.reasons[0].find("retinanet_b200 is not in v2.0's training set; v3.0 had it: --rules v3.0"),
+            std::string::npos)
+      << v.reasons[0];
+  v = CheckTrainingRun(LoadWorkload("resnet50_h100", {"feedrate.rules=upstream", many}), OneHost(1, 1));
+  EXPECT_EQ(v.edition, "v2.0");
+  EXPECT_EQ(v.category, "OPEN");
+  ASSERT_EQ(v.reasons.size(), 1u) << nlohmann::json(v.reasons).dump();
+  EXPECT_NE(v.reasons[0].find("--rules upstream emulates upstream DLIO"), std::string::npos) << v.reasons[0];
+  v = CheckTrainingRun(LoadWorkload("dlrm_b200", {"dataset.num_files_train=100000000"}), OneHost(1, 1));
+  EXPECT_EQ(v.category, "INVALID");
+  EXPECT_NE(v.reasons[0].find("in no edition's training set"), std::string::npos) << v.reasons[0];
+  EXPECT_NE(v.reasons[0].find("what-if only"), std::string::npos) << v.reasons[0];
 }
 
 CheckpointFacts ClosedCheckpoint(uint64_t ranks) {
