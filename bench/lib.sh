@@ -63,3 +63,89 @@ latencyfs_counts() {
   python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print(j['opens'], j['reads'], j['max_in_flight'])" \
     "$1/.latencyfs_stats"
 }
+
+# dlio_peer PEER: the DLIO to compare with and how Feedrate matches it. v3 (default): MLPerf Storage v3.0's DLIO
+# (DLIO_local_changes f16fe43) against --rules v3.0 on unet3d_b200's config; upstream: argonne-lcf DLIO against
+# --rules upstream on unet3d_h100's. Sources DLIO_ENV (default /opt/dlio-v3-peer/env.sh or /opt/dlio-peer/env.sh,
+# from ../shared/peers/*/install.sh) and sets rules, workload, dlio_cmd and config_dir (an array).
+dlio_peer() {
+  case "$1" in
+    v3) dlio_env=${DLIO_ENV:-/opt/dlio-v3-peer/env.sh}; rules=v3.0; workload=unet3d_b200 ;;
+    upstream) dlio_env=${DLIO_ENV:-/opt/dlio-peer/env.sh}; rules=upstream; workload=unet3d_h100 ;;
+    *) echo "PEER must be v3 or upstream, not '$1'" >&2; exit 2 ;;
+  esac
+  [ -f "$dlio_env" ] || { echo "no DLIO at $dlio_env (set DLIO_ENV; ../shared/peers/dlio*/install.sh installs it)" >&2; exit 2; }
+  # shellcheck disable=SC1090
+  . "$dlio_env"
+  # v3.0's DLIO takes mlpstorage's configs with --config-dir (last on its command line).
+  if [ "$1" = v3 ]; then dlio_cmd=$DLIO3; config_dir=(--config-dir="$DLIO3_CONFIGS"); else dlio_cmd=$DLIO; config_dir=(); fi
+}
+# dlio_version: the peer's commit (or where it came from), for a results header.
+dlio_version() {
+  (cd "$(python3 -c 'import dlio_benchmark,os;print(os.path.dirname(dlio_benchmark.__file__))')" && git rev-parse --short HEAD 2>/dev/null) || echo "from $dlio_env"
+}
+# dlio_generate DATA KV...: the peer writes the dataset (one rank) with workload overrides KV (k=v, no prefix).
+dlio_generate() {
+  local data=$1 args=() kv; shift
+  for kv in "$@"; do args+=("++workload.$kv"); done
+  mkdir -p "$data.gen"
+  mpirun --allow-run-as-root --oversubscribe -np 1 -x PYTHONPATH -x DFTRACER_ENABLE $dlio_cmd workload=$workload \
+    ++workload.workflow.generate_data=True ++workload.workflow.train=False "${args[@]}" \
+    ++workload.dataset.data_folder="$data" ++hydra.run.dir="$data.gen" ++workload.output.folder="$data.gen" \
+    "${config_dir[@]}" > "$data.gen/gen.log" 2>&1
+}
+# run_dlio N DATA OUT KV...: the peer trains with N ranks (one per accelerator, --bind-to none) on DATA, overrides
+# KV; prints "AU CPU_S" (CPU: user + system of the whole process tree).
+run_dlio() {
+  local n=$1 data=$2 o=$3 t args=() kv; shift 3
+  for kv in "$@"; do args+=("++workload.$kv"); done
+  rm -rf "$o"; mkdir -p "$o"
+  t=$( { TIMEFORMAT='%U %S'; time mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" -x PYTHONPATH \
+        -x DFTRACER_ENABLE $dlio_cmd workload=$workload ++workload.workflow.generate_data=False \
+        ++workload.workflow.train=True "${args[@]}" ++workload.dataset.data_folder="$data" ++hydra.run.dir="$o" \
+        ++workload.output.folder="$o" "${config_dir[@]}" > "$o/run.log" 2>&1; } 2>&1 )
+  echo "$(summary_au "$o") $(echo "$t" | awk '{print $1 + $2}')"
+}
+# run_feedrate N DATA OUT ON_START KV...: `feedrate run -n N` (rules and workload as dlio_peer set) on DATA with
+# --param KV; ON_START (a command) runs when its training_start event comes (set-up done), its output in
+# OUT.train_start; prints "AU CPU_S". Needs $feedrate.
+run_feedrate() {
+  local n=$1 data=$2 o=$3 on_start=$4 t args=() kv; shift 4
+  for kv in "$@"; do args+=("--param=$kv"); done
+  rm -f "$o.train_start"
+  t=$( { TIMEFORMAT='%U %S'; time { { "$feedrate" run -w "$workload" --rules "$rules" --data-dir "$data" "${args[@]}" \
+        -n "$n" --results-dir "$o" --json-events 2>&1 || [ $? -eq 3 ]; } | while IFS= read -r line; do
+          case "$line" in *'"event":"training_start"'*) $on_start > "$o.train_start" ;; esac; echo "$line"; done > "$o.log"; }; } 2>&1 )
+  echo "$(summary_au "$o") $(echo "$t" | awk '{print $1 + $2}')"
+}
+summary_au() {
+  python3 -c "import json,sys; print(json.load(open(sys.argv[1]+'/summary.json'))['metric']['train_au_mean_percentage'])" "$1"
+}
+# field JSON KEY: one top-level value of a JSON text.
+field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
+
+# sample_cpu LOG / stop_cpu: /proc/stat's total line every 0.25 s with its time, while a peer runs; busy_share LOG
+# SUMMARY: the host's busy share of its CPUs over the peer's training (summary.json start..end), which says whether
+# it was client-bound (near 100%) rather than storage-bound.
+cpu_pid=
+sample_cpu() { ( while :; do echo "$(date +%s.%N) $(head -1 /proc/stat)"; sleep 0.25; done ) > "$1" & cpu_pid=$!; }
+stop_cpu() { kill "$cpu_pid" 2>/dev/null; wait "$cpu_pid" 2>/dev/null || true; }
+busy_share() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys, datetime
+s = json.load(open(sys.argv[2]))
+t = lambda v: datetime.datetime.fromisoformat(v).timestamp()
+a, b = t(s["start"]), t(s["end"])
+rows = []
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) > 5 and f[1] == "cpu":
+        v = [int(x) for x in f[2:]]
+        rows.append((float(f[0]), sum(v), v[3] + v[4]))  # total, idle + iowait
+inside = [r for r in rows if a <= r[0] <= b]
+if len(inside) < 2:
+    print("-"); sys.exit()
+total, idle = inside[-1][1] - inside[0][1], inside[-1][2] - inside[0][2]
+print(f"{100 * (total - idle) / max(total, 1):.0f}%")
+PY
+}

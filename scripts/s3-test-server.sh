@@ -4,8 +4,11 @@
 #   scripts/s3-test-server.sh start   # ~12 s; prints the endpoint and the test user's keys as shell variables
 #   scripts/s3-test-server.sh stop    # radosgw first, then the OSD and the mon
 #   scripts/s3-test-server.sh env     # the variables again (FEEDRATE_S3_ENDPOINT, AWS_ACCESS_KEY_ID, ...)
+#   scripts/s3-test-server.sh cephfs DIR     # (after start) a CephFS on the same OSD (one MDS), mounted at DIR by
+#                                            # ceph-fuse; needs ceph-mds and ceph-fuse; `stop` unmounts it
 # Needs Debian's ceph-mon ceph-osd radosgw (scripts/install-test-extras.sh); exits 77 when they are missing.
-# Settings: FEEDRATE_S3_DIR (default /var/tmp/feedrate-rgw), FEEDRATE_S3_PORT (7480), and the ceph ports below.
+# Settings: FEEDRATE_S3_DIR (default /var/tmp/feedrate-rgw), FEEDRATE_S3_PORT (7480), the ceph ports below, and
+# FEEDRATE_S3_BEAST_OPTIONS (more beast frontend options, e.g. tcp_nodelay=1: Ceph's default leaves Nagle on).
 set -euo pipefail
 D=${FEEDRATE_S3_DIR:-/var/tmp/feedrate-rgw}
 PORT=${FEEDRATE_S3_PORT:-7480}
@@ -22,7 +25,8 @@ print_env() {
 }
 
 stop() {
-  for n in client.rgw.a osd.0 mon.a; do
+  [ -f "$D/cephfs.mnt" ] && { fusermount -u "$(cat "$D/cephfs.mnt")" 2>/dev/null || umount -l "$(cat "$D/cephfs.mnt")" 2>/dev/null || true; }
+  for n in client.rgw.a mds.a osd.0 mon.a; do
     f="$D/run/$n.pid"
     [ -f "$f" ] || continue
     p=$(cat "$f")
@@ -78,8 +82,10 @@ bluestore_block_path = $D/osd.\$id/block.file
 bluestore_block_create = true
 bluestore_block_size = 10737418240
 osd_memory_target = 1073741824
+[mds]
+mds_data = $D/mds.\$id
 [client.rgw.a]
-rgw_frontends = beast endpoint=127.0.0.1:$PORT
+rgw_frontends = beast endpoint=127.0.0.1:$PORT${FEEDRATE_S3_BEAST_OPTIONS:+ $FEEDRATE_S3_BEAST_OPTIONS}
 rgw_data = $D/rgw
 ms_mon_client_mode = crc
 auth_client_required = none
@@ -114,9 +120,28 @@ CONF
   print_env
 }
 
+# cephfs DIR: pools, a file system and one MDS on the running cluster; ceph-fuse mounts it at DIR.
+cephfs() {
+  for b in ceph-mds ceph-fuse; do
+    command -v "$b" >/dev/null || { echo "s3-test-server: $b not installed" >&2; exit 77; }
+  done
+  [ -n "${1:-}" ] || { echo "usage: $0 cephfs DIR" >&2; exit 2; }
+  local c="ceph -c $D/ceph.conf" up=0
+  for p in cephfs_metadata cephfs_data; do $c osd pool create "$p" 8 8 >/dev/null 2>&1; done
+  $c fs new feedratefs cephfs_metadata cephfs_data >/dev/null 2>&1 || { echo "s3-test-server: fs new failed" >&2; exit 1; }
+  mkdir -p "$D/mds.a" "$1"
+  ceph-mds -c "$D/ceph.conf" -i a >/dev/null
+  for _ in $(seq 120); do $c mds stat 2>/dev/null | grep -q 'up:active' && { up=1; break; }; sleep 0.5; done
+  [ $up = 1 ] || { echo "s3-test-server: the MDS did not become active ($D/log/mds.a.log)" >&2; exit 1; }
+  ceph-fuse -c "$D/ceph.conf" -n client.admin "$1" >"$D/log/ceph-fuse.out" 2>&1 \
+    || { echo "s3-test-server: ceph-fuse failed ($D/log/ceph-fuse.out)" >&2; exit 1; }
+  echo "$1" > "$D/cephfs.mnt"
+}
+
 case ${1:-} in
   start) start ;;
+  cephfs) cephfs "${2:-}" ;;
   stop) stop ;;
   env) print_env ;;
-  *) echo "usage: $0 start|stop|env" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|env|cephfs DIR" >&2; exit 2 ;;
 esac
