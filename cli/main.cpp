@@ -31,6 +31,7 @@ int RunCommand(int argc, char** argv) {
   add(feedrate::cli::AddReport(app));
   add(feedrate::cli::AddDlio(app, &argc, &argv));
   feedrate::cli::GuardNumericOptions(app);
+  feedrate::cli::BareOptionalNumbers(app, argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

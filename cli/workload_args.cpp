@@ -5,8 +5,10 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <map>
 
 #include "emulator/host/comm.h"
 #include "emulator/host/job_start.h"
@@ -159,6 +161,27 @@ void GuardNumericOptions(CLI::App& app) {
     o->check(CLI::Validator([whole](std::string& v) { return CheckNumber(v, whole); }, "", "number"));
   }
   for (CLI::App* sub : app.get_subcommands({})) GuardNumericOptions(*sub);
+}
+
+namespace {
+void CollectOptionalNumbers(const CLI::App& app, std::map<std::string, std::string>* bare) {
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->get_expected_min() != 0 || o->get_expected_max() != 1 || o->get_default_str().empty()) continue;
+    for (const auto& name : o->get_lnames()) (*bare)["--" + name] = "--" + name + "=" + o->get_default_str();
+  }
+  for (const CLI::App* sub : app.get_subcommands({})) CollectOptionalNumbers(*sub, bare);
+}
+}  // namespace
+
+void BareOptionalNumbers(const CLI::App& app, int argc, char** argv) {
+  static std::deque<std::string> kept;  // argv's replacements outlive the parse
+  std::map<std::string, std::string> bare;
+  CollectOptionalNumbers(app, &bare);
+  for (int i = 1; i < argc; ++i) {
+    const auto it = bare.find(argv[i]);
+    if (it == bare.end() || (i + 1 < argc && CheckNumber(argv[i + 1], false).empty())) continue;
+    argv[i] = kept.emplace_back(it->second).data();
+  }
 }
 
 CLI::Validator NonNegativeNumber() {
