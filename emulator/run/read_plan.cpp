@@ -134,9 +134,10 @@ void PlanFileReads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadF
   const bool tf_checks = streams && (f.check == SampleCheck::kTfRecordCrc || f.check == SampleCheck::kTfRecordFrame);
   const bool lane_decode = f.check == SampleCheck::kImageDecode && (kind == AccessKind::kJpeg || kind == AccessKind::kPng);
   const bool in_reader = tf_checks || lane_decode;  // the check runs where DLIO's reader makes it
-  const PatternFacts facts{in_reader ? RetainsBatches(opt) : f.retain, f.content, in_reader ? SampleCheck::kNone : f.check,
-                           f.memory_storage};
-  p->retain = f.retain;
+  const bool retain = RetainsBatchesFor(cfg, opt, f);
+  const PatternFacts facts{in_reader ? RetainsBatches(opt) : retain, f.content,
+                           in_reader ? SampleCheck::kNone : f.check, f.memory_storage};
+  p->retain = retain;
   p->io_threads = f.engine.io_threads;
   p->lane_decode_only = f.images_unopened && cfg.decode;
   if (const char* why = CoalescedReason(cfg, opt, facts); why != nullptr) {
@@ -173,7 +174,7 @@ void PlanS3Reads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFac
     p->warnings.push_back("feedrate.engine " + std::string(Name(cfg.engine)) +
                           " does not apply to an S3 dataset: the s3 engine reads it");
   }
-  p->retain = f.retain;
+  p->retain = RetainsBatchesFor(cfg, opt, f);
   p->io_threads = f.engine.io_threads;
   const uint32_t workers = static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads));
   const uint32_t window = static_cast<uint32_t>(cfg.s3_reader_window);
@@ -183,7 +184,7 @@ void PlanS3Reads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFac
                     : !whole_objects ? "S3: DLIO has S3 readers for npz and npy only (and, iterable, JPEG and PNG: "
                                        "feedrate.s3_reader_window above 1)"
                     : f.staging != AcceleratorMemory::kHost ? "batches staged into accelerator memory"
-                    : f.retain || f.content || f.check != SampleCheck::kNone
+                    : p->retain || f.content || f.check != SampleCheck::kNone
                         ? "samples checked or retained need their bytes in one buffer"
                         : nullptr;
   if (why != nullptr) {
@@ -243,7 +244,7 @@ ReadPlan PlanReads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadF
     PlanS3Reads(cfg, opt, f, &p);
   } else if (f.gds) {
     p.engine = ReadEngineKind::kCuFile;
-    p.retain = f.retain;
+    p.retain = RetainsBatchesFor(cfg, opt, f);
     p.io_threads = f.engine.io_threads;
     p.reason = "cuFile reads (GPUDirect Storage) straight into accelerator memory";
   } else {
@@ -256,12 +257,17 @@ ReadPlan PlanReads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadF
 ReadPlan FallBackToCoalesced(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f, const std::string& why) {
   ReadPlan p;
   p.batches_in_flight = cfg.batches_in_flight;
-  p.retain = f.retain;
+  p.retain = RetainsBatchesFor(cfg, opt, f);
   p.io_threads = f.engine.io_threads;
   p.lane_decode_only = f.images_unopened && cfg.decode;
   p.reason = "the DLIO pattern needs io_uring: " + why;
   AddNotes(cfg, opt, f, &p);
   return p;
+}
+
+bool RetainsBatchesFor(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f) {
+  const bool lane_decode = f.images_unopened && cfg.decode;  // (IndexRankFiles: DecodesInLanes decided it)
+  return RetainsBatches(opt) || (!lane_decode && (f.check != SampleCheck::kNone || f.content) && f.spans_transfers);
 }
 
 bool DecodesInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage) {

@@ -31,7 +31,7 @@ struct ReadFacts {
   bool gds = false;                                      // the staging reads with cuFile into device memory
   AcceleratorMemory staging = AcceleratorMemory::kHost;  // where batches must land
   std::string gds_reason;                                // why cuFile does not serve a device-memory run
-  bool retain = false;                                   // batches retained (asked, or checks of samples > a transfer)
+  bool spans_transfers = false;  // the largest sample's read window exceeds one transfer (a check then needs it whole)
   bool content = false;                                  // --verify
   SampleCheck check = SampleCheck::kNone;                // the sample table's check
   bool images_unopened = false;                          // images not opened at set-up: no sizes known
@@ -62,8 +62,14 @@ struct ReadPlan {
   std::vector<std::string> warnings;    // what rank 0 prints (and summary.json keeps)
 };
 
-// The plan. REQUIRES: the facts of this rank's set-up (sample table indexed, staging chosen, buffers checked).
+// The plan. REQUIRES: the facts of this rank's set-up (sample table indexed, staging chosen).
 ReadPlan PlanReads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts);
+
+// Whether batches are kept whole in retained memory where the reads are coalesced: asked for (--retain-batches), or
+// a check of the samples (the table's, --verify) that may span more than one transfer, since only a whole record in
+// one buffer can be checked (an image decoded in its lane needs none). PlanReads takes this and lowers it where the
+// DlioEngine makes the check in DLIO's reader; the buffer-memory check counts this, the most any plan retains.
+bool RetainsBatchesFor(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts);
 
 // The plan when the DlioEngine could not be built (no io_uring): the coalesced engines, `why` said, its notes anew.
 ReadPlan FallBackToCoalesced(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts, const std::string& why);

@@ -155,26 +155,9 @@ Status OpenFileTable(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s)
   return Status::Ok();
 }
 
-// What set-up learned that the plan depends on.
-ReadFacts FactsOf(const WorkloadConfig& cfg, const ResolvedEngine& engine, const Setup* s) {
-  ReadFacts f;
-  f.s3 = s->s3 != nullptr;
-  f.gds = s->staging.gds;
-  f.staging = s->staging.mode;
-  f.gds_reason = s->staging.gds_reason;
-  f.retain = s->retain;
-  f.content = s->content != nullptr;
-  f.check = s->table.check;
-  f.images_unopened = s->images_unopened;
-  f.memory_storage = !f.s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
-  f.cpus = CpuAffinity().size();
-  f.engine = engine;
-  return f;
-}
-
 // The plan, then the engine it names; where the DlioEngine cannot run (no io_uring), the coalesced plan instead.
-Status PlanAndOpen(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const ResolvedEngine& engine, Setup* s) {
-  const ReadFacts facts = FactsOf(cfg, engine, s);
+Status PlanAndOpen(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const ReadFacts& facts,
+                   Setup* s) {
   s->plan = PlanReads(cfg, opt, facts);
   switch (s->plan.engine) {
     case ReadEngineKind::kS3Lanes:
@@ -197,9 +180,26 @@ Status PlanAndOpen(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
 
 }  // namespace
 
-Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const ResolvedEngine& engine, Setup* s) {
+ReadFacts FactsOf(const WorkloadConfig& cfg, const ResolvedEngine& engine, const Setup& s) {
+  ReadFacts f;
+  f.s3 = s.s3 != nullptr;
+  f.gds = s.staging.gds;
+  f.staging = s.staging.mode;
+  f.gds_reason = s.staging.gds_reason;
+  f.spans_transfers = engine.MaxWindow(s.table.MaxLength()) > s.engine_options.transfer_size;
+  f.content = s.content != nullptr;
+  f.check = s.table.check;
+  f.images_unopened = s.images_unopened;
+  f.memory_storage = !f.s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
+  f.cpus = CpuAffinity().size();
+  f.engine = engine;
+  return f;
+}
+
+Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const ReadFacts& facts,
+                  Setup* s) {
   FEEDRATE_RETURN_IF_ERROR(OpenFileTable(cfg, opt, s));
-  FEEDRATE_RETURN_IF_ERROR(PlanAndOpen(cfg, opt, comm, engine, s));
+  FEEDRATE_RETURN_IF_ERROR(PlanAndOpen(cfg, opt, comm, facts, s));
   s->warnings.insert(s->warnings.end(), s->plan.warnings.begin(), s->plan.warnings.end());
   // The plan's choices the rest of the run reads from the setup: the check the engine makes instead of the prefetcher.
   if (s->plan.engine_check != SampleCheck::kNone) {

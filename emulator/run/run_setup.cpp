@@ -444,26 +444,21 @@ Status PrepareVerify(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s)
   return Status::Ok();
 }
 
-// Whether batches are retained (checks of samples larger than a transfer) and whether the buffers fit memory.
-Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const ResolvedEngine& engine, Setup* s) {
+// Whether the buffers fit memory: the engine's and, where any plan of this run retains batches (RetainsBatchesFor:
+// the read plan's rule), the retained slots. (An image decoded in its DataLoader worker's sequence is decoded in its
+// lane's own buffer: OpenDlioEngine counts those.)
+Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts, Setup* s) {
   const EngineOptions& eo = s->engine_options;
-  uint64_t max_extent = s->table.MaxLength();
-  // Checking a record needs all of it in one buffer: the engine hands over samples that fit one transfer in
-  // place; larger ones are checked in retained batch memory.
-  // (An image decoded in its DataLoader worker's sequence is decoded in its lane's own buffer: OpenDlioEngine counts
-  // those.)
-  const bool lane_decode = s->images_unopened && cfg.decode;  // (IndexRankFiles: DecodesInLanes decided it)
-  s->retain = RetainsBatches(opt) || (!lane_decode && (s->table.check != SampleCheck::kNone || s->content) &&
-                                      engine.MaxWindow(max_extent) > eo.transfer_size);
+  const bool retain = RetainsBatchesFor(cfg, opt, facts);
   // GPUDirect reads land in registered device slots: no engine buffers and no slots in host memory (the slots'
   // device memory was allocated, and so checked, when the accelerator memory was set up).
   const bool gds = s->staging.gds;
   double engine_bytes = gds ? 0.0 : static_cast<double>(EngineBufferBytes(cfg.engine, eo));
   // Retained slots hold a batch's reads packed: slot_reads of the largest window (Prefetcher::SlotBytes).
   const uint64_t slot_bytes = Prefetcher::SlotBytes(s->table, s->slot_reads.train, cfg.odirect ? eo.direct_align : 0);
-  double retain_bytes = s->retain && !gds ? static_cast<double>(opt.accelerators * cfg.batches_in_flight) *
-                                                static_cast<double>(slot_bytes)
-                                          : 0;
+  double retain_bytes =
+      retain && !gds ? static_cast<double>(opt.accelerators * cfg.batches_in_flight) * static_cast<double>(slot_bytes)
+                     : 0;
   s->buffer_bytes = engine_bytes + retain_bytes;
   const HostInfo host = ReadHostInfo();
   // In a container the cgroup's limit, not the host's MemAvailable, is what the buffers can take before the OOM
@@ -537,9 +532,10 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   const GdsInputs gds{s->s3 != nullptr, s->content != nullptr, f.size() > 0 ? s->files.c_str(f.first()) : ""};
   FEEDRATE_RETURN_IF_ERROR(SetUpAcceleratorMemory(cfg, opt, comm, s->table, cfg.odirect ? align : 0, s->slot_reads, gds,
                                                   &s->staging));
-  FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, engine, s));  // after the GDS decision: where the slots live
+  const ReadFacts facts = FactsOf(cfg, engine, *s);  // (after the GDS decision: where the slots live)
+  FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, facts, s));
   NoteCgroupLimit(s);
-  return OpenEngine(cfg, opt, comm, engine, s);
+  return OpenEngine(cfg, opt, comm, facts, s);
 }
 
 }  // namespace feedrate

@@ -55,7 +55,6 @@ struct Setup {
   // opened and read (headers indexed; FUSE's one-byte page-cache probe), for summary.json's feedrate.setup_reads.
   uint64_t setup_stats = 0, setup_opens = 0;
   uint64_t io_threads = 1;  // before the plan: ResolveEngineOptions's count (indexing, the I/O statistics' shards)
-  bool retain = false;  // before the plan: batches retained (asked for, or needed by the sample check); plan.retain after
   SlotReads slot_reads;  // samples with bytes a batch holds at most: what a retained or staged slot has room for
   double dataset_bytes = 0;
   double buffer_bytes = 0;

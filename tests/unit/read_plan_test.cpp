@@ -62,7 +62,8 @@ TEST(ReadPlan, EachReasonForCoalescedReadsIsNamed) {
   EXPECT_EQ(PlanReads(Load("unet3d_h100", {"feedrate.access_pattern=coalesced"}), o, Disk()).reason,
             "feedrate.access_pattern: coalesced");
   ReadFacts retained = Disk();
-  retained.retain = true;
+  retained.content = true;  // --verify of samples that may span more than one transfer
+  retained.spans_transfers = true;
   const ReadPlan r = PlanReads(Load("unet3d_h100"), o, retained);
   EXPECT_EQ(r.engine, ReadEngineKind::kCoalesced);
   EXPECT_EQ(r.reason, "samples checked or retained need their bytes in one buffer");
@@ -85,7 +86,7 @@ TEST(ReadPlan, TensorFlowStreamsEachFileOnItsLaneAndReadsAhead) {
   const WorkloadConfig cfg = Load("resnet50_h100");  // TFRecord, TensorFlow, read_threads 8, 1251 records a file
   ReadFacts f = Disk();
   f.check = SampleCheck::kTfRecordFrame;
-  f.retain = true;  // a check of records larger than a transfer: retained for the coalesced engines ...
+  f.spans_transfers = true;  // a check of records larger than a transfer: retained for the coalesced engines ...
   const ReadPlan p = PlanReads(cfg, Accelerators(2), f);
   EXPECT_EQ(p.engine, ReadEngineKind::kDlio);
   EXPECT_FALSE(p.retain) << "... but TensorFlow's stream checks its records as its fills come";
@@ -141,7 +142,7 @@ TEST(ReadPlan, ImagesDecodeInTheirLanesAndPreprocessIsSaidWhereNotMade) {
   ReadFacts f = Disk();
   f.check = SampleCheck::kImageDecode;
   f.images_unopened = true;
-  f.retain = true;
+  f.spans_transfers = true;
   // (Upstream's PIL reader decodes; v3.0's reads each image whole, and set-up refuses the decode there.)
   const WorkloadConfig up = Load("retinanet_h100", {"feedrate.decode=true", "feedrate.rules=upstream"});
   const ReadPlan d = PlanReads(up, Accelerators(1), f);
@@ -176,6 +177,32 @@ TEST(ReadPlan, DecodesInLanesIsDecidedFromTheConfigurationAlone) {
   EXPECT_FALSE(DecodesInLanes(decode, o, false, true)) << "tmpfs reads coalesced";
   EXPECT_FALSE(DecodesInLanes(decode, o, true, false)) << "S3";
   EXPECT_FALSE(DecodesInLanes(Load("retinanet_h100"), o, false, false)) << "no decode asked";
+}
+
+// Retained batches are decided in the plan's one rule (the buffer-memory check counts the same): asked for, or a
+// check of samples that may span more than one transfer; not where a sample fits one transfer or an image decodes in
+// its lane; and the plan lowers it where DLIO's reader makes the check (TensorFlow's stream, above).
+TEST(ReadPlan, BatchesAreRetainedOnlyWhereACheckNeedsAWholeRecord) {
+  const WorkloadConfig cfg = Load("unet3d_h100");
+  RunOptions o = Accelerators(1);
+  ReadFacts f = Disk();
+  EXPECT_FALSE(RetainsBatchesFor(cfg, o, f));
+  f.check = SampleCheck::kHdf5Decode;
+  EXPECT_FALSE(RetainsBatchesFor(cfg, o, f)) << "every sample fits one transfer: checked in place";
+  f.spans_transfers = true;
+  EXPECT_TRUE(RetainsBatchesFor(cfg, o, f));
+  EXPECT_TRUE(PlanReads(cfg, o, f).retain);
+  f.check = SampleCheck::kNone;
+  EXPECT_FALSE(RetainsBatchesFor(cfg, o, f)) << "nothing checked";
+  f.content = true;
+  EXPECT_TRUE(RetainsBatchesFor(cfg, o, f)) << "--verify checks whole records";
+  ReadFacts image = Disk();
+  image.check = SampleCheck::kImageDecode;
+  image.images_unopened = true;
+  image.spans_transfers = true;
+  EXPECT_FALSE(RetainsBatchesFor(Load("retinanet_h100", {"feedrate.decode=true"}), o, image)) << "decoded in its lane";
+  o.retain_batches = true;
+  EXPECT_TRUE(RetainsBatchesFor(cfg, o, Disk())) << "asked for";
 }
 
 }  // namespace
