@@ -86,8 +86,9 @@ std::string CheckNumber(const std::string& text, bool whole);
 // Adds CheckNumber to every option of `app` and its subcommands bound to a number (CLI11's FLOAT, INT and UINT):
 // call once every command is added, before parsing. (CLI11 takes "nan" and "-3" where a Range or an int allow.)
 void GuardNumericOptions(CLI::App& app);
-// Before parsing: an option whose number is optional (run's --verify [FRACTION]) takes the next word only when it
-// is a number; otherwise the bare option becomes `--name=DEFAULT`, so a positional override after it stays one.
+// Before parsing: an option whose number is optional (run's --verify [FRACTION]) followed by an override (a word
+// with '=': ++key=value, key=value) or by nothing becomes `--name=DEFAULT`, so the override stays one; any other
+// next word is its value (a word that is no number is then refused naming the option).
 // Rewrites argv[i] in place (the replacements live as long as the process).
 void BareOptionalNumbers(const CLI::App& app, int argc, char** argv);
 // CheckNumber's rule as a validator, and the same above zero (CLI11's own print DBL_MAX as the bound).

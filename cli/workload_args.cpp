@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <deque>
 #include <map>
+#include <string_view>
 
 #include "emulator/host/comm.h"
 #include "emulator/host/job_start.h"
@@ -179,7 +180,9 @@ void BareOptionalNumbers(const CLI::App& app, int argc, char** argv) {
   CollectOptionalNumbers(app, &bare);
   for (int i = 1; i < argc; ++i) {
     const auto it = bare.find(argv[i]);
-    if (it == bare.end() || (i + 1 < argc && CheckNumber(argv[i + 1], false).empty())) continue;
+    // (A word with '=' is an override, ++key=value or key=value; anything else is the value, refused if no number.)
+    if (it == bare.end() || (i + 1 < argc && std::string_view(argv[i + 1]).find('=') == std::string_view::npos))
+      continue;
     argv[i] = kept.emplace_back(it->second).data();
   }
 }
