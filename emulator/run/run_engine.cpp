@@ -166,7 +166,7 @@ Status PlanAndOpen(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     case ReadEngineKind::kCoalesced: return OpenCoalescedEngine(cfg, comm, s->plan, facts, s);
     case ReadEngineKind::kDlio: break;
   }
-  const Status st = OpenDlioEngine(cfg, s->plan, s);
+  Status st = OpenDlioEngine(cfg, s->plan, s);
   if (st.ok()) return st;
   if (s->plan.lane_decode_only) {
     return Status::InvalidArgument("feedrate.decode: the images are decoded in each DataLoader worker's sequence, as "

@@ -9,7 +9,7 @@
 namespace feedrate {
 namespace {
 
-WorkloadConfig Load(const std::string& name, std::vector<std::string> overrides = {}) {
+WorkloadConfig Load(const std::string& name, const std::vector<std::string>& overrides = {}) {
   return LoadWorkload(name, overrides);
 }
 
