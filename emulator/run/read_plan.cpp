@@ -1,10 +1,12 @@
-// PlanReads: the access pattern and its reason, the engine, its lanes and threads, and the notes about them
-// (docs/engines.md, docs/dlio-compatibility.md).
+// PlanReads: the access pattern and its reason, the engine, its lanes, threads and numbers, the read buffers they
+// take, and the notes about them (docs/engines.md, docs/dlio-compatibility.md).
 #include "emulator/run/read_plan.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
+#include "loader/io/dlio_engine.h"
 #include "loader/util/time_draw.h"
 
 namespace feedrate {
@@ -45,6 +47,16 @@ AccessKind PatternKind(const WorkloadConfig& cfg) {
 }
 
 bool Streamed(const WorkloadConfig& cfg) { return !cfg.keep_files_open && cfg.data_loader == DataLoader::kTensorFlow; }
+
+// Whether batches are kept whole in retained memory where the reads are coalesced: asked for (--retain-batches), or
+// a check of the samples (the table's, --verify) whose read window may exceed one transfer, since only a whole
+// record in one buffer can be checked (an image decoded in its lane needs none). PlanFileReads lowers it where the
+// DlioEngine makes the check in DLIO's reader.
+bool RetainsBatchesFor(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f, const ResolvedEngine& e) {
+  const bool lane_decode = f.images_unopened && cfg.decode;  // (IndexRankFiles: DecodesInLanes decided it)
+  const bool spans_transfers = e.MaxWindow(f.max_sample) > e.options.transfer_size;
+  return RetainsBatches(opt) || (!lane_decode && (f.check != SampleCheck::kNone || f.content) && spans_transfers);
+}
 
 // What the pattern choice depends on beyond the configuration (BeforeSetup: what a run whose checks all run where
 // DLIO's reader makes them will have).
@@ -117,6 +129,7 @@ void PlanDlioLanes(const WorkloadConfig& cfg, const RunOptions& opt, const ReadF
   p->preprocess = !streams;
   p->collate_sample_bytes = CollateSampleBytes(cfg);
   p->io_threads = opt.io_threads > 0 ? opt.io_threads : std::min<uint64_t>(std::max<size_t>(1, f.cpus), p->lanes);
+  p->options.threads = p->io_threads;
   // The engine checks each file's first read or stream, or decodes each image in its lane (TableReadPlanner).
   if (f.check == SampleCheck::kJpegSignature || f.check == SampleCheck::kPngSignature ||
       f.check == SampleCheck::kTfRecordCrc || f.check == SampleCheck::kTfRecordFrame || f.check == SampleCheck::kImageDecode) {
@@ -134,12 +147,8 @@ void PlanFileReads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadF
   const bool tf_checks = streams && (f.check == SampleCheck::kTfRecordCrc || f.check == SampleCheck::kTfRecordFrame);
   const bool lane_decode = f.check == SampleCheck::kImageDecode && (kind == AccessKind::kJpeg || kind == AccessKind::kPng);
   const bool in_reader = tf_checks || lane_decode;  // the check runs where DLIO's reader makes it
-  const bool retain = RetainsBatchesFor(cfg, opt, f);
-  const PatternFacts facts{in_reader ? RetainsBatches(opt) : retain, f.content,
+  const PatternFacts facts{in_reader ? RetainsBatches(opt) : p->retain, f.content,
                            in_reader ? SampleCheck::kNone : f.check, f.memory_storage};
-  p->retain = retain;
-  p->io_threads = f.engine.io_threads;
-  p->lane_decode_only = f.images_unopened && cfg.decode;
   if (const char* why = CoalescedReason(cfg, opt, facts); why != nullptr) {
     p->reason = why;
     return;
@@ -174,8 +183,6 @@ void PlanS3Reads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFac
     p->warnings.push_back("feedrate.engine " + std::string(Name(cfg.engine)) +
                           " does not apply to an S3 dataset: the s3 engine reads it");
   }
-  p->retain = RetainsBatchesFor(cfg, opt, f);
-  p->io_threads = f.engine.io_threads;
   const uint32_t workers = static_cast<uint32_t>(std::max<uint64_t>(1, cfg.read_threads));
   const uint32_t window = static_cast<uint32_t>(cfg.s3_reader_window);
   const bool whole_objects = cfg.format == DataFormat::kNpz || cfg.format == DataFormat::kNpy ||
@@ -183,7 +190,7 @@ void PlanS3Reads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFac
   const char* why = cfg.access_pattern != "dlio" ? "feedrate.access_pattern: coalesced"
                     : !whole_objects ? "S3: DLIO has S3 readers for npz and npy only (and, iterable, JPEG and PNG: "
                                        "feedrate.s3_reader_window above 1)"
-                    : f.staging != AcceleratorMemory::kHost ? "batches staged into accelerator memory"
+                    : p->staging.mode != AcceleratorMemory::kHost ? "batches staged into accelerator memory"
                     : p->retain || f.content || f.check != SampleCheck::kNone
                         ? "samples checked or retained need their bytes in one buffer"
                         : nullptr;
@@ -210,7 +217,8 @@ void PlanS3Reads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFac
 // What rank 0 says of the plan: where the run does not make DLIO's preprocess wait (DLIO's TFReader never calls it;
 // the coalesced engines have no DataLoader workers to wait in), the GDS fallback, and the I/O-thread cap of the
 // engines that take that count (the DLIO engine runs one thread per CPU whatever it is).
-void AddNotes(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f, ReadPlan* p) {
+void AddNotes(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f, const ResolvedEngine& e,
+              ReadPlan* p) {
   if (HasPreprocess(cfg)) {
     const bool tf = cfg.data_loader == DataLoader::kTensorFlow;
     const bool window = f.s3 && cfg.s3_reader_window > 1 && p->pattern == "dlio";
@@ -224,50 +232,166 @@ void AddNotes(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts&
                           p->reason + "): its AU does not include it"));
     }
   }
-  if (p->engine == ReadEngineKind::kCoalesced && f.staging == AcceleratorMemory::kDevice && opt.gds == GdsMode::kAuto) {
-    p->warnings.push_back("--gds auto: GPUDirect reads not used (" + f.gds_reason +
+  if (p->engine == ReadEngineKind::kCoalesced && p->staging.mode == AcceleratorMemory::kDevice &&
+      opt.gds == GdsMode::kAuto) {
+    p->warnings.push_back("--gds auto: GPUDirect reads not used (" + p->staging.gds_reason +
                           "): each batch goes through pinned host memory and a copy");
   }
-  if (f.engine.capped && p->pattern != "dlio") {
-    p->warnings.push_back("I/O threads per rank: " + std::to_string(p->io_threads) + " (reader.read_threads x accelerators = " +
-                          std::to_string(f.engine.dlio_threads) + ", capped at " + f.engine.cap_reason +
-                          "; --io-threads sets it)");
+  if (e.capped && p->pattern != "dlio") {
+    p->warnings.push_back("I/O threads per rank: " + std::to_string(p->io_threads) +
+                          " (reader.read_threads x accelerators = " + std::to_string(e.dlio_threads) + ", capped at " +
+                          e.cap_reason + "; --io-threads sets it)");
   }
+}
+
+// The host memory the plan's buffers take (MemoryBudget). GPUDirect reads land in registered device slots: no engine
+// buffers and no slots in host memory (their device memory was allocated, and so checked, with the staging).
+void PlanMemory(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f, ReadPlan* p) {
+  MemoryBudget& m = p->memory;
+  if (p->engine == ReadEngineKind::kCuFile) return;
+  if (p->engine == ReadEngineKind::kDlio) {
+    DlioEngineOptions d;
+    d.lanes = p->lanes;
+    d.chunk = p->chunk;
+    d.collate_sample_bytes = p->collate_sample_bytes;
+    const bool stream_check =
+        p->engine_check == SampleCheck::kTfRecordCrc || p->engine_check == SampleCheck::kTfRecordFrame;
+    const uint64_t fill = stream_check ? std::max<uint64_t>(cfg.tf_buffer_size, f.max_sample) : 0;
+    m.engine = static_cast<double>(DlioEngineBufferBytes(d, p->io_threads, cfg.batch_size, fill));
+  } else {
+    m.engine = static_cast<double>(EngineBufferBytes(cfg.engine, p->options));
+  }
+  // Retained slots hold a batch's reads packed: slot_reads of the largest window (Prefetcher::SlotBytes).
+  if (p->retain)
+    m.retained = static_cast<double>(opt.accelerators * cfg.batches_in_flight) * static_cast<double>(f.slot_bytes);
+  // feedrate.decode under the pattern: each lane keeps its image and the reads that start in it (grown to the largest:
+  // at most the largest file and one 64 KiB PIL read past its end, rounded to 64 KiB). Images not opened at set-up
+  // have no size yet: the workload's record length (and 4 stdev) stands for the largest.
+  if (p->engine_check == SampleCheck::kImageDecode) {
+    const double largest =
+        f.images_unopened ? cfg.record_length + 4 * cfg.record_length_stdev : static_cast<double>(f.max_sample);
+    m.lanes = static_cast<double>(p->lanes) * (largest + (128 << 10));
+  }
+}
+
+// Why cuFile cannot serve this run's reads ("" when it may), from what is known before any library is loaded.
+std::string GdsBlocker(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f) {
+  if (opt.accelerator_memory != AcceleratorMemory::kDevice) {
+    return std::string("--accelerator-memory ") + Name(opt.accelerator_memory) +
+           ": GPUDirect reads land in device memory only";
+  }
+  if (f.s3) return "an S3 dataset has no file for cuFile to read";
+  if (!cfg.odirect) return "reader.odirect is off: cuFile reads O_DIRECT files (--odirect)";
+  if (f.check != SampleCheck::kNone)
+    return "the samples are checked on the host (TFRecord frames, HDF5 filters, image decoding, Parquet pages)";
+  if (f.content) return "--verify checks the samples on the host";
+  if (!f.reads_files) return "this rank reads no file";
+  return "";
+}
+
+// Where batches land, and GDS: used where nothing rules it out and cuFile took this rank's file (and its slots);
+// under --gds auto a blocker becomes the reason, under --gds on the refusal.
+StagingPlan PlanStaging(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f) {
+  StagingPlan st;
+  st.mode = opt.accelerator_memory;
+  st.requested = Name(opt.gds);
+  if (st.mode == AcceleratorMemory::kHost) return st;  // (--gds on with host memory: set-up refuses it first)
+  if (opt.gds == GdsMode::kOff) {
+    st.gds_reason = "--gds off";
+    return st;
+  }
+  std::string blocker = GdsBlocker(cfg, opt, f);
+  if (blocker.empty()) blocker = !f.cufile_probed ? "cuFile was not tried on this rank's files" : f.cufile_error;
+  st.gds = blocker.empty();
+  if (!st.gds && opt.gds == GdsMode::kOn) st.refusal = "--gds on: " + blocker;
+  st.gds_reason = blocker;
+  return st;
+}
+
+// What every plan starts from: the resolved engine's numbers and threads, the workload's depth, the retained batches.
+ReadPlan BasePlan(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f, const ResolvedEngine& e) {
+  ReadPlan p;
+  p.staging = PlanStaging(cfg, opt, f);
+  p.batches_in_flight = cfg.batches_in_flight;  // (deepened for TensorFlow's read-ahead and S3 windows)
+  p.retain = RetainsBatchesFor(cfg, opt, f, e);
+  p.io_threads = e.io_threads;
+  p.options = e.options;
+  p.lane_decode_only = f.images_unopened && cfg.decode;
+  return p;
 }
 
 }  // namespace
 
+EngineRequest EngineRequestOf(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f) {
+  EngineRequest r;
+  r.s3 = f.s3;
+  r.posix = cfg.engine == EngineKind::kPosix;
+  r.transfer_size = cfg.transfer_size;
+  r.queue_depth = cfg.queue_depth;
+  r.odirect = cfg.odirect;
+  r.direct_align = f.direct_align;
+  r.io_threads = opt.io_threads;
+  r.read_threads = cfg.read_threads;
+  r.accelerators = opt.accelerators;
+  r.batches_in_flight = cfg.batches_in_flight;
+  r.batch = cfg.batch_size;
+  r.cpus = f.cpus;
+  r.memory_storage = f.memory_storage;
+  return r;
+}
+
 ReadPlan PlanReads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f) {
-  ReadPlan p;
-  p.batches_in_flight = cfg.batches_in_flight;  // (deepened below for TensorFlow's read-ahead and S3 windows)
+  const ResolvedEngine e = ResolveEngineOptions(EngineRequestOf(cfg, opt, f));
+  ReadPlan p = BasePlan(cfg, opt, f, e);
   if (f.s3) {
     PlanS3Reads(cfg, opt, f, &p);
-  } else if (f.gds) {
+  } else if (p.staging.gds) {
     p.engine = ReadEngineKind::kCuFile;
-    p.retain = RetainsBatchesFor(cfg, opt, f);
-    p.io_threads = f.engine.io_threads;
     p.reason = "cuFile reads (GPUDirect Storage) straight into accelerator memory";
   } else {
     PlanFileReads(cfg, opt, f, &p);
   }
-  AddNotes(cfg, opt, f, &p);
+  PlanMemory(cfg, opt, f, &p);
+  AddNotes(cfg, opt, f, e, &p);
   return p;
 }
 
 ReadPlan FallBackToCoalesced(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f, const std::string& why) {
-  ReadPlan p;
-  p.batches_in_flight = cfg.batches_in_flight;
-  p.retain = RetainsBatchesFor(cfg, opt, f);
-  p.io_threads = f.engine.io_threads;
-  p.lane_decode_only = f.images_unopened && cfg.decode;
+  const ResolvedEngine e = ResolveEngineOptions(EngineRequestOf(cfg, opt, f));
+  ReadPlan p = BasePlan(cfg, opt, f, e);
   p.reason = "the DLIO pattern needs io_uring: " + why;
-  AddNotes(cfg, opt, f, &p);
+  PlanMemory(cfg, opt, f, &p);
+  AddNotes(cfg, opt, f, e, &p);
   return p;
 }
 
-bool RetainsBatchesFor(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f) {
-  const bool lane_decode = f.images_unopened && cfg.decode;  // (IndexRankFiles: DecodesInLanes decided it)
-  return RetainsBatches(opt) || (!lane_decode && (f.check != SampleCheck::kNone || f.content) && f.spans_transfers);
+Status CheckReadBuffers(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f, const ReadPlan& p) {
+  const double half = f.available_bytes / 2;
+  char gib[64];
+  if (p.memory.lanes > half) {
+    std::snprintf(gib, sizeof gib, "%.2f GiB per rank, more than half of the %.2f GiB available",
+                  p.memory.lanes / (1 << 30), f.available_bytes / (1 << 30));
+    const double largest = p.memory.lanes / std::max<uint32_t>(1, p.lanes) - (128 << 10);
+    return Status::InvalidArgument(
+        "feedrate.decode: " + std::to_string(p.lanes) + " DataLoader workers' image buffers (" +
+        std::to_string(static_cast<uint64_t>(largest)) + " bytes the largest image) would need " + gib +
+        ": lower reader.read_threads or the accelerators per rank");
+  }
+  if (p.memory.total() <= half) return Status::Ok();
+  std::snprintf(gib, sizeof gib, "%.2f GiB", p.memory.total() / (1 << 30));
+  return Status::InvalidArgument(std::string("read buffers would need ") + gib + " per rank, more than half of " +
+                                 f.available_what + ": lower reader.transfer_size, --queue-depth, the I/O threads" +
+                                 (opt.retain_batches ? " or drop --retain-batches" : "") +
+                                 (opt.accelerator_memory != AcceleratorMemory::kHost
+                                      ? " or keep fewer batches in flight (" + std::to_string(cfg.batches_in_flight) +
+                                            ": reader.read_threads and reader.prefetch_size, docs/metrics.md)"
+                                      : "") +
+                                 (f.check != SampleCheck::kNone ? " or lower reader.batch_size" : ""));
+}
+
+bool ProbesCuFile(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f) {
+  return opt.accelerator_memory == AcceleratorMemory::kDevice && opt.gds != GdsMode::kOff &&
+         GdsBlocker(cfg, opt, f).empty();
 }
 
 bool DecodesInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage) {

@@ -1,7 +1,8 @@
 // How a run reads, decided in one place: from the workload (its rules edition included), the run's options and what
 // set-up learned of the storage and the samples, PlanReads returns which engine reads, whether it replays the
-// emulated DLIO's reader calls (and why, or why not), its workers, lanes, threads and depths, and what rank 0 says of
-// them. Pure (no file, no MPI, no clock): run_engine.cpp builds the engine the plan names and nothing else decides.
+// emulated DLIO's reader calls (and why, or why not), its workers, lanes, threads, depths and engine numbers, the
+// read buffers they take, and what rank 0 says of them. Pure (no file, no MPI, no clock): run_engine.cpp builds the
+// engine the plan names and nothing else decides.
 #pragma once
 
 #include <cstddef>
@@ -28,16 +29,36 @@ enum class ReadEngineKind {
 // What set-up learned that the decision depends on (nothing else is read).
 struct ReadFacts {
   bool s3 = false;
-  bool gds = false;                                      // the staging reads with cuFile into device memory
-  AcceleratorMemory staging = AcceleratorMemory::kHost;  // where batches must land
-  std::string gds_reason;                                // why cuFile does not serve a device-memory run
-  bool spans_transfers = false;  // the largest sample's read window exceeds one transfer (a check then needs it whole)
+  bool reads_files = true;       // this rank reads at least one file (one to probe cuFile on)
+  bool cufile_probed = false;    // cuFile was opened and took a handle on a file of the rank (ProbesCuFile asked)...
+  std::string cufile_error;      // ... or why not; or why registering the device slots failed after it did
+  uint64_t max_sample = 0;       // the largest sample's bytes (SampleTable::MaxLength; kWholeFile: sizes unread)
+  uint64_t slot_bytes = 0;       // a retained batch's slot (Prefetcher::SlotBytes of the training batches)
+  uint64_t direct_align = 4096;  // O_DIRECT's alignment, probed on a file the rank reads
   bool content = false;                                  // --verify
   SampleCheck check = SampleCheck::kNone;                // the sample table's check
   bool images_unopened = false;                          // images not opened at set-up: no sizes known
   bool memory_storage = false;                           // the data folder is memory-backed (tmpfs, ramfs)
   size_t cpus = 1;                                       // CPUs this rank may run on
-  ResolvedEngine engine;                                 // ResolveEngineOptions: the coalesced engines' numbers
+  double available_bytes = 0;  // memory the read buffers may take half of (a cgroup's limit where lower)
+  std::string available_what;  // how that was found, for the refusal: "MemAvailable (3.2 GiB)"
+};
+
+// Where batches land and whether cuFile reads them there (--accelerator-memory, --gds).
+struct StagingPlan {
+  AcceleratorMemory mode = AcceleratorMemory::kHost;
+  bool gds = false;                // reads land in registered device slots through cuFile (no copy)
+  std::string requested = "auto";  // --gds as given
+  std::string gds_reason;          // why cuFile does not serve a device-memory run ("" when it does)
+  std::string refusal;             // --gds on that cannot be honoured: set-up stops with this
+};
+
+// The host memory the plan's read buffers take, per rank.
+struct MemoryBudget {
+  double engine = 0;    // the engine's: transfers in flight per thread (the DlioEngine: one chunk per I/O thread)
+  double retained = 0;  // retained batch slots (ReadPlan::retain), in host memory
+  double lanes = 0;     // feedrate.decode under the pattern: each lane's image buffer (at most the largest image)
+  double total() const { return engine + retained + lanes; }
 };
 
 struct ReadPlan {
@@ -59,17 +80,27 @@ struct ReadPlan {
   uint64_t collate_sample_bytes = 0;    // what each DataLoader worker collates a sample (feedrate.worker_collate)
   bool lane_decode_only = false;        // feedrate.decode of images with no sizes: only the DlioEngine can
   uint32_t s3_window = 1;               // kS3Lanes: GETs in flight per worker (feedrate.s3_reader_window)
+  StagingPlan staging;                  // where batches land, and whether cuFile reads them there
+  EngineOptions options;                // the engine's numbers (ResolveEngineOptions; threads: the engine's own)
+  MemoryBudget memory;                  // the read buffers all this takes
   std::vector<std::string> warnings;    // what rank 0 prints (and summary.json keeps)
 };
 
-// The plan. REQUIRES: the facts of this rank's set-up (sample table indexed, staging chosen).
+// The plan. REQUIRES: the facts of this rank's set-up (sample table indexed, cuFile probed where ProbesCuFile says).
 ReadPlan PlanReads(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts);
 
-// Whether batches are kept whole in retained memory where the reads are coalesced: asked for (--retain-batches), or
-// a check of the samples (the table's, --verify) that may span more than one transfer, since only a whole record in
-// one buffer can be checked (an image decoded in its lane needs none). PlanReads takes this and lowers it where the
-// DlioEngine makes the check in DLIO's reader; the buffer-memory check counts this, the most any plan retains.
-bool RetainsBatchesFor(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts);
+// Whether the GDS choice needs cuFile tried first (device memory, --gds not off, nothing else ruling it out): set-up
+// then opens cuFile and registers a handle on a file of the rank, and says how it went in facts.cufile_*.
+bool ProbesCuFile(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts);
+
+// What the engine's numbers are resolved from: the workload's reader settings, the run's options and the rank's
+// facts (ResolveEngineOptions turns them into threads, transfer size, depth). Set-up's indexing takes its thread
+// count from the same request before the plan exists.
+EngineRequest EngineRequestOf(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts);
+
+// Whether the plan's read buffers fit: half of facts.available_bytes at most (the rest is the page cache's and the
+// process's). The error says what takes the memory and what lowers it (decode's lane buffers are named apart).
+Status CheckReadBuffers(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts, const ReadPlan& plan);
 
 // The plan when the DlioEngine could not be built (no io_uring): the coalesced engines, `why` said, its notes anew.
 ReadPlan FallBackToCoalesced(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts, const std::string& why);

@@ -229,7 +229,7 @@ void TrainingRun::DescribeSetup() {
                          ? "image: whole files, not opened at setup; each file's signature checked once read"
                          : "none";
   rec_.dataset_bytes = setup_.dataset_bytes;
-  rec_.buffer_bytes_per_rank = setup_.buffer_bytes;
+  rec_.buffer_bytes_per_rank = setup_.plan.memory.total();
   for (const auto& w : setup_.warnings) rec_.warnings.push_back(w);
 }
 

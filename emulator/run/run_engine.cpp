@@ -47,27 +47,6 @@ bool CachedFuse(const FileTable& files) {
   return cached.ok() && *cached;
 }
 
-// feedrate.decode under the pattern: each lane keeps its image and the reads that start in it (the lane's buffer,
-// grown to the largest: at most the largest file and one 64 KiB PIL read past its end, rounded to 64 KiB). Those
-// buffers, not retained batches, are the run's read buffers, and they must fit memory as the others must.
-// Images not opened at set-up have no size yet: the workload's record length (and 4 stdev) stands for the largest.
-Status CountLaneBuffers(const WorkloadConfig& cfg, uint32_t lanes, uint64_t engine_bytes, Setup* s) {
-  const double largest = s->images_unopened ? cfg.record_length + 4 * cfg.record_length_stdev
-                                            : static_cast<double>(s->table.MaxLength());
-  const double bytes = static_cast<double>(lanes) * (largest + (128 << 10));
-  const uint64_t available = ReadHostInfo().usable_available_bytes();
-  if (bytes > static_cast<double>(available) / 2) {
-    char msg[200];
-    std::snprintf(msg, sizeof msg, "%.2f GiB per rank, more than half of the %.2f GiB available", bytes / (1 << 30),
-                  static_cast<double>(available) / (1 << 30));
-    return Status::InvalidArgument("feedrate.decode: " + std::to_string(lanes) + " DataLoader workers' image buffers (" +
-                                   std::to_string(static_cast<uint64_t>(largest)) + " bytes the largest image) would need " + msg +
-                                   ": lower reader.read_threads or the accelerators per rank");
-  }
-  s->buffer_bytes = static_cast<double>(engine_bytes) + bytes;
-  return Status::Ok();
-}
-
 // The DlioEngine the plan describes: its planner over the sample table, TensorFlow's file lanes, the engine itself.
 Status OpenDlioEngine(const WorkloadConfig& cfg, const ReadPlan& plan, Setup* s) {
   s->planner = std::make_unique<TableReadPlanner>(plan.kind, s->table, 64ULL << 20, cfg.tf_buffer_size);
@@ -80,12 +59,7 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const ReadPlan& plan, Setup* s)
   // A storage fact the engine's build learns, not a decision: a FUSE mount read through the page cache.
   d.async_reads = CachedFuse(*s->file_table);
   if (s->file_table->size() > 0 && FileSystemType(s->file_table->path(0)) == "fuse") ++s->setup_opens;  // (its probe)
-  EngineOptions eo = s->engine_options;
-  eo.threads = plan.io_threads;
-  if (plan.engine_check == SampleCheck::kImageDecode) {
-    FEEDRATE_RETURN_IF_ERROR(CountLaneBuffers(cfg, d.lanes, d.chunk * eo.threads, s));
-  }
-  FEEDRATE_ASSIGN_OR_RETURN(auto engine, DlioEngine::Create(*s->file_table, eo, d, *s->planner));
+  FEEDRATE_ASSIGN_OR_RETURN(auto engine, DlioEngine::Create(*s->file_table, s->engine_options, d, *s->planner));
   if (plan.tf_streams) AssignFileLanes(plan.tf_cycle, plan.workers, s);
   s->engine.description = "dlio (" + engine->setup_description() + "): " + plan.reason;
   s->engine.engine = std::move(engine);
@@ -131,10 +105,8 @@ Status OpenCoalescedEngine(const WorkloadConfig& cfg, const Comm& comm, const Re
   return Status::Ok();
 }
 
-// The file table (it takes the paths over: one copy of a million-file listing, not two), fault injection and the
-// I/O statistics every engine fills.
+// The file table (it takes the paths over: one copy of a million-file listing, not two) and fault injection.
 Status OpenFileTable(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s) {
-  EngineOptions& eo = s->engine_options;
   const FileOpenMode mode = cfg.keep_files_open                             ? FileOpenMode::kOnce
                             : cfg.data_loader == DataLoader::kTensorFlow ? FileOpenMode::kStream
                                                                            : FileOpenMode::kPerSample;
@@ -143,22 +115,28 @@ Status OpenFileTable(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s)
   s->file_table = std::make_unique<FileTable>(std::move(table));
   if (!opt.inject.empty()) {
     FEEDRATE_ASSIGN_OR_RETURN(auto plan, ParseFaultPlan(opt.inject));
-    s->faults = std::make_unique<FaultInjector>(std::move(plan), cfg.odirect ? eo.direct_align : 1);
+    s->faults = std::make_unique<FaultInjector>(std::move(plan), cfg.odirect ? s->plan.options.direct_align : 1);
     s->faults->BindFiles(*s->file_table);
-    eo.faults = s->faults.get();
     s->warnings.push_back("faults injected into the training reads (--inject " + opt.inject +
                           "): the results measure them, not the storage alone");
   }
-  s->io_stats = std::make_unique<IoStats>(s->io_threads);
-  eo.stats = s->io_stats.get();
-  eo.thread_policy = opt.io_thread_policy;
   return Status::Ok();
 }
 
-// The plan, then the engine it names; where the DlioEngine cannot run (no io_uring), the coalesced plan instead.
-Status PlanAndOpen(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const ReadFacts& facts,
+// The engine's options: the plan's numbers, with the run's fault injection, thread policy and fresh I/O statistics
+// (one shard per thread of the plan's).
+void TakePlanOptions(const RunOptions& opt, Setup* s) {
+  s->io_stats = std::make_unique<IoStats>(s->plan.io_threads);
+  s->engine_options = s->plan.options;
+  s->engine_options.faults = s->faults.get();
+  s->engine_options.stats = s->io_stats.get();
+  s->engine_options.thread_policy = opt.io_thread_policy;
+}
+
+// The engine the plan names; where the DlioEngine cannot run (no io_uring), the coalesced plan instead.
+Status OpenPlanned(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const ReadFacts& facts,
                    Setup* s) {
-  s->plan = PlanReads(cfg, opt, facts);
+  TakePlanOptions(opt, s);
   switch (s->plan.engine) {
     case ReadEngineKind::kS3Lanes:
     case ReadEngineKind::kS3Ranged: return OpenS3Engine(cfg, s->plan, s);
@@ -175,31 +153,17 @@ Status PlanAndOpen(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   }
   s->planner.reset();
   s->plan = FallBackToCoalesced(cfg, opt, facts, st.ToString());
+  FEEDRATE_RETURN_IF_ERROR(CheckReadBuffers(cfg, opt, facts, s->plan));
+  TakePlanOptions(opt, s);
   return OpenCoalescedEngine(cfg, comm, s->plan, facts, s);
 }
 
 }  // namespace
 
-ReadFacts FactsOf(const WorkloadConfig& cfg, const ResolvedEngine& engine, const Setup& s) {
-  ReadFacts f;
-  f.s3 = s.s3 != nullptr;
-  f.gds = s.staging.gds;
-  f.staging = s.staging.mode;
-  f.gds_reason = s.staging.gds_reason;
-  f.spans_transfers = engine.MaxWindow(s.table.MaxLength()) > s.engine_options.transfer_size;
-  f.content = s.content != nullptr;
-  f.check = s.table.check;
-  f.images_unopened = s.images_unopened;
-  f.memory_storage = !f.s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
-  f.cpus = CpuAffinity().size();
-  f.engine = engine;
-  return f;
-}
-
 Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const ReadFacts& facts,
                   Setup* s) {
   FEEDRATE_RETURN_IF_ERROR(OpenFileTable(cfg, opt, s));
-  FEEDRATE_RETURN_IF_ERROR(PlanAndOpen(cfg, opt, comm, facts, s));
+  FEEDRATE_RETURN_IF_ERROR(OpenPlanned(cfg, opt, comm, facts, s));
   s->warnings.insert(s->warnings.end(), s->plan.warnings.begin(), s->plan.warnings.end());
   // The plan's choices the rest of the run reads from the setup: the check the engine makes instead of the prefetcher.
   if (s->plan.engine_check != SampleCheck::kNone) {

@@ -8,15 +8,11 @@
 
 namespace feedrate {
 
-// What set-up learned that the read plan depends on (read_plan.h's ReadFacts), built once. REQUIRES: the sample table
-// indexed, the content keys and the staging chosen; `engine` is ResolveEngineOptions's answer for this run.
-ReadFacts FactsOf(const WorkloadConfig& cfg, const ResolvedEngine& engine, const Setup& s);
-
-// The file table, fault injection, I/O statistics, the read plan (read_plan.h: s->plan, its warnings appended to
-// s->warnings) and the engine it names for this rank; where the DlioEngine cannot run (no io_uring), the coalesced
-// plan, or for images that only its lanes can decode an error saying what to change. REQUIRES: PrepareRank's earlier
-// phases done (the sample table indexed, the samplers built, the staging chosen, the buffer-memory check made);
-// `facts` is FactsOf's answer for this rank.
+// The file table, fault injection, I/O statistics and the engine s->plan names for this rank (its warnings appended
+// to s->warnings); where the DlioEngine cannot run (no io_uring), the coalesced plan (its read buffers checked again),
+// or for images that only its lanes can decode an error saying what to change. REQUIRES: PrepareRank's earlier
+// phases done (the sample table indexed, the samplers built, the staging chosen, s->plan made from `facts` and its
+// read buffers checked).
 Status OpenEngine(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const ReadFacts& facts, Setup* s);
 
 }  // namespace feedrate

@@ -1,5 +1,5 @@
-// SetUpAcceleratorMemory (GPUs, the GDS decision, stagings, cuFile registrations) and the rank's accelerator-memory
-// facts.
+// The accelerators' set-up (GPUs, spin kernels, the cuFile probe; the stagings and cuFile registrations the read
+// plan's staging names) and the rank's accelerator-memory facts.
 #include "emulator/run/run_gpu.h"
 
 #include <fcntl.h>
@@ -25,52 +25,6 @@ Status RetainGpus(const RunOptions& opt, AcceleratorStaging* out) {
     if (!ctx.ok()) return Status::InvalidArgument("--gpus: " + ctx.status().message());
     out->contexts.push_back(std::move(*ctx));
   }
-  return Status::Ok();
-}
-
-// Why cuFile cannot serve this run's reads ("" when it may): checked before any library is loaded.
-std::string GdsBlocker(const WorkloadConfig& cfg, const RunOptions& opt, const SampleTable& table, const GdsInputs& in) {
-  if (opt.accelerator_memory != AcceleratorMemory::kDevice) {
-    return std::string("--accelerator-memory ") + Name(opt.accelerator_memory) + ": GPUDirect reads land in device memory only";
-  }
-  if (in.s3) return "an S3 dataset has no file for cuFile to read";
-  if (!cfg.odirect) return "reader.odirect is off: cuFile reads O_DIRECT files (--odirect)";
-  if (table.check != SampleCheck::kNone) return "the samples are checked on the host (TFRecord frames, HDF5 filters, image decoding, Parquet pages)";
-  if (in.host_checks) return "--verify checks the samples on the host";
-  if (in.probe_path.empty()) return "this rank reads no file";
-  return "";
-}
-
-// Opens cuFile and registers a handle on a file the rank reads (KvikIO's test for its AUTO mode).
-Status OpenCuFile(const GdsInputs& in, AcceleratorStaging* out) {
-  auto cufile = gpu::CuFile::Open(*out->cuda);
-  if (!cufile.ok()) return cufile.status();
-  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(in.probe_path, O_DIRECT));
-  auto handle = gpu::CuFileHandle::Register(**cufile, fd.get(), in.probe_path);
-  if (!handle.ok()) return handle.status();
-  out->cufile = std::move(*cufile);
-  return Status::Ok();
-}
-
-// Decides out->gds: an error only when --gds on cannot be honoured; under auto a blocker becomes gds_reason.
-Status ChooseGds(const WorkloadConfig& cfg, const RunOptions& opt, const SampleTable& table, const GdsInputs& in,
-                 AcceleratorStaging* out) {
-  out->gds_requested = Name(opt.gds);
-  if (opt.gds == GdsMode::kOff) {
-    out->gds_reason = "--gds off";
-    return Status::Ok();
-  }
-  std::string blocker = GdsBlocker(cfg, opt, table, in);
-  if (blocker.empty()) {
-    Status st = OpenCuFile(in, out);
-    if (!st.ok()) blocker = st.message();
-  }
-  if (blocker.empty()) {
-    out->gds = true;
-    return Status::Ok();
-  }
-  if (opt.gds == GdsMode::kOn) return Status::InvalidArgument("--gds on: " + blocker);
-  out->gds_reason = blocker;
   return Status::Ok();
 }
 
@@ -115,14 +69,12 @@ Status MakeKernels(const WorkloadConfig& cfg, const std::vector<size_t>& gpu_ind
 }
 
 // Global accelerator g (rank x accelerators + local index) uses contexts[g % n].
-std::vector<size_t> MapAccelerators(const RunOptions& opt, const Comm& comm, AcceleratorStaging* out) {
-  std::vector<size_t> index;
+void MapAccelerators(const RunOptions& opt, const Comm& comm, AcceleratorStaging* out) {
   for (uint64_t a = 0; a < opt.accelerators; ++a) {
     const uint64_t global = static_cast<uint64_t>(comm.rank()) * opt.accelerators + a;
-    index.push_back(global % out->contexts.size());
-    out->gpu_of.push_back(out->contexts[index.back()].ordinal());
+    out->gpu_index.push_back(global % out->contexts.size());
+    out->gpu_of.push_back(out->contexts[out->gpu_index.back()].ordinal());
   }
-  return index;
 }
 
 // The driver and the GPUs; errors name what asked for them.
@@ -149,19 +101,19 @@ Status RegisterSlots(AcceleratorStaging* out) {
   return Status::Ok();
 }
 
-void ClearStagings(AcceleratorStaging* out) {
+}  // namespace
+
+void ClearAcceleratorSlots(AcceleratorStaging* out) {
   out->registered.clear();
   out->train.clear();
   out->eval.clear();
   out->train_slots.clear();
   out->eval_slots.clear();
+  out->gds = false;
 }
 
-}  // namespace
-
-Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm,
-                              const SampleTable& table, uint64_t direct_align, SlotReads reads, const GdsInputs& in,
-                              AcceleratorStaging* out) {
+Status SetUpAccelerators(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const SampleTable& table,
+                         AcceleratorStaging* out) {
   out->mode = opt.accelerator_memory;
   const bool host = out->mode == AcceleratorMemory::kHost;
   if (host && opt.gds == GdsMode::kOn) return Status::InvalidArgument("--gds on needs --accelerator-memory device");
@@ -171,23 +123,30 @@ Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, 
                                    ": the samples' sizes are not known before they are read (whole image files)");
   }
   FEEDRATE_RETURN_IF_ERROR(LoadDriver(cfg, opt, out));
-  const std::vector<size_t> gpu_index = MapAccelerators(opt, comm, out);
-  if (cfg.compute == ComputeKind::kGpu) {
-    FEEDRATE_RETURN_IF_ERROR(MakeKernels(cfg, gpu_index, out));
-  }
-  if (host) return Status::Ok();
-  FEEDRATE_RETURN_IF_ERROR(ChooseGds(cfg, opt, table, in, out));
-  FEEDRATE_RETURN_IF_ERROR(MakeStagings(cfg, table, direct_align, reads, gpu_index, out));
-  if (!out->gds) return Status::Ok();
-  Status st = RegisterSlots(out);
-  if (st.ok()) return st;
-  if (opt.gds == GdsMode::kOn) return Status::IoError("--gds on: " + st.message());
-  // auto: the bounce path after all (its slots are pinned host memory, not registered device memory).
-  ClearStagings(out);
-  out->cufile.reset();
-  out->gds = false;
-  out->gds_reason = st.message();
-  return MakeStagings(cfg, table, direct_align, reads, gpu_index, out);
+  MapAccelerators(opt, comm, out);
+  if (cfg.compute == ComputeKind::kGpu) return MakeKernels(cfg, out->gpu_index, out);
+  return Status::Ok();
+}
+
+Status ProbeCuFile(const std::string& probe_path, AcceleratorStaging* out) {
+  auto cufile = gpu::CuFile::Open(*out->cuda);
+  if (!cufile.ok()) return cufile.status();
+  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(probe_path, O_DIRECT));
+  auto handle = gpu::CuFileHandle::Register(**cufile, fd.get(), probe_path);
+  if (!handle.ok()) return handle.status();
+  out->cufile = std::move(*cufile);
+  return Status::Ok();
+}
+
+Status MakeAcceleratorSlots(const WorkloadConfig& cfg, const SampleTable& table, uint64_t direct_align, SlotReads reads,
+                            const StagingPlan& plan, AcceleratorStaging* out) {
+  out->gds_requested = plan.requested;
+  out->gds_reason = plan.gds_reason;
+  if (plan.mode == AcceleratorMemory::kHost) return Status::Ok();
+  out->gds = plan.gds;
+  if (!plan.gds) out->cufile.reset();  // (a probe whose slots could not be registered: the bounce path now)
+  FEEDRATE_RETURN_IF_ERROR(MakeStagings(cfg, table, direct_align, reads, out->gpu_index, out));
+  return plan.gds ? RegisterSlots(out) : Status::Ok();
 }
 
 namespace {

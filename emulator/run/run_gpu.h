@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "emulator/host/comm.h"
+#include "emulator/run/read_plan.h"
 #include "emulator/run/run.h"
 #include "emulator/training/trainer.h"
 #include "loader/config/workload_config.h"
@@ -43,9 +44,10 @@ struct AcceleratorStaging {
   std::vector<gpu::DeviceContext> contexts;  // one per GPU of --gpus, in that order
   std::unique_ptr<gpu::CuFile> cufile;       // GDS only
   bool gds = false;                          // reads land in the device slots through cuFile (no copy)
-  std::string gds_requested = "auto";        // --gds as given
+  std::string gds_requested = "auto";        // --gds as given    (these three: the read plan's staging)
   std::string gds_reason;                    // why GDS does not serve a device-memory run ("" when it does)
   std::vector<int> gpu_of;                   // per local accelerator: the GPU ordinal it maps onto
+  std::vector<size_t> gpu_index;             // per local accelerator: its GPU's index in `contexts`
   std::vector<std::unique_ptr<GpuStaging>> train, eval;  // per local accelerator (eval: with workflow.evaluation)
   std::vector<BatchStaging*> train_slots, eval_slots;    // the same, as the trainer takes them
   std::vector<gpu::CuFileBuffer> registered;  // GDS: every device slot, registered with cuFile
@@ -60,27 +62,31 @@ struct AcceleratorStaging {
   nlohmann::json ToJson(uint64_t engine_bytes) const;
 };
 
-// What the rank reads, for the GDS decision.
 // Samples with bytes one batch can hold (SampleTable::MaxReadsPerBatch): what a staging slot must have room for.
 struct SlotReads {
   uint64_t train = 0;
   uint64_t eval = 0;  // 0: no evaluation
 };
 
-struct GdsInputs {
-  bool s3 = false;              // an S3 dataset (no file for cuFile)
-  bool host_checks = false;     // --verify: samples checked on the host
-  std::string probe_path;       // a file this rank reads, to register a cuFile handle on ("" when none)
-};
-
 // Loads the CUDA driver, retains the GPUs of `opt.gpus` (all visible when empty; global accelerator g uses
-// gpus[g % n]), loads each accelerator's spin kernel (feedrate.compute: gpu), decides the GDS path for device
-// memory (opt.gds) and allocates the stagings (registering them with cuFile for GDS), for `table`'s largest sample.
-// Errors name what is missing (no driver library, no device, an ordinal that does not exist, device memory, the
-// kernel, and with --gds on: no cuFile, a file it does not take, ...). Nothing to do for host memory and sleep
-// compute, but --gds on without device memory is an error.
-Status SetUpAcceleratorMemory(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm,
-                              const SampleTable& table, uint64_t direct_align, SlotReads reads, const GdsInputs& in,
-                              AcceleratorStaging* out);
+// gpus[g % n]) and loads each accelerator's spin kernel (feedrate.compute: gpu). Nothing to do for host memory and
+// sleep compute. Errors name what is missing (no driver library, no device, an ordinal that does not exist, the
+// kernel); --gds on without device memory, and staged memory for samples whose sizes are unknown, are refused.
+Status SetUpAccelerators(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, const SampleTable& table,
+                         AcceleratorStaging* out);
+
+// Opens cuFile and registers a handle on `probe_path`, a file the rank reads (KvikIO's test for its AUTO mode): the
+// fact the read plan's GDS choice takes (ProbesCuFile says when). On success out->cufile is kept for the slots.
+// REQUIRES: SetUpAccelerators done (the driver loaded).
+Status ProbeCuFile(const std::string& probe_path, AcceleratorStaging* out);
+
+// The stagings `plan` names (the read plan's staging): per local accelerator `cfg.batches_in_flight` slots of
+// `reads` of `table`'s largest sample (O_DIRECT windows included), in device memory registered with cuFile where
+// plan.gds. An error registering them is returned as it is: the caller plans again without GDS (under --gds auto)
+// after ClearAcceleratorSlots. Nothing for host memory. REQUIRES: SetUpAccelerators done.
+Status MakeAcceleratorSlots(const WorkloadConfig& cfg, const SampleTable& table, uint64_t direct_align, SlotReads reads,
+                            const StagingPlan& plan, AcceleratorStaging* out);
+// Frees the stagings and their registrations (the cuFile session stays until the next MakeAcceleratorSlots).
+void ClearAcceleratorSlots(AcceleratorStaging* out);
 
 }  // namespace feedrate

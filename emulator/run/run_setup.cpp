@@ -1,5 +1,5 @@
-// A rank's setup before training: the request checked, samplers, the files this rank reads indexed, the engine's
-// settings resolved once (ResolveEngineOptions), content checks, the buffer-memory check and the engine opened.
+// A rank's setup before training: the request checked, samplers, the files this rank reads indexed, content checks,
+// the staging, the facts the read plan takes, the plan made once and its read buffers checked, the engine opened.
 #include "emulator/run/run_setup.h"
 
 #include <fcntl.h>
@@ -49,24 +49,6 @@ std::string Gib(double bytes) {
   char b[32];
   std::snprintf(b, sizeof b, "%.2f GiB", bytes / kGiB);
   return b;
-}
-
-EngineRequest EngineRequestFor(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, uint64_t direct_align) {
-  EngineRequest r;
-  r.s3 = s3;
-  r.posix = cfg.engine == EngineKind::kPosix;
-  r.transfer_size = cfg.transfer_size;
-  r.queue_depth = cfg.queue_depth;
-  r.odirect = cfg.odirect;
-  r.direct_align = direct_align;
-  r.io_threads = opt.io_threads;
-  r.read_threads = cfg.read_threads;
-  r.accelerators = opt.accelerators;
-  r.batches_in_flight = cfg.batches_in_flight;
-  r.batch = cfg.batch_size;
-  r.cpus = CpuAffinity().size();
-  r.memory_storage = !s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
-  return r;
 }
 
 // The sample state a rank builds (sampler orders, sample table, the file mask), against the memory it may take:
@@ -354,7 +336,8 @@ Status WholeFileTable(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
 }
 
 // The sample table of the rank's files, the per-sample check their format needs, the dataset size estimate.
-Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const RankFiles& f, Setup* s) {
+Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const RankFiles& f, uint64_t io_threads,
+                      Setup* s) {
   if (ReadsWholeFiles(cfg.format, cfg.rules) && opt.verify <= 0) {
     if (cfg.decode && IsImage(cfg.format)) {
       return Status::InvalidArgument(cfg.source + ": feedrate.decode: " + Traits(cfg.rules).rules + "'s DLIO (" +
@@ -392,9 +375,7 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
     s->table = SampleTable(s->files.size(), cfg.num_samples_per_file);
     // Indexing waits on every file's header reads: where each request waits (a network or FUSE store) many threads
     // overlap them (4,096 npz files at 50 ms a request took 233 s with 8); on memory-backed storage they only copy.
-    const size_t threads = s->s3 != nullptr || memory
-                               ? std::min<size_t>(s->io_threads, 16)
-                               : 64;
+    const size_t threads = s->s3 != nullptr || memory ? std::min<uint64_t>(io_threads, 16) : 64;
     FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which, io, threads, &s->table));
     io.split = "valid";
     FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which_eval, io, threads, &s->table));
@@ -444,41 +425,22 @@ Status PrepareVerify(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s)
   return Status::Ok();
 }
 
-// Whether the buffers fit memory: the engine's and, where any plan of this run retains batches (RetainsBatchesFor:
-// the read plan's rule), the retained slots. (An image decoded in its DataLoader worker's sequence is decoded in its
-// lane's own buffer: OpenDlioEngine counts those.)
-Status CheckBufferMemory(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts, Setup* s) {
-  const EngineOptions& eo = s->engine_options;
-  const bool retain = RetainsBatchesFor(cfg, opt, facts);
-  // GPUDirect reads land in registered device slots: no engine buffers and no slots in host memory (the slots'
-  // device memory was allocated, and so checked, when the accelerator memory was set up).
-  const bool gds = s->staging.gds;
-  double engine_bytes = gds ? 0.0 : static_cast<double>(EngineBufferBytes(cfg.engine, eo));
-  // Retained slots hold a batch's reads packed: slot_reads of the largest window (Prefetcher::SlotBytes).
-  const uint64_t slot_bytes = Prefetcher::SlotBytes(s->table, s->slot_reads.train, cfg.odirect ? eo.direct_align : 0);
-  double retain_bytes =
-      retain && !gds ? static_cast<double>(opt.accelerators * cfg.batches_in_flight) * static_cast<double>(slot_bytes)
-                     : 0;
-  s->buffer_bytes = engine_bytes + retain_bytes;
-  const HostInfo host = ReadHostInfo();
-  // In a container the cgroup's limit, not the host's MemAvailable, is what the buffers can take before the OOM
-  // killer ends the run without a word.
-  const uint64_t available = host.usable_available_bytes();
-  const std::string what = available < host.mem_available_bytes
-                               ? "what this cgroup's memory limit leaves (" + Gib(static_cast<double>(host.cgroup_limit_bytes)) + " limit, " +
-                                     Gib(static_cast<double>(host.cgroup_usage_bytes)) + " used: " + Gib(static_cast<double>(available)) + ")"
-                               : "MemAvailable (" + Gib(static_cast<double>(available)) + ")";
-  if (s->buffer_bytes > static_cast<double>(available) / 2) {
-    return Status::InvalidArgument("read buffers would need " + Gib(s->buffer_bytes) + " per rank, more than half of " +
-                                   what + ": lower reader.transfer_size, --queue-depth, the I/O threads" +
-                                   (opt.retain_batches ? " or drop --retain-batches" : "") +
-                                   (opt.accelerator_memory != AcceleratorMemory::kHost
-                                        ? " or keep fewer batches in flight (" + std::to_string(cfg.batches_in_flight) +
-                                              ": reader.read_threads and reader.prefetch_size, docs/metrics.md)"
-                                        : "") +
-                                   (s->table.check != SampleCheck::kNone ? " or lower reader.batch_size" : ""));
-  }
-  return Status::Ok();
+// The read plan (its refusal and read buffers checked), then the stagings it names. Where cuFile cannot register the
+// device slots (GPUDirect chosen on the probe's word), --gds on stops and auto plans again without it: the bounce
+// path, its own slots, the reason said.
+Status PlanAndStage(const WorkloadConfig& cfg, const RunOptions& opt, uint64_t direct_align, ReadFacts* facts,
+                    Setup* s) {
+  s->plan = PlanReads(cfg, opt, *facts);
+  if (!s->plan.staging.refusal.empty()) return Status::InvalidArgument(s->plan.staging.refusal);
+  FEEDRATE_RETURN_IF_ERROR(CheckReadBuffers(cfg, opt, *facts, s->plan));
+  Status st = MakeAcceleratorSlots(cfg, s->table, direct_align, s->slot_reads, s->plan.staging, &s->staging);
+  if (st.ok() || !s->plan.staging.gds) return st;
+  if (opt.gds == GdsMode::kOn) return Status::IoError("--gds on: " + st.message());
+  ClearAcceleratorSlots(&s->staging);
+  facts->cufile_error = st.message();
+  s->plan = PlanReads(cfg, opt, *facts);
+  FEEDRATE_RETURN_IF_ERROR(CheckReadBuffers(cfg, opt, *facts, s->plan));
+  return MakeAcceleratorSlots(cfg, s->table, direct_align, s->slot_reads, s->plan.staging, &s->staging);
 }
 
 // A container's memory limit below the host's: the page cache holds at most the limit, while the dataset-size rule
@@ -493,6 +455,36 @@ void NoteCgroupLimit(Setup* s) {
 }
 
 }  // namespace
+
+ReadFacts StorageFactsOf(const WorkloadConfig& cfg, bool s3, uint64_t direct_align) {
+  ReadFacts f;
+  f.s3 = s3;
+  f.memory_storage = !s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
+  f.cpus = CpuAffinity().size();
+  f.direct_align = direct_align;
+  return f;
+}
+
+ReadFacts FactsOf(const WorkloadConfig& cfg, uint64_t direct_align, const Setup& s) {
+  ReadFacts f = StorageFactsOf(cfg, s.s3 != nullptr, direct_align);
+  f.max_sample = s.table.MaxLength();
+  f.slot_bytes =
+      Prefetcher::SlotBytes(s.table, s.slot_reads.train, cfg.odirect ? std::max<uint64_t>(1, direct_align) : 0);
+  f.content = s.content != nullptr;
+  f.check = s.table.check;
+  f.images_unopened = s.images_unopened;
+  // In a container the cgroup's limit, not the host's MemAvailable, is what the buffers can take before the OOM
+  // killer ends the run without a word.
+  const HostInfo host = ReadHostInfo();
+  f.available_bytes = static_cast<double>(host.usable_available_bytes());
+  f.available_what = host.usable_available_bytes() < host.mem_available_bytes
+                         ? "what this cgroup's memory limit leaves (" +
+                               Gib(static_cast<double>(host.cgroup_limit_bytes)) + " limit, " +
+                               Gib(static_cast<double>(host.cgroup_usage_bytes)) + " used: " + Gib(f.available_bytes) +
+                               ")"
+                         : "MemAvailable (" + Gib(f.available_bytes) + ")";
+  return f;
+}
 
 Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm& comm, Setup* s) {
   CacheMode mode = CacheMode::kKeep;
@@ -522,18 +514,23 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     FEEDRATE_ASSIGN_OR_RETURN(auto a, DirectIoAlignment(s->files.c_str(f.first())));
     align = a;
   }
-  const ResolvedEngine engine = ResolveEngineOptions(EngineRequestFor(cfg, opt, s->s3 != nullptr, align));
-  s->io_threads = engine.io_threads;
-  FEEDRATE_RETURN_IF_ERROR(IndexRankFiles(cfg, opt, f, s));
+  // Indexing waits on the files' headers with the run's own I/O-thread count (the plan's request, before the plan).
+  const uint64_t index_threads =
+      ResolveEngineOptions(EngineRequestOf(cfg, opt, StorageFactsOf(cfg, s->s3 != nullptr, align))).io_threads;
+  FEEDRATE_RETURN_IF_ERROR(IndexRankFiles(cfg, opt, f, index_threads, s));
   s->slot_reads.train = s->table.MaxReadsPerBatch(cfg.batch_size, s->sampler->contiguous());
-  if (s->eval_sampler) s->slot_reads.eval = s->table.MaxReadsPerBatch(cfg.batch_size_eval, s->eval_sampler->contiguous());
-  s->engine_options = engine.options;
+  if (s->eval_sampler)
+    s->slot_reads.eval = s->table.MaxReadsPerBatch(cfg.batch_size_eval, s->eval_sampler->contiguous());
   FEEDRATE_RETURN_IF_ERROR(PrepareVerify(cfg, opt, s));
-  const GdsInputs gds{s->s3 != nullptr, s->content != nullptr, f.size() > 0 ? s->files.c_str(f.first()) : ""};
-  FEEDRATE_RETURN_IF_ERROR(SetUpAcceleratorMemory(cfg, opt, comm, s->table, cfg.odirect ? align : 0, s->slot_reads, gds,
-                                                  &s->staging));
-  const ReadFacts facts = FactsOf(cfg, engine, *s);  // (after the GDS decision: where the slots live)
-  FEEDRATE_RETURN_IF_ERROR(CheckBufferMemory(cfg, opt, facts, s));
+  FEEDRATE_RETURN_IF_ERROR(SetUpAccelerators(cfg, opt, comm, s->table, &s->staging));
+  ReadFacts facts = FactsOf(cfg, align, *s);
+  facts.reads_files = f.size() > 0;
+  if (ProbesCuFile(cfg, opt, facts)) {
+    facts.cufile_probed = true;
+    const Status probe = ProbeCuFile(s->files.c_str(f.first()), &s->staging);
+    facts.cufile_error = probe.ok() ? "" : probe.ToString();
+  }
+  FEEDRATE_RETURN_IF_ERROR(PlanAndStage(cfg, opt, cfg.odirect ? align : 0, &facts, s));
   NoteCgroupLimit(s);
   return OpenEngine(cfg, opt, comm, facts, s);
 }

@@ -43,9 +43,10 @@ struct Setup {
   bool host_leader = false;               // the lowest rank on its host
   std::unique_ptr<ContentCheck> content;  // --verify
   AcceleratorStaging staging;             // --accelerator-memory; declared before the engine, which reads into it
-  EngineOptions engine_options;
+  EngineOptions engine_options;  // the plan's, with the run's fault injection, thread policy and I/O statistics
   EngineChoice engine;
-  // How the run reads (read_plan.h): pattern and why, engine, workers, threads, depths. Made once by OpenEngine.
+  // How the run reads (read_plan.h): pattern and why, engine, workers, threads, depths, staging, read buffers. Made
+  // once by PrepareRank (again only where the DlioEngine or cuFile's registration could not be set up).
   ReadPlan plan;
   std::vector<uint32_t> file_lanes;           // TensorFlow's streams (plan.tf_streams): each file's lane, else empty
   std::unique_ptr<TableReadPlanner> planner;  // the dlio pattern's calls; outlives the engine
@@ -54,10 +55,8 @@ struct Setup {
   // What set-up asked of the storage before the window: files stat'ed (metadata only: whole-file tables) and files
   // opened and read (headers indexed; FUSE's one-byte page-cache probe), for summary.json's feedrate.setup_reads.
   uint64_t setup_stats = 0, setup_opens = 0;
-  uint64_t io_threads = 1;  // before the plan: ResolveEngineOptions's count (indexing, the I/O statistics' shards)
   SlotReads slot_reads;  // samples with bytes a batch holds at most: what a retained or staged slot has room for
   double dataset_bytes = 0;
-  double buffer_bytes = 0;
   std::vector<std::string> warnings;
   std::unique_ptr<S3RunSetup> s3;  // S3 datasets (storage.storage_type s3): run_s3.h
   // Rank 0's listings, made before any per-sample state (ListDatasetFirst) and shared once the sampler knows which
@@ -77,6 +76,14 @@ struct CacheChoice {
   }
 };
 CacheChoice ChooseCache(const WorkloadConfig& cfg, const RunOptions& opt);
+
+// The storage and host facts set-up knows before it indexes anything: S3 or files, memory-backed storage, this rank's
+// CPUs, `direct_align` (O_DIRECT's, probed). Enough for EngineRequestOf (indexing's thread count).
+ReadFacts StorageFactsOf(const WorkloadConfig& cfg, bool s3, uint64_t direct_align);
+// What set-up learned that the read plan depends on (read_plan.h's ReadFacts), built once. REQUIRES: the sample table
+// indexed, the slots' reads counted, the content keys made, the accelerators set up (SetUpAccelerators). The cuFile
+// probe's facts (reads_files, cufile_*) are the caller's to add.
+ReadFacts FactsOf(const WorkloadConfig& cfg, uint64_t direct_align, const Setup& s);
 
 // Everything a rank does before training; any failure is a Status naming the file/key and the cause. Call once;
 // `s` must be empty. On success s->engine is open and s->warnings holds what rank 0 should print.

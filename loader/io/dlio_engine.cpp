@@ -17,6 +17,15 @@ namespace feedrate {
 
 using namespace dlio_detail;  // NOLINT: the engine's own constants and lane
 
+uint64_t DlioEngineBufferBytes(const DlioEngineOptions& d, uint64_t threads, uint64_t batch, uint64_t stream_fill) {
+  const uint64_t each = std::min<uint64_t>(d.collate_sample_bytes, kMaxCollateSource);
+  const uint64_t collate =
+      d.collate_sample_bytes == 0
+          ? 0
+          : each + std::min<uint64_t>(d.collate_sample_bytes * std::max<uint64_t>(1, batch), kMaxCollateSource);
+  return threads * (d.chunk + collate) + uint64_t{d.lanes} * (kHead + stream_fill);
+}
+
 DlioEngine::Worker::~Worker() {
   if (ring_ready) io_uring_queue_exit(&ring);
   for (Lane& l : lanes) {

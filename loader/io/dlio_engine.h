@@ -107,6 +107,12 @@ struct DlioEngineOptions {
   uint64_t collate_sample_bytes = 0;
 };
 
+// The host memory an engine of `threads` I/O threads and options `d` takes at most, for the read-buffer check: per
+// thread its scratch (d.chunk) and, where it collates, the collate source and the batch it copies into (each at most
+// 64 MiB; `batch` samples a batch); per lane its head buffer and, for a checked stream, a fill of `stream_fill` bytes.
+// (feedrate.decode's lane buffers are counted apart: they follow the images' sizes.)
+uint64_t DlioEngineBufferBytes(const DlioEngineOptions& d, uint64_t threads, uint64_t batch, uint64_t stream_fill);
+
 // REQUIRES: `files`, `planner` and the options' faults and stats outlive the engine; FileTable modes kPerSample or
 // kStream (the lane opens and closes the file per sample, or per stream where the planner StreamsFiles) or kOnce
 // (the table's descriptors); buffered reads only (no O_DIRECT: DLIO's readers

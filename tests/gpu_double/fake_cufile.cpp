@@ -64,7 +64,7 @@ struct Batch {
 };
 
 constexpr int kInvalidValue = 5022, kDriverNotInitialized = 5001, kAlreadyRegistered = 5023, kNotRegistered = 5024,
-              kBatchFull = 5037, kIoNotSupported = 5008;
+              kBatchFull = 5037, kIoNotSupported = 5008, kPinningFailed = 5036;
 constexpr int kComplete = 0x10, kFailed = 0x40;
 
 std::mutex g_mu;
@@ -138,6 +138,7 @@ void cuFileHandleDeregister(void* fh) {
   --g_handles;
 }
 Error cuFileBufRegister(const void* base, size_t bytes, int) {
+  if (EnvIs("FEEDRATE_FAKE_CUFILE_BUF", "fail")) return Err(kPinningFailed);  // (the GPU's BAR space exhausted)
   std::lock_guard<std::mutex> lock(g_mu);
   return g_buffers.emplace(static_cast<const char*>(base), bytes).second ? Ok() : Err(kAlreadyRegistered);
 }

@@ -220,6 +220,8 @@ TEST_F(GpuRun, GdsAutoBouncesWithTheReasonAndGdsOnRefuses) {
       {env, "", "reader.odirect is off"},
       {env + "FEEDRATE_FAKE_CUFILE_HANDLE=fail ", "--odirect", "CU_FILE_IO_NOT_SUPPORTED"},
       {env + "FEEDRATE_FAKE_CUFILE_DRIVER=fail ", "--odirect", "CU_FILE_DRIVER_NOT_INITIALIZED"},
+      // cuFile took the file, then could not register the device slots: planned again, the bounce path's own slots.
+      {env + "FEEDRATE_FAKE_CUFILE_BUF=fail ", "--odirect", "CU_FILE_GPU_MEMORY_PINNING_FAILED"},
       {env, "--odirect --verify 1", "--verify checks the samples on the host"},
   };
   int k = 0;
@@ -244,9 +246,12 @@ TEST_F(GpuRun, GdsAutoBouncesWithTheReasonAndGdsOnRefuses) {
   const Refusal refusals[] = {
       {env, "--accelerator-memory device --gds on", "--gds on: reader.odirect is off"},
       {env, "--gds on", "--gds on needs --accelerator-memory device"},
-      {FakeCuda(dir_ / "cuda") + "FEEDRATE_LIBCUFILE=/nonexistent/libcufile.so.0 ", "--accelerator-memory device --gds on --odirect",
-       "--gds on: cannot load /nonexistent/libcufile.so.0"},
-      {env + "FEEDRATE_FAKE_CUFILE_HANDLE=fail ", "--accelerator-memory device --gds on --odirect", "CU_FILE_IO_NOT_SUPPORTED"},
+      {FakeCuda(dir_ / "cuda") + "FEEDRATE_LIBCUFILE=/nonexistent/libcufile.so.0 ",
+       "--accelerator-memory device --gds on --odirect", "--gds on: cannot load /nonexistent/libcufile.so.0"},
+      {env + "FEEDRATE_FAKE_CUFILE_HANDLE=fail ", "--accelerator-memory device --gds on --odirect",
+       "CU_FILE_IO_NOT_SUPPORTED"},
+      {env + "FEEDRATE_FAKE_CUFILE_BUF=fail ", "--accelerator-memory device --gds on --odirect",
+       "--gds on: cuFileBufRegister"},
       {env, "--accelerator-memory device --gpus 0,0", "--gpus: GPU 0 is listed twice"},
   };
   for (const Refusal& c : refusals) {

@@ -19,11 +19,13 @@ RunOptions Accelerators(uint64_t n) {
   return o;
 }
 
+// A disk on a host of `cpus` CPUs and 64 GiB available; samples of 1 MiB (one transfer).
 ReadFacts Disk(size_t cpus = 2) {
   ReadFacts f;
   f.cpus = cpus;
-  f.engine.io_threads = 8;
-  f.engine.dlio_threads = 8;
+  f.max_sample = 1 << 20;
+  f.available_bytes = 64.0 * (1 << 30);
+  f.available_what = "MemAvailable (64.00 GiB)";
   return f;
 }
 
@@ -63,20 +65,18 @@ TEST(ReadPlan, EachReasonForCoalescedReadsIsNamed) {
             "feedrate.access_pattern: coalesced");
   ReadFacts retained = Disk();
   retained.content = true;  // --verify of samples that may span more than one transfer
-  retained.spans_transfers = true;
+  retained.max_sample = 4 << 20;
   const ReadPlan r = PlanReads(Load("unet3d_h100"), o, retained);
   EXPECT_EQ(r.engine, ReadEngineKind::kCoalesced);
   EXPECT_EQ(r.reason, "samples checked or retained need their bytes in one buffer");
   EXPECT_TRUE(r.retain);
   EXPECT_EQ(r.workers, 0u);
-  EXPECT_EQ(r.io_threads, 8u) << "the coalesced engines take ResolveEngineOptions's count";
+  EXPECT_EQ(r.io_threads, 8u) << "the coalesced engines take ResolveEngineOptions's count: read_threads x accelerators";
+  EXPECT_EQ(r.options.threads, 8u);
 }
 
 TEST(ReadPlan, TheThreadCapIsSaidOnlyOfTheEnginesItCaps) {
-  ReadFacts capped = Disk();
-  capped.engine.capped = true;
-  capped.engine.cap_reason = "4 per CPU";
-  capped.engine.dlio_threads = 64;
+  const ReadFacts capped = Disk();  // 4 x 16 accelerators: 64 threads asked, 4 per CPU at most
   EXPECT_FALSE(Says(PlanReads(Load("unet3d_h100"), Accelerators(16), capped), "I/O threads per rank"));
   const ReadPlan posix = PlanReads(Load("unet3d_h100", {"feedrate.engine=posix"}), Accelerators(16), capped);
   EXPECT_TRUE(Says(posix, "I/O threads per rank: 8 (reader.read_threads x accelerators = 64, capped at 4 per CPU"));
@@ -86,7 +86,7 @@ TEST(ReadPlan, TensorFlowStreamsEachFileOnItsLaneAndReadsAhead) {
   const WorkloadConfig cfg = Load("resnet50_h100");  // TFRecord, TensorFlow, read_threads 8, 1251 records a file
   ReadFacts f = Disk();
   f.check = SampleCheck::kTfRecordFrame;
-  f.spans_transfers = true;  // a check of records larger than a transfer: retained for the coalesced engines ...
+  f.max_sample = 4 << 20;  // a check of records larger than a transfer: retained for the coalesced engines ...
   const ReadPlan p = PlanReads(cfg, Accelerators(2), f);
   EXPECT_EQ(p.engine, ReadEngineKind::kDlio);
   EXPECT_FALSE(p.retain) << "... but TensorFlow's stream checks its records as its fills come";
@@ -123,26 +123,55 @@ TEST(ReadPlan, S3ReadsWholeObjectsInLanesUnlessTheBytesAreNeeded) {
   EXPECT_TRUE(Says(w, "feedrate.s3_reader_window above 1 replays the iterable S3 readers' prefetch"));
 }
 
-TEST(ReadPlan, GdsAndDeviceMemory) {
-  ReadFacts gds = Disk();
-  gds.gds = true;
-  gds.staging = AcceleratorMemory::kDevice;
-  EXPECT_EQ(PlanReads(Load("unet3d_h100", {"reader.odirect=true"}), Accelerators(1), gds).engine, ReadEngineKind::kCuFile);
-  ReadFacts bounce = Disk();
-  bounce.staging = AcceleratorMemory::kDevice;
-  bounce.gds_reason = "no libcufile.so.0";
+// The staging is the plan's: GDS where nothing rules it out and cuFile took the rank's file; else the reason (auto) or
+// the refusal (on); cuFile is tried only where the choice needs it.
+TEST(ReadPlan, StagingAndGdsAreThePlans) {
+  const WorkloadConfig odirect = Load("unet3d_h100", {"reader.odirect=true"});
   RunOptions o = Accelerators(1);
   o.accelerator_memory = AcceleratorMemory::kDevice;
-  const ReadPlan p = PlanReads(Load("unet3d_h100"), o, bounce);
-  EXPECT_EQ(p.reason, "batches staged into accelerator memory");
-  EXPECT_TRUE(Says(p, "--gds auto: GPUDirect reads not used (no libcufile.so.0)"));
+  ReadFacts f = Disk();
+  EXPECT_TRUE(ProbesCuFile(odirect, o, f));
+  EXPECT_FALSE(ProbesCuFile(Load("unet3d_h100"), o, f)) << "buffered reads: nothing to try cuFile for";
+  f.cufile_probed = true;
+  const ReadPlan gds = PlanReads(odirect, o, f);
+  EXPECT_EQ(gds.engine, ReadEngineKind::kCuFile);
+  EXPECT_TRUE(gds.staging.gds);
+  EXPECT_EQ(gds.staging.mode, AcceleratorMemory::kDevice);
+  EXPECT_EQ(gds.memory.total(), 0.0) << "GPUDirect reads land in device slots";
+  f.cufile_error = "no libcufile.so.0";
+  const ReadPlan bounce = PlanReads(odirect, o, f);
+  EXPECT_EQ(bounce.engine, ReadEngineKind::kCoalesced);
+  EXPECT_FALSE(bounce.staging.gds);
+  EXPECT_EQ(bounce.staging.gds_reason, "no libcufile.so.0");
+  EXPECT_EQ(bounce.reason, "O_DIRECT (DLIO's readers read buffered)");
+  EXPECT_TRUE(Says(bounce, "--gds auto: GPUDirect reads not used (no libcufile.so.0)"));
+  EXPECT_TRUE(bounce.staging.refusal.empty());
+  o.gds = GdsMode::kOn;
+  EXPECT_EQ(PlanReads(odirect, o, f).staging.refusal, "--gds on: no libcufile.so.0");
+  EXPECT_EQ(PlanReads(Load("unet3d_h100"), o, Disk()).staging.refusal,
+            "--gds on: reader.odirect is off: cuFile reads O_DIRECT files (--odirect)");
+  o.gds = GdsMode::kOff;
+  EXPECT_FALSE(ProbesCuFile(odirect, o, Disk()));
+  EXPECT_EQ(PlanReads(odirect, o, Disk()).staging.gds_reason, "--gds off");
+  o.gds = GdsMode::kAuto;
+  const ReadPlan staged = PlanReads(Load("unet3d_h100"), o, Disk());
+  EXPECT_EQ(staged.reason, "batches staged into accelerator memory");
+  EXPECT_EQ(staged.staging.gds_reason, "reader.odirect is off: cuFile reads O_DIRECT files (--odirect)");
+  ReadFacts checked = Disk();
+  checked.content = true;
+  EXPECT_FALSE(ProbesCuFile(odirect, o, checked)) << "--verify checks on the host";
+  o.accelerator_memory = AcceleratorMemory::kPinned;
+  o.gds = GdsMode::kOn;
+  EXPECT_EQ(PlanReads(odirect, o, Disk()).staging.refusal,
+            "--gds on: --accelerator-memory pinned: GPUDirect reads land in device memory only");
+  EXPECT_EQ(PlanReads(odirect, Accelerators(1), Disk()).staging.mode, AcceleratorMemory::kHost);
 }
 
 TEST(ReadPlan, ImagesDecodeInTheirLanesAndPreprocessIsSaidWhereNotMade) {
   ReadFacts f = Disk();
   f.check = SampleCheck::kImageDecode;
   f.images_unopened = true;
-  f.spans_transfers = true;
+  f.max_sample = kWholeFile;
   // (Upstream's PIL reader decodes; v3.0's reads each image whole, and set-up refuses the decode there.)
   const WorkloadConfig up = Load("retinanet_h100", {"feedrate.decode=true", "feedrate.rules=upstream"});
   const ReadPlan d = PlanReads(up, Accelerators(1), f);
@@ -157,9 +186,7 @@ TEST(ReadPlan, ImagesDecodeInTheirLanesAndPreprocessIsSaidWhereNotMade) {
 }
 
 TEST(ReadPlan, WithoutIoUringTheCoalescedPlanSaysWhy) {
-  ReadFacts f = Disk();
-  f.engine.capped = true;
-  f.engine.cap_reason = "4 per CPU";
+  const ReadFacts f = Disk();  // 4 x 4 accelerators: 16 threads asked, 8 at most
   const WorkloadConfig cfg = Load("unet3d_h100", {"reader.preprocess_time=0.01"});
   const ReadPlan p = FallBackToCoalesced(cfg, Accelerators(4), f, "io_uring_setup: Operation not permitted");
   EXPECT_EQ(p.engine, ReadEngineKind::kCoalesced);
@@ -179,30 +206,76 @@ TEST(ReadPlan, DecodesInLanesIsDecidedFromTheConfigurationAlone) {
   EXPECT_FALSE(DecodesInLanes(Load("retinanet_h100"), o, false, false)) << "no decode asked";
 }
 
-// Retained batches are decided in the plan's one rule (the buffer-memory check counts the same): asked for, or a
-// check of samples that may span more than one transfer; not where a sample fits one transfer or an image decodes in
-// its lane; and the plan lowers it where DLIO's reader makes the check (TensorFlow's stream, above).
+// Retained batches are decided in the plan's one rule, which its read buffers count: asked for, or a check of samples
+// larger than one transfer; not where a sample fits one transfer or an image decodes in its lane; and the plan lowers
+// it where DLIO's reader makes the check (TensorFlow's stream, above). (posix: a coalesced plan.)
 TEST(ReadPlan, BatchesAreRetainedOnlyWhereACheckNeedsAWholeRecord) {
-  const WorkloadConfig cfg = Load("unet3d_h100");
+  const WorkloadConfig cfg = Load("unet3d_h100", {"feedrate.engine=posix"});
   RunOptions o = Accelerators(1);
   ReadFacts f = Disk();
-  EXPECT_FALSE(RetainsBatchesFor(cfg, o, f));
+  f.slot_bytes = 16 << 20;
+  EXPECT_FALSE(PlanReads(cfg, o, f).retain);
   f.check = SampleCheck::kHdf5Decode;
-  EXPECT_FALSE(RetainsBatchesFor(cfg, o, f)) << "every sample fits one transfer: checked in place";
-  f.spans_transfers = true;
-  EXPECT_TRUE(RetainsBatchesFor(cfg, o, f));
-  EXPECT_TRUE(PlanReads(cfg, o, f).retain);
+  EXPECT_FALSE(PlanReads(cfg, o, f).retain) << "every sample fits one transfer: checked in place";
+  f.max_sample = (1 << 20) + 1;
+  const ReadPlan r = PlanReads(cfg, o, f);
+  EXPECT_TRUE(r.retain);
+  EXPECT_EQ(r.memory.retained, static_cast<double>(cfg.batches_in_flight) * (16 << 20)) << "a slot per batch in flight";
   f.check = SampleCheck::kNone;
-  EXPECT_FALSE(RetainsBatchesFor(cfg, o, f)) << "nothing checked";
+  EXPECT_FALSE(PlanReads(cfg, o, f).retain) << "nothing checked";
   f.content = true;
-  EXPECT_TRUE(RetainsBatchesFor(cfg, o, f)) << "--verify checks whole records";
+  EXPECT_TRUE(PlanReads(cfg, o, f).retain) << "--verify checks whole records";
+  ReadFacts odirect = Disk();
+  odirect.check = SampleCheck::kHdf5Decode;
+  odirect.direct_align = 4096;
+  EXPECT_TRUE(PlanReads(Load("unet3d_h100", {"reader.odirect=true"}), o, odirect).retain)
+      << "a transfer's worth of sample read O_DIRECT spans the alignment on either side";
   ReadFacts image = Disk();
   image.check = SampleCheck::kImageDecode;
   image.images_unopened = true;
-  image.spans_transfers = true;
-  EXPECT_FALSE(RetainsBatchesFor(Load("retinanet_h100", {"feedrate.decode=true"}), o, image)) << "decoded in its lane";
+  image.max_sample = kWholeFile;
+  EXPECT_FALSE(PlanReads(Load("retinanet_h100", {"feedrate.decode=true", "feedrate.engine=posix"}), o, image).retain)
+      << "decoded in its lane";
   o.retain_batches = true;
-  EXPECT_TRUE(RetainsBatchesFor(cfg, o, Disk())) << "asked for";
+  EXPECT_TRUE(PlanReads(cfg, o, Disk()).retain) << "asked for";
+}
+
+// The plan's read buffers: the engine's (per thread, as each engine holds them), retained slots, decoded images'
+// lane buffers; and the one check of them against the memory this rank may take, naming what lowers it.
+TEST(ReadPlan, ReadBuffersAreThePlansAndAreCheckedAgainstMemory) {
+  const RunOptions o = Accelerators(2);
+  const ReadPlan dlio = PlanReads(Load("unet3d_h100"), o, Disk(2));
+  ASSERT_EQ(dlio.engine, ReadEngineKind::kDlio);
+  EXPECT_GE(dlio.memory.engine, 2.0 * static_cast<double>(dlio.chunk)) << "a chunk of scratch per I/O thread";
+  EXPECT_EQ(dlio.memory.retained, 0.0);
+  EXPECT_EQ(dlio.memory.lanes, 0.0);
+  const ReadPlan posix = PlanReads(Load("unet3d_h100", {"feedrate.engine=posix"}), o, Disk(2));
+  EXPECT_EQ(posix.memory.engine, static_cast<double>(EngineBufferBytes(EngineKind::kPosix, posix.options)));
+  EXPECT_EQ(posix.memory.engine, 8.0 * posix.options.transfer_size) << "one transfer per thread, 8 threads";
+  EXPECT_TRUE(CheckReadBuffers(Load("unet3d_h100"), o, Disk(2), dlio).ok());
+  ReadFacts tight = Disk(2);
+  tight.available_bytes = posix.memory.total();  // the buffers would take all of it
+  tight.available_what = "MemAvailable (8.00 MiB)";
+  const Status st = CheckReadBuffers(Load("unet3d_h100"), o, tight, posix);
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind("read buffers would need 0.01 GiB per rank, more than half of MemAvailable (8.00 MiB): "
+                               "lower reader.transfer_size",
+                               0),
+            0u)
+      << st.message();
+  // feedrate.decode's lane buffers, each the largest image and a PIL read past it, are named apart.
+  ReadFacts images = Disk(2);
+  images.check = SampleCheck::kImageDecode;
+  images.images_unopened = true;
+  images.max_sample = kWholeFile;
+  const WorkloadConfig decode = Load("retinanet_h100", {"feedrate.decode=true", "feedrate.rules=upstream"});
+  const ReadPlan d = PlanReads(decode, o, images);
+  ASSERT_EQ(d.engine_check, SampleCheck::kImageDecode);
+  EXPECT_EQ(d.memory.lanes,
+            static_cast<double>(d.lanes) * (decode.record_length + 4 * decode.record_length_stdev + (128 << 10)));
+  images.available_bytes = d.memory.lanes;
+  const Status lanes = CheckReadBuffers(decode, o, images, d);
+  EXPECT_NE(lanes.message().find("DataLoader workers' image buffers"), std::string::npos) << lanes.message();
 }
 
 }  // namespace
