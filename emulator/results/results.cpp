@@ -236,6 +236,32 @@ nlohmann::json DlioTopLevel(const RunRecord& r, const HostMap& hosts, double per
 }
 
 // How the run was set up: engine, ranks, threads, order, checks, buffers.
+// What set-up asked of the storage before the timed window: rank 0's (the record's) at the top, then every rank's
+// (from the gathered facts; a run that failed in set-up has rank 0's only) and their total.
+nlohmann::json SetupReadsJson(const RunRecord& r) {
+  auto one = [](uint64_t stats, uint64_t opens, uint64_t reads, uint64_t bytes) {
+    return nlohmann::json{{"files_stat", stats}, {"files_opened", opens}, {"reads", reads}, {"bytes", bytes}};
+  };
+  nlohmann::json j = one(r.setup_stats, r.setup_opens, r.setup_reads, r.setup_bytes);
+  j["rank"] = 0;
+  nlohmann::json ranks = nlohmann::json::array();
+  uint64_t t[4] = {0, 0, 0, 0};
+  for (const RankInfo& ri : r.rank_info) {
+    nlohmann::json x = one(ri.setup_stats, ri.setup_opens, ri.setup_reads, ri.setup_bytes);
+    x["rank"] = ri.rank;
+    ranks.push_back(std::move(x));
+    t[0] += ri.setup_stats, t[1] += ri.setup_opens, t[2] += ri.setup_reads, t[3] += ri.setup_bytes;
+  }
+  if (!ranks.empty()) {
+    j["ranks"] = std::move(ranks);
+    j["total"] = one(t[0], t[1], t[2], t[3]);
+  }
+  j["note"] =
+      "requests set-up made of the storage before the timed window (top: rank 0's): files stat'ed (metadata "
+      "only), files opened to read headers or probe the page cache, and the reads and bytes those made";
+  return j;
+}
+
 nlohmann::json RunSetupFigures(const RunRecord& r) {
   using nlohmann::json;
   const WorkloadConfig& c = *r.cfg;
@@ -261,9 +287,7 @@ nlohmann::json RunSetupFigures(const RunRecord& r) {
                          {"note", "each DataLoader worker's lane copies its batch's resized images (the bytes DLIO's "
                                   "PyTorch worker collates) after the batch's reads, in series with its next sample "
                                   "(feedrate.worker_collate)"}};
-  f["setup_reads"] = {{"rank", 0}, {"files_stat", r.setup_stats}, {"files_opened", r.setup_opens},
-                      {"note", "requests set-up made of the storage before the timed window (rank 0's): files stat'ed "
-                               "(metadata only) and files opened to read headers or probe the page cache"}};
+  f["setup_reads"] = SetupReadsJson(r);
   f["batches_in_flight_per_accelerator"] = r.batches_in_flight > 0 ? r.batches_in_flight : c.batches_in_flight;
   f["steps_per_epoch"] = r.steps_per_epoch;
   f["file_open_mode"] = r.file_open_mode;

@@ -50,6 +50,8 @@ struct RankInfo {
   uint64_t files_held = 0;        // paths the rank kept: the files it reads (training and validation)
   uint64_t file_list_bytes = 0;   // what those paths cost it (PathList::bytes)
   nlohmann::json host_cpu = nlohmann::json::object();  // host leader: the host's CPU use in training (host_cpu.h)
+  // What the rank's set-up asked of the storage before the window: files stat'ed, files opened, reads, bytes read.
+  uint64_t setup_stats = 0, setup_opens = 0, setup_reads = 0, setup_bytes = 0;
   nlohmann::json dlio_host;  // a run started as DLIO: DlioHostFacts() of the rank's host (null otherwise)
 };
 // The one JSON form of a rank's facts, under the members' own names: how a rank sends them to rank 0 (run_gather.h).
@@ -59,7 +61,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankInfo, rank, hostname, cpus, 
                                                 faults_matched, faults_injected, probe_failures, verify_bytes,
                                                 net_rx_bytes, verify_seconds, cache, storage, accelerator_memory,
                                                 latency_hist, latency_max_ns, setup_peak_rss_mib, files_held,
-                                                file_list_bytes, host_cpu, dlio_host)
+                                                file_list_bytes, host_cpu, setup_stats, setup_opens, setup_reads,
+                                                setup_bytes, dlio_host)
 
 struct DlioInvocation;
 
@@ -91,6 +94,7 @@ struct RunRecord {
   std::string access_pattern = "coalesced";  // feedrate.access_pattern as it ran ("dlio" or "coalesced")
   std::string access_reason;                 // what the dlio pattern replays, or why the run read coalesced
   uint64_t setup_stats = 0, setup_opens = 0;  // rank 0's set-up requests before the window (Setup's)
+  uint64_t setup_reads = 0, setup_bytes = 0;  // and the reads and bytes those made (every rank's: rank_info)
   std::string cache_scope;                   // the cache mode as chosen, with its scope ("drop (rank 0's host, ...)")
   uint64_t collates = 0;                     // rank 0's DataLoader workers' batch collates (DlioEngine) and their time
   double collate_seconds = 0;

@@ -209,6 +209,8 @@ void TrainingRun::DescribeSetup() {
   rec_.access_reason = setup_.plan.reason;
   rec_.setup_stats = setup_.setup_stats;
   rec_.setup_opens = setup_.setup_opens;
+  rec_.setup_reads = setup_.setup_reads;
+  rec_.setup_bytes = setup_.setup_bytes;
   rec_.batches_in_flight = setup_.plan.batches_in_flight;
   rec_.retain_batches = setup_.plan.retain;
   if (setup_.file_table) rec_.file_open_mode = FileOpenModeName(setup_.file_table->mode());
@@ -394,6 +396,10 @@ void TrainingRun::Train() {
 // This rank's figures of the training block, for the gather.
 void TrainingRun::CollectExtras(uint64_t threads) {
   extras_.threads = static_cast<unsigned>(threads);
+  extras_.setup_stats = setup_.setup_stats;
+  extras_.setup_opens = setup_.setup_opens;
+  extras_.setup_reads = setup_.setup_reads;
+  extras_.setup_bytes = setup_.setup_bytes;
   extras_.counters = counters_;
   // The prefetchers' checks, and the DlioEngine's per-sample work (a decode in each lane's chain).
   extras_.check_seconds = static_cast<double>(check_ns_.load() + counters_.sample_work_ns) / 1e9;

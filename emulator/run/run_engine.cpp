@@ -58,7 +58,11 @@ Status OpenDlioEngine(const WorkloadConfig& cfg, const ReadPlan& plan, Setup* s)
   d.collate_sample_bytes = plan.collate_sample_bytes;
   // A storage fact the engine's build learns, not a decision: a FUSE mount read through the page cache.
   d.async_reads = CachedFuse(*s->file_table);
-  if (s->file_table->size() > 0 && FileSystemType(s->file_table->path(0)) == "fuse") ++s->setup_opens;  // (its probe)
+  if (s->file_table->size() > 0 && FileSystemType(s->file_table->path(0)) == "fuse") {  // (its probe: a byte)
+    ++s->setup_opens;
+    ++s->setup_reads;
+    ++s->setup_bytes;
+  }
   FEEDRATE_ASSIGN_OR_RETURN(auto engine, DlioEngine::Create(*s->file_table, s->engine_options, d, *s->planner));
   if (plan.tf_streams) AssignFileLanes(plan.tf_cycle, plan.workers, s);
   s->engine.description = "dlio (" + engine->setup_description() + "): " + plan.reason;

@@ -93,6 +93,10 @@ std::string RankInfoJson(const Comm& comm, const RankExtras& x) {
   ri.setup_peak_rss_mib = x.setup_peak_rss_mib;
   ri.files_held = x.files_held;
   ri.file_list_bytes = x.file_list_bytes;
+  ri.setup_stats = x.setup_stats;
+  ri.setup_opens = x.setup_opens;
+  ri.setup_reads = x.setup_reads;
+  ri.setup_bytes = x.setup_bytes;
   ri.cache = x.cache;
   ri.storage = x.storage;
   ri.accelerator_memory = x.accelerator_memory;

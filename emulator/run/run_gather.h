@@ -33,6 +33,7 @@ struct RankExtras {
   uint64_t verify_bytes = 0;   // --verify: payload bytes checked
   double setup_peak_rss_mib = 0;
   uint64_t files_held = 0, file_list_bytes = 0;  // the rank's PathList
+  uint64_t setup_stats = 0, setup_opens = 0, setup_reads = 0, setup_bytes = 0;  // Setup's, before the window
   double verify_seconds = 0;   // and the I/O threads' time doing it
   const IoStats* io = nullptr;
   nlohmann::json cache = nlohmann::json::object();    // CacheControl::ToJson

@@ -376,10 +376,14 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
     // Indexing waits on every file's header reads: where each request waits (a network or FUSE store) many threads
     // overlap them (4,096 npz files at 50 ms a request took 233 s with 8); on memory-backed storage they only copy.
     const size_t threads = s->s3 != nullptr || memory ? std::min<uint64_t>(io_threads, 16) : 64;
+    SetupReadCount count;
+    io.count = &count;
     FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which, io, threads, &s->table));
     io.split = "valid";
     FEEDRATE_RETURN_IF_ERROR(IndexTrainingFiles(s->files, f.which_eval, io, threads, &s->table));
     s->setup_opens += f.size();
+    s->setup_reads += count.reads.load();
+    s->setup_bytes += count.bytes.load();
   }
   if (cfg.format == DataFormat::kTfRecord) s->table.check = cfg.verify_crc ? SampleCheck::kTfRecordCrc : SampleCheck::kTfRecordFrame;
   if (!s->table.codecs().empty()) s->table.check = SampleCheck::kHdf5Decode;

@@ -52,9 +52,10 @@ struct Setup {
   std::unique_ptr<TableReadPlanner> planner;  // the dlio pattern's calls; outlives the engine
   SampleCheck head_check = SampleCheck::kNone;  // the plan's engine_check: the table's check, now the engine's
   bool images_unopened = false;  // image files not opened at set-up: each sample its whole file, size unknown
-  // What set-up asked of the storage before the window: files stat'ed (metadata only: whole-file tables) and files
-  // opened and read (headers indexed; FUSE's one-byte page-cache probe), for summary.json's feedrate.setup_reads.
-  uint64_t setup_stats = 0, setup_opens = 0;
+  // What set-up asked of the storage before the window: files stat'ed (metadata only: whole-file tables), files
+  // opened (headers indexed; FUSE's one-byte page-cache probe) and the reads and bytes those made, for summary.json's
+  // feedrate.setup_reads.
+  uint64_t setup_stats = 0, setup_opens = 0, setup_reads = 0, setup_bytes = 0;
   SlotReads slot_reads;  // samples with bytes a batch holds at most: what a retained or staged slot has room for
   double dataset_bytes = 0;
   std::vector<std::string> warnings;

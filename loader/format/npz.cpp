@@ -130,7 +130,8 @@ Result<std::vector<NpArray>> ReadNpzArrays(const ByteSource& src) {
 Result<NpArray> ReadNpyFile(const ByteSource& src) {
   const uint64_t file_size = src.size();
   const std::string& path = src.name();
-  std::string prefix(static_cast<size_t>(std::min<uint64_t>(file_size, 4096)), '\0');
+  // The magic, version and header length, then the header: not a byte of the array (set-up reads no sample byte).
+  std::string prefix(static_cast<size_t>(std::min<uint64_t>(file_size, kNpyPreludeBytes)), '\0');
   FEEDRATE_RETURN_IF_ERROR(src.ReadAt(prefix.data(), prefix.size(), 0));
   FEEDRATE_ASSIGN_OR_RETURN(auto off, NpyDataOffset(prefix, path));
   if (off > prefix.size()) {

@@ -48,12 +48,35 @@ class SetupFileSource final : public ByteSource {
   bool evict_ = false;
 };
 
-// A local file (opened, its size taken) or the opener's object.
+// A source whose reads are counted (IndexOptions::count): what set-up asked of the storage, for summary.json.
+class CountedSource final : public ByteSource {
+ public:
+  CountedSource(std::unique_ptr<ByteSource> src, SetupReadCount* count) : src_(std::move(src)), count_(count) {}
+  uint64_t size() const override { return src_->size(); }
+  const std::string& name() const override { return src_->name(); }
+  Status ReadAt(void* buf, size_t len, uint64_t off) const override {
+    count_->reads.fetch_add(1, std::memory_order_relaxed);
+    count_->bytes.fetch_add(len, std::memory_order_relaxed);
+    return src_->ReadAt(buf, len, off);
+  }
+
+ private:
+  std::unique_ptr<ByteSource> src_;
+  SetupReadCount* count_;
+};
+
+// A local file (opened, its size taken) or the opener's object; counted where the options say.
 Result<std::unique_ptr<ByteSource>> OpenSource(const std::string& name, const IndexOptions& o) {
-  if (o.opener != nullptr) return o.opener->Open(name);
-  FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(name));
-  FEEDRATE_ASSIGN_OR_RETURN(auto size, FileSize(fd.get(), name));
-  return std::unique_ptr<ByteSource>(std::make_unique<SetupFileSource>(std::move(fd), size, name));
+  std::unique_ptr<ByteSource> src;
+  if (o.opener != nullptr) {
+    FEEDRATE_ASSIGN_OR_RETURN(src, o.opener->Open(name));
+  } else {
+    FEEDRATE_ASSIGN_OR_RETURN(auto fd, OpenForRead(name));
+    FEEDRATE_ASSIGN_OR_RETURN(auto size, FileSize(fd.get(), name));
+    src = std::make_unique<SetupFileSource>(std::move(fd), size, name);
+  }
+  if (o.count == nullptr) return src;
+  return std::unique_ptr<ByteSource>(std::make_unique<CountedSource>(std::move(src), o.count));
 }
 
 Result<FileSamples> IndexTfRecord(const ByteSource& src, const IndexOptions& o, std::vector<SampleExtent>* listed) {
@@ -67,7 +90,7 @@ Result<FileSamples> IndexTfRecord(const ByteSource& src, const IndexOptions& o, 
   // per record header beyond the block cache; an empty prefix, a dataset at the bucket's root, gives index/...);
   // a missing one means a header walk, as for files.
   if (entries.empty() && o.opener != nullptr) {
-    auto idx_src = o.opener->Open(TfRecordIndexPath(o.data_folder, o.split, path));
+    auto idx_src = OpenSource(TfRecordIndexPath(o.data_folder, o.split, path), o);
     if (idx_src.ok()) {
       FEEDRATE_ASSIGN_OR_RETURN(auto r, ReadTfRecordIndex(**idx_src, size));
       entries = std::move(r);

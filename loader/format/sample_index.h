@@ -2,6 +2,7 @@
 // only (built once per file before the run).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -26,6 +27,12 @@ class SourceOpener {
   virtual const char* kind() const = 0;
 };
 
+// What indexing read of the storage before training (every ByteSource it opened): requests and bytes. Shared by the
+// indexing threads.
+struct SetupReadCount {
+  std::atomic<uint64_t> reads{0}, bytes{0};
+};
+
 struct IndexOptions {
   DataFormat format = DataFormat::kNpz;  // dataset.format
   uint64_t samples_per_file = 1;
@@ -34,6 +41,7 @@ struct IndexOptions {
   const SourceOpener* opener = nullptr;  // nullptr: local files
   std::vector<std::string> parquet_columns;  // Parquet: the top-level columns training reads (empty: all)
   bool parquet_row_groups = false;  // Parquet: a row group's first row reads its whole span (the others nothing)
+  SetupReadCount* count = nullptr;  // where the reads are counted (nullptr: not counted); outlives the call
 };
 
 // What reading a file's samples needs beyond extents: HDF5 filtered chunks' codec and per-extent filter masks.

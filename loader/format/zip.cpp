@@ -51,22 +51,37 @@ struct CentralDirectory {
   uint64_t entries = 0, size = 0, offset = 0;
 };
 
+// The end record in `tail` (the file's last bytes): the last one whose comment ends the file, or -1.
+int64_t FindEndRecord(const std::string& tail) {
+  const auto* t = reinterpret_cast<const unsigned char*>(tail.data());
+  for (int64_t i = static_cast<int64_t>(tail.size()) - 22; i >= 0; --i) {
+    if (Le32(t + i) == kEocdSig && static_cast<uint64_t>(i) + 22 + Le16(t + i + 20) == tail.size()) return i;
+  }
+  return -1;
+}
+
+// The file's last `len` bytes.
+Result<std::string> ReadTail(const ByteSource& src, uint64_t len) {
+  std::string tail(len, '\0');
+  FEEDRATE_RETURN_IF_ERROR(src.ReadAt(tail.data(), len, src.size() - len));
+  return tail;
+}
+
 Result<CentralDirectory> FindCentralDirectory(const ByteSource& src) {
   const uint64_t file_size = src.size();
   const std::string& path = src.name();
   if (file_size < 22) return NotZip(path, "file is " + std::to_string(file_size) + " bytes, too small");
-  uint64_t tail_len = std::min<uint64_t>(file_size, 22 + kMaxComment + 20);
-  std::string tail(tail_len, '\0');
-  FEEDRATE_RETURN_IF_ERROR(src.ReadAt(tail.data(), tail_len, file_size - tail_len));
-  const auto* t = reinterpret_cast<const unsigned char*>(tail.data());
-  int64_t eocd = -1;
-  for (int64_t i = static_cast<int64_t>(tail_len) - 22; i >= 0; --i) {
-    if (Le32(t + i) == kEocdSig && static_cast<uint64_t>(i) + 22 + Le16(t + i + 20) == tail_len) {
-      eocd = i;
-      break;
-    }
+  // A zip without a comment (numpy's, Feedrate's) ends with its 22-byte end record, the zip64 locator before it:
+  // those 42 bytes first, as zipfile reads the end record first. Only a comment needs the 64 KiB search, whose
+  // tail would hold the last member's bytes (set-up reads no sample byte it does not need).
+  FEEDRATE_ASSIGN_OR_RETURN(auto tail, ReadTail(src, std::min<uint64_t>(file_size, 22 + 20)));
+  int64_t eocd = FindEndRecord(tail);
+  if (eocd < 0 && file_size > tail.size()) {
+    FEEDRATE_ASSIGN_OR_RETURN(tail, ReadTail(src, std::min<uint64_t>(file_size, 22 + kMaxComment + 20)));
+    eocd = FindEndRecord(tail);
   }
   if (eocd < 0) return NotZip(path, "no end-of-central-directory record (truncated or not a zip)");
+  const auto* t = reinterpret_cast<const unsigned char*>(tail.data());
   CentralDirectory cd{Le16(t + eocd + 10), Le32(t + eocd + 12), Le32(t + eocd + 16)};
   if (eocd >= 20 && Le32(t + eocd - 20) == kZip64LocatorSig) {
     uint64_t z64_off = Le64(t + eocd - 20 + 8);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "datagen/npy_writer.h"
 #include "datagen/npz_writer.h"
 #include "loader/format/npz.h"
 #include "loader/format/sample_index.h"
@@ -128,6 +129,39 @@ TEST(SampleIndex, ExtentCoversTheXMember) {
   auto too_many = IndexTrainingFile(dir / "s.npz", DataFormat::kNpz, 5);
   ASSERT_FALSE(too_many.ok());
   EXPECT_NE(too_many.status().message().find("num_samples_per_file=5"), std::string::npos);
+}
+
+// Indexing reads headers, never an array's bytes: an npz's end record (its last 42 bytes, numpy writing no comment),
+// zip directory and the members' headers; an npy's prelude and header. A zip with a comment is still found (the
+// 64 KiB search after the first 42 bytes miss).
+TEST(SampleIndex, IndexingReadsNoArrayBytes) {
+  test::TempDir dir;
+  AlignedBuffer scratch(1 << 16);
+  ASSERT_TRUE(WriteDlioNpz(dir / "big.npz", {512, 512, 4}, 1, &scratch).ok());  // a 1 MiB x member
+  IndexOptions o;
+  o.format = DataFormat::kNpz;
+  SetupReadCount count;
+  o.count = &count;
+  ListedExtents listed;
+  auto e = feedrate::IndexTrainingFile(dir / "big.npz", o, &listed);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_GT(count.reads.load(), 0u);
+  EXPECT_LT(count.bytes.load(), 1024u) << "headers only, not the member's last 64 KiB";
+  {  // the same archive with a comment: the end record is found in the longer search
+    std::string bytes = test::ReadFile(dir / "big.npz");
+    bytes[bytes.size() - 2] = 5;  // the end record's comment length
+    bytes += "hello";
+    test::WriteFile(dir / "comment.npz", bytes);
+    auto c = IndexTrainingFile(dir / "comment.npz", DataFormat::kNpz, 1);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->length, e->length);
+  }
+  o.format = DataFormat::kNpy;
+  ASSERT_TRUE(WriteDlioNpy(dir / "big.npy", {512, 512, 4}, 1, &scratch).ok());
+  SetupReadCount npy;
+  o.count = &npy;
+  ASSERT_TRUE(feedrate::IndexTrainingFile(dir / "big.npy", o, &listed).ok());
+  EXPECT_LE(npy.bytes.load(), 256u) << "the prelude and the header";
 }
 
 }  // namespace
