@@ -429,6 +429,31 @@ Status PrepareVerify(const WorkloadConfig& cfg, const RunOptions& opt, Setup* s)
   return Status::Ok();
 }
 
+// --cache over the files this rank reads (the paths of those it evicts: keep mode needs none); the edition's flush on
+// rank 0's host only.
+void SetUpCacheControl(const WorkloadConfig& cfg, const RunOptions& opt, CacheMode mode, const RankFiles& f, Setup* s) {
+  std::vector<std::string> evict;
+  if (!s->s3 && mode != CacheMode::kKeep) {
+    for (size_t i : f.which) evict.emplace_back(s->files.view(i));
+    for (size_t i : f.which_eval) evict.emplace_back(s->files.view(i));
+  }
+  s->cache = std::make_unique<CacheControl>(mode, std::move(evict), s->s3 ? 0 : f.size(), opt.drop_system_caches,
+                                            s->host_leader);
+  if (ChooseCache(cfg, opt).rank0_host_only) s->cache->PreferSystemDrop();
+}
+
+// The read plan's facts: set-up's (FactsOf) and, where the GDS choice needs it, cuFile tried on a file of the rank.
+ReadFacts GatherFacts(const WorkloadConfig& cfg, const RunOptions& opt, const RankFiles& f, uint64_t align, Setup* s) {
+  ReadFacts facts = FactsOf(cfg, align, *s);
+  facts.reads_files = f.size() > 0;
+  if (ProbesCuFile(cfg, opt, facts)) {
+    facts.cufile_probed = true;
+    const Status probe = ProbeCuFile(s->files.c_str(f.first()), &s->staging);
+    facts.cufile_error = probe.ok() ? "" : probe.ToString();
+  }
+  return facts;
+}
+
 // The read plan (its refusal and read buffers checked), then the stagings it names. Where cuFile cannot register the
 // device slots (GPUDirect chosen on the probe's word), --gds on stops and auto plans again without it: the bounce
 // path, its own slots, the reason said.
@@ -503,15 +528,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
   FEEDRATE_RETURN_IF_ERROR(ListRankFiles(cfg, comm, f, s));
   f.needed = {};
   s->host_leader = comm.host_leader();
-  // The paths of the files this rank reads, for the modes that evict them (keep mode needs none).
-  std::vector<std::string> evict;
-  if (!s->s3 && mode != CacheMode::kKeep) {
-    for (size_t i : f.which) evict.emplace_back(s->files.view(i));
-    for (size_t i : f.which_eval) evict.emplace_back(s->files.view(i));
-  }
-  s->cache = std::make_unique<CacheControl>(mode, std::move(evict), s->s3 ? 0 : f.size(), opt.drop_system_caches,
-                                            s->host_leader);
-  if (ChooseCache(cfg, opt).rank0_host_only) s->cache->PreferSystemDrop();
+  SetUpCacheControl(cfg, opt, mode, f, s);
   if (!s->s3) s->storage = StorageCounter::For(cfg.data_folder);
   uint64_t align = 4096;
   if (cfg.odirect && f.size() > 0) {
@@ -527,13 +544,7 @@ Status PrepareRank(const WorkloadConfig& cfg, const RunOptions& opt, const Comm&
     s->slot_reads.eval = s->table.MaxReadsPerBatch(cfg.batch_size_eval, s->eval_sampler->contiguous());
   FEEDRATE_RETURN_IF_ERROR(PrepareVerify(cfg, opt, s));
   FEEDRATE_RETURN_IF_ERROR(SetUpAccelerators(cfg, opt, comm, s->table, &s->staging));
-  ReadFacts facts = FactsOf(cfg, align, *s);
-  facts.reads_files = f.size() > 0;
-  if (ProbesCuFile(cfg, opt, facts)) {
-    facts.cufile_probed = true;
-    const Status probe = ProbeCuFile(s->files.c_str(f.first()), &s->staging);
-    facts.cufile_error = probe.ok() ? "" : probe.ToString();
-  }
+  ReadFacts facts = GatherFacts(cfg, opt, f, align, s);
   FEEDRATE_RETURN_IF_ERROR(PlanAndStage(cfg, opt, cfg.odirect ? align : 0, &facts, s));
   NoteCgroupLimit(s);
   return OpenEngine(cfg, opt, comm, facts, s);
