@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "loader/format/npz_learn.h"
 #include "loader/io/dlio_engine.h"
 #include "loader/util/time_draw.h"
 
@@ -256,8 +257,11 @@ void PlanMemory(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFact
     d.collate_sample_bytes = p->collate_sample_bytes;
     const bool stream_check =
         p->engine_check == SampleCheck::kTfRecordCrc || p->engine_check == SampleCheck::kTfRecordFrame;
-    const uint64_t fill = stream_check ? std::max<uint64_t>(cfg.tf_buffer_size, f.max_sample) : 0;
-    m.engine = static_cast<double>(DlioEngineBufferBytes(d, p->io_threads, cfg.batch_size, fill));
+    const bool learns = p->kind == AccessKind::kNpz && f.sizes_unread;  // (LearnsNpzInLanes)
+    const uint64_t lane = stream_check ? std::max<uint64_t>(cfg.tf_buffer_size, f.max_sample)
+                          : learns     ? NpzLayoutLearner::kMaxWant
+                                       : 0;
+    m.engine = static_cast<double>(DlioEngineBufferBytes(d, p->io_threads, cfg.batch_size, lane));
   } else {
     m.engine = static_cast<double>(EngineBufferBytes(cfg.engine, p->options));
   }
@@ -392,6 +396,12 @@ Status CheckReadBuffers(const WorkloadConfig& cfg, const RunOptions& opt, const 
 bool ProbesCuFile(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& f) {
   return opt.accelerator_memory == AcceleratorMemory::kDevice && opt.gds != GdsMode::kOff &&
          GdsBlocker(cfg, opt, f).empty();
+}
+
+bool LearnsNpzInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage) {
+  return cfg.format == DataFormat::kNpz && PatternKind(cfg) == AccessKind::kNpz && cfg.num_samples_per_file == 1 &&
+         cfg.compression == "none" && !s3 && opt.verify <= 0 &&
+         CoalescedReason(cfg, opt, PatternFacts::BeforeSetup(opt, memory_storage)) == nullptr;
 }
 
 bool DecodesInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage) {

@@ -32,7 +32,8 @@ struct ReadFacts {
   bool reads_files = true;       // this rank reads at least one file (one to probe cuFile on)
   bool cufile_probed = false;    // cuFile was opened and took a handle on a file of the rank (ProbesCuFile asked)...
   std::string cufile_error;      // ... or why not; or why registering the device slots failed after it did
-  uint64_t max_sample = 0;       // the largest sample's bytes (SampleTable::MaxLength; kWholeFile: sizes unread)
+  uint64_t max_sample = 0;       // the largest sample's bytes (SampleTable::MaxLength: 0 for unsized whole files)
+  bool sizes_unread = false;     // every sample its whole file, nothing indexed (SampleTable::WholeFilesUnsized)
   uint64_t slot_bytes = 0;       // a retained batch's slot (Prefetcher::SlotBytes of the training batches)
   uint64_t direct_align = 4096;  // O_DIRECT's alignment, probed on a file the rank reads
   bool content = false;                                  // --verify
@@ -104,6 +105,13 @@ Status CheckReadBuffers(const WorkloadConfig& cfg, const RunOptions& opt, const 
 
 // The plan when the DlioEngine could not be built (no io_uring): the coalesced engines, `why` said, its notes anew.
 ReadPlan FallBackToCoalesced(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts, const std::string& why);
+
+// Upstream DLIO's np.load on npz files of one sample each, stored (dataset.compression: none), where the run replays
+// DLIO's reader calls and nothing needs the samples' extents first (no --verify, no retained batches): set-up indexes
+// none of them, and each lane learns its file's zip layout from np.load's own reads in the window
+// (loader/format/npz_learn.h), as DLIO reads nothing before training. Decided from the configuration alone, before
+// set-up indexes anything (the plan then agrees).
+bool LearnsNpzInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage);
 
 // feedrate.decode on JPEG/PNG where the run replays DLIO's reader calls: each image is decoded in its lane, which
 // needs no size before training, so set-up opens no image file (DLIO opens none either). Decided from the

@@ -118,7 +118,7 @@ Status SetUpAccelerators(const WorkloadConfig& cfg, const RunOptions& opt, const
   const bool host = out->mode == AcceleratorMemory::kHost;
   if (host && opt.gds == GdsMode::kOn) return Status::InvalidArgument("--gds on needs --accelerator-memory device");
   if (host && cfg.compute == ComputeKind::kSleep) return Status::Ok();
-  if (!host && table.MaxLength() == kWholeFile) {
+  if (!host && table.WholeFilesUnsized()) {
     return Status::InvalidArgument(std::string("--accelerator-memory ") + Name(out->mode) +
                                    ": the samples' sizes are not known before they are read (whole image files)");
   }

@@ -338,7 +338,9 @@ Status WholeFileTable(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
 // The sample table of the rank's files, the per-sample check their format needs, the dataset size estimate.
 Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const RankFiles& f, uint64_t io_threads,
                       Setup* s) {
-  if (ReadsWholeFiles(cfg.format, cfg.rules) && opt.verify <= 0) {
+  const bool memory = !s->s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
+  const bool learnt = LearnsNpzInLanes(cfg, opt, s->s3 != nullptr, memory);  // (np.load's layout, in the window)
+  if ((ReadsWholeFiles(cfg.format, cfg.rules) || learnt) && opt.verify <= 0) {
     if (cfg.decode && IsImage(cfg.format)) {
       return Status::InvalidArgument(cfg.source + ": feedrate.decode: " + Traits(cfg.rules).rules + "'s DLIO (" +
                                      Traits(cfg.rules).dlio + ") reads each image whole and never decodes it; "
@@ -355,7 +357,6 @@ Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
   // the I/O threads (decoding in DLIO's worker sequence does not) or checks in retained memory, content
   // verification, O_DIRECT windows (and S3, whose listing has the sizes).
   const bool image = IsImage(cfg.format);
-  const bool memory = !s->s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
   const bool unopened = image && (!cfg.decode || DecodesInLanes(cfg, opt, s->s3 != nullptr, memory)) && !RetainsBatches(opt) &&
                         opt.verify <= 0 && !cfg.odirect && !s->s3;
   s->images_unopened = unopened;
@@ -497,6 +498,7 @@ ReadFacts StorageFactsOf(const WorkloadConfig& cfg, bool s3, uint64_t direct_ali
 ReadFacts FactsOf(const WorkloadConfig& cfg, uint64_t direct_align, const Setup& s) {
   ReadFacts f = StorageFactsOf(cfg, s.s3 != nullptr, direct_align);
   f.max_sample = s.table.MaxLength();
+  f.sizes_unread = s.table.WholeFilesUnsized();
   f.slot_bytes =
       Prefetcher::SlotBytes(s.table, s.slot_reads.train, cfg.odirect ? std::max<uint64_t>(1, direct_align) : 0);
   f.content = s.content != nullptr;

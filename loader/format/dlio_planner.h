@@ -9,6 +9,7 @@
 
 #include "loader/format/access_pattern.h"
 #include "loader/format/image_decode.h"
+#include "loader/format/npz_learn.h"
 #include "loader/format/sample_table.h"
 #include "loader/format/tfrecord.h"
 #include "loader/io/dlio_engine.h"
@@ -66,9 +67,35 @@ class TableReadPlanner final : public ReadPlanner {
   Status StreamEnd(const void* state, const char* path) const override {
     return static_cast<const TfRecordStreamCheck*>(state)->End(path);
   }
+  // np.load on an npz set-up did not index (a whole-file extent): its zip layout learnt from its own reads.
+  uint64_t LearnStateBytes() const override { return Learns() ? sizeof(NpzLearnState) : 0; }
+  uint64_t LearnBufferBytes() const override { return Learns() ? NpzLayoutLearner::kMaxWant : 0; }
+  void LearnStart(void* state, const ReadRequest& r, uint64_t file_size, uint64_t block, std::vector<AccessRead>* out,
+                  LearnWant* want) const override {
+    auto* s = new (state) NpzLearnState();
+    s->learner.Start(file_size, &s->layout);
+    PlanDlioReads(kind_, s->layout, r.extent, block, out);
+    *want = {s->learner.want(), s->learner.want_len()};
+  }
+  Status LearnFeed(void* state, const ReadRequest& r, const char* data, uint64_t n, uint64_t block, const char* path,
+                   std::vector<AccessRead>* out, LearnWant* want) const override {
+    auto* s = static_cast<NpzLearnState*>(state);
+    FEEDRATE_RETURN_IF_ERROR(s->learner.Learn(data, n, path, &s->layout));
+    PlanDlioReads(kind_, s->layout, r.extent, block, out);
+    *want = {s->learner.want(), s->learner.want_len()};
+    return Status::Ok();
+  }
+  uint64_t LearntSampleBytes(const void* state) const override {
+    return static_cast<const NpzLearnState*>(state)->layout.member_size;
+  }
   AccessKind kind() const { return kind_; }
 
  private:
+  struct NpzLearnState {
+    NpzLayoutLearner learner;
+    FileLayout layout;
+  };
+  bool Learns() const { return kind_ == AccessKind::kNpz && table_.WholeFilesUnsized(); }
   AccessKind kind_;
   const SampleTable& table_;
   bool Streams() const { return kind_ == AccessKind::kTfRecord; }

@@ -121,6 +121,9 @@ class SampleTable {
     return it != g.end() && it->span_offset == offset ? &*it : nullptr;
   }
 
+  // Every sample is its whole file and no file was indexed or sized (a uniform kWholeFile table): sizes and layouts
+  // are learnt by the reads themselves. (MaxLength counts such files 0.)
+  bool WholeFilesUnsized() const { return files_.empty() && uniform_.length == kWholeFile; }
   // File `f`'s layout facts (npz/npy; zeros for other formats and uniform tables).
   const FileLayout& LayoutOf(uint32_t f) const { return files_.empty() ? uniform_.layout : files_[f].layout; }
   SampleExtent At(uint64_t sample) const {

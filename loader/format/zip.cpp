@@ -9,22 +9,13 @@
 namespace feedrate {
 namespace {
 
-constexpr uint32_t kLocalSig = 0x04034b50;
-constexpr uint32_t kCentralSig = 0x02014b50;
-constexpr uint32_t kEocdSig = 0x06054b50;
 constexpr uint32_t kZip64EocdSig = 0x06064b50;
 constexpr uint32_t kZip64LocatorSig = 0x07064b50;
 constexpr uint64_t kMaxComment = 0xffff;
-constexpr uint32_t k32Max = 0xffffffffu;
 // CPython's zipfile.ZIP64_LIMIT: above it, sizes and offsets move into zip64 fields.
 constexpr uint64_t kZip64Limit = (1ull << 31) - 1;
 
-uint16_t Le16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-uint32_t Le32(const unsigned char* p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
-         (static_cast<uint32_t>(p[3]) << 24);
-}
-uint64_t Le64(const unsigned char* p) { return Le32(p) | (static_cast<uint64_t>(Le32(p + 4)) << 32); }
+uint64_t Le64(const unsigned char* p) { return ZipLe32(p) | (static_cast<uint64_t>(ZipLe32(p + 4)) << 32); }
 
 void Put16(std::string* s, uint16_t v) {
   s->push_back(static_cast<char>(v & 0xff));
@@ -55,7 +46,7 @@ struct CentralDirectory {
 int64_t FindEndRecord(const std::string& tail) {
   const auto* t = reinterpret_cast<const unsigned char*>(tail.data());
   for (int64_t i = static_cast<int64_t>(tail.size()) - 22; i >= 0; --i) {
-    if (Le32(t + i) == kEocdSig && static_cast<uint64_t>(i) + 22 + Le16(t + i + 20) == tail.size()) return i;
+    if (ZipLe32(t + i) == kZipEndSig && static_cast<uint64_t>(i) + 22 + ZipLe16(t + i + 20) == tail.size()) return i;
   }
   return -1;
 }
@@ -82,13 +73,13 @@ Result<CentralDirectory> FindCentralDirectory(const ByteSource& src) {
   }
   if (eocd < 0) return NotZip(path, "no end-of-central-directory record (truncated or not a zip)");
   const auto* t = reinterpret_cast<const unsigned char*>(tail.data());
-  CentralDirectory cd{Le16(t + eocd + 10), Le32(t + eocd + 12), Le32(t + eocd + 16)};
-  if (eocd >= 20 && Le32(t + eocd - 20) == kZip64LocatorSig) {
+  CentralDirectory cd{ZipLe16(t + eocd + 10), ZipLe32(t + eocd + 12), ZipLe32(t + eocd + 16)};
+  if (eocd >= 20 && ZipLe32(t + eocd - 20) == kZip64LocatorSig) {
     uint64_t z64_off = Le64(t + eocd - 20 + 8);
     if (z64_off + 56 > file_size) return NotZip(path, "zip64 end record points past end of file");
     unsigned char z[56];
     FEEDRATE_RETURN_IF_ERROR(src.ReadAt(z, sizeof z, z64_off));
-    if (Le32(z) != kZip64EocdSig) return NotZip(path, "bad zip64 end record signature");
+    if (ZipLe32(z) != kZip64EocdSig) return NotZip(path, "bad zip64 end record signature");
     cd = {Le64(z + 32), Le64(z + 40), Le64(z + 48)};
   }
   if (cd.offset > file_size || cd.size > file_size - cd.offset) {
@@ -102,13 +93,13 @@ Result<CentralDirectory> FindCentralDirectory(const ByteSource& src) {
 // A zip64 extra field: only the fields whose 32-bit value is 0xFFFFFFFF are present, in this order.
 void ApplyZip64Extra(const unsigned char* x, uint32_t extra_len, ZipMember* m) {
   for (uint32_t xo = 0; xo + 4 <= extra_len;) {
-    uint16_t id = Le16(x + xo), sz = Le16(x + xo + 2);
+    uint16_t id = ZipLe16(x + xo), sz = ZipLe16(x + xo + 2);
     if (xo + 4 + sz > extra_len) break;
     if (id == 0x0001) {
       const unsigned char* f = x + xo + 4;
       uint32_t used = 0;
       for (uint64_t* field : {&m->uncompressed_size, &m->compressed_size, &m->local_header_offset}) {
-        if (*field == k32Max && used + 8 <= sz) {
+        if (*field == kZip32Max && used + 8 <= sz) {
           *field = Le64(f + used);
           used += 8;
         }
@@ -128,14 +119,15 @@ Result<std::vector<ZipMember>> ReadCentralEntries(const ByteSource& src, const C
   members.reserve(dir.entries);
   uint64_t pos = 0;
   for (uint64_t k = 0; k < dir.entries; ++k) {
-    if (pos + 46 > dir.size || Le32(c + pos) != kCentralSig) return NotZip(path, "corrupt central directory entry");
+    if (pos + 46 > dir.size || ZipLe32(c + pos) != kZipCentralSig)
+      return NotZip(path, "corrupt central directory entry");
     ZipMember m;
-    m.method = Le16(c + pos + 10);
-    m.crc32 = Le32(c + pos + 16);
-    m.compressed_size = Le32(c + pos + 20);
-    m.uncompressed_size = Le32(c + pos + 24);
-    uint16_t name_len = Le16(c + pos + 28), extra_len = Le16(c + pos + 30), comment_len = Le16(c + pos + 32);
-    m.local_header_offset = Le32(c + pos + 42);
+    m.method = ZipLe16(c + pos + 10);
+    m.crc32 = ZipLe32(c + pos + 16);
+    m.compressed_size = ZipLe32(c + pos + 20);
+    m.uncompressed_size = ZipLe32(c + pos + 24);
+    uint16_t name_len = ZipLe16(c + pos + 28), extra_len = ZipLe16(c + pos + 30), comment_len = ZipLe16(c + pos + 32);
+    m.local_header_offset = ZipLe32(c + pos + 42);
     if (pos + 46 + name_len + extra_len + comment_len > dir.size) return NotZip(path, "central directory entry overruns");
     m.name.assign(cd.data() + pos + 46, name_len);
     ApplyZip64Extra(c + pos + 46 + name_len, extra_len, &m);
@@ -157,8 +149,8 @@ Result<std::vector<ZipMember>> ReadZipDirectory(const ByteSource& src) {
     unsigned char lh[30];
     if (m.local_header_offset + 30 > file_size) return NotZip(path, "member '" + m.name + "' header lies past end of file");
     FEEDRATE_RETURN_IF_ERROR(src.ReadAt(lh, sizeof lh, m.local_header_offset));
-    if (Le32(lh) != kLocalSig) return NotZip(path, "bad local header signature for member '" + m.name + "'");
-    m.data_offset = m.local_header_offset + 30 + Le16(lh + 26) + Le16(lh + 28);
+    if (ZipLe32(lh) != kZipLocalSig) return NotZip(path, "bad local header signature for member '" + m.name + "'");
+    m.data_offset = m.local_header_offset + 30 + ZipLe16(lh + 26) + ZipLe16(lh + 28);
     if (m.data_offset > file_size || m.compressed_size > file_size - m.data_offset) {
       return Status::Corruption(path + ": file is truncated: member '" + m.name + "' needs bytes up to offset " +
                                 std::to_string(m.data_offset + m.compressed_size) + " but the file has " +
@@ -171,15 +163,15 @@ Result<std::vector<ZipMember>> ReadZipDirectory(const ByteSource& src) {
 std::string ZipLocalHeader(const ZipEntryPlan& e) {
   bool big = e.size > kZip64Limit;
   std::string h;
-  Put32(&h, kLocalSig);
+  Put32(&h, kZipLocalSig);
   Put16(&h, big ? 45 : 20);  // version needed (45 only when zip64 is really required, as CPython does)
   Put16(&h, 0);              // flags
   Put16(&h, kZipStored);
   Put16(&h, 0);              // time 00:00:00
   Put16(&h, 0x21);           // date 1980-01-01
   Put32(&h, e.crc32);
-  Put32(&h, big ? k32Max : static_cast<uint32_t>(e.size));
-  Put32(&h, big ? k32Max : static_cast<uint32_t>(e.size));
+  Put32(&h, big ? kZip32Max : static_cast<uint32_t>(e.size));
+  Put32(&h, big ? kZip32Max : static_cast<uint32_t>(e.size));
   Put16(&h, static_cast<uint16_t>(e.name.size()));
   Put16(&h, 20);  // zip64 extra, always present (numpy opens members with force_zip64=True)
   h += e.name;
@@ -208,7 +200,7 @@ std::string ZipCentralDirectory(const std::vector<ZipEntryPlan>& entries, uint64
       extra = hdr + extra;
     }
     uint16_t version = (big_size || big_off) ? 45 : 20;
-    Put32(&cd, kCentralSig);
+    Put32(&cd, kZipCentralSig);
     Put16(&cd, static_cast<uint16_t>(0x0300 | version));  // made by: Unix
     Put16(&cd, version);
     Put16(&cd, 0);
@@ -216,15 +208,15 @@ std::string ZipCentralDirectory(const std::vector<ZipEntryPlan>& entries, uint64
     Put16(&cd, 0);
     Put16(&cd, 0x21);
     Put32(&cd, e.crc32);
-    Put32(&cd, big_size ? k32Max : static_cast<uint32_t>(e.size));
-    Put32(&cd, big_size ? k32Max : static_cast<uint32_t>(e.size));
+    Put32(&cd, big_size ? kZip32Max : static_cast<uint32_t>(e.size));
+    Put32(&cd, big_size ? kZip32Max : static_cast<uint32_t>(e.size));
     Put16(&cd, static_cast<uint16_t>(e.name.size()));
     Put16(&cd, static_cast<uint16_t>(extra.size()));
     Put16(&cd, 0);  // comment
     Put16(&cd, 0);  // disk
     Put16(&cd, 0);  // internal attrs
     Put32(&cd, 0600u << 16);  // external attrs: -rw-------
-    Put32(&cd, big_off ? k32Max : static_cast<uint32_t>(e.local_header_offset));
+    Put32(&cd, big_off ? kZip32Max : static_cast<uint32_t>(e.local_header_offset));
     cd += e.name;
     cd += extra;
   }
@@ -247,14 +239,14 @@ std::string ZipCentralDirectory(const std::vector<ZipEntryPlan>& entries, uint64
     Put64(&cd, z64_offset);
     Put32(&cd, 1);
   }
-  Put32(&cd, kEocdSig);
+  Put32(&cd, kZipEndSig);
   Put16(&cd, 0);
   Put16(&cd, 0);
   uint16_t n16 = entries.size() > 0xffff ? 0xffff : static_cast<uint16_t>(entries.size());
   Put16(&cd, n16);
   Put16(&cd, n16);
-  Put32(&cd, cd_size >= k32Max ? k32Max : static_cast<uint32_t>(cd_size));
-  Put32(&cd, cd_offset >= k32Max ? k32Max : static_cast<uint32_t>(cd_offset));
+  Put32(&cd, cd_size >= kZip32Max ? kZip32Max : static_cast<uint32_t>(cd_size));
+  Put32(&cd, cd_offset >= kZip32Max ? kZip32Max : static_cast<uint32_t>(cd_offset));
   Put16(&cd, 0);
   return cd;
 }

@@ -25,6 +25,15 @@ struct ZipMember {
 inline constexpr uint16_t kZipStored = 0;
 inline constexpr uint16_t kZipDeflated = 8;
 
+// A zip's record signatures and little-endian fields (APPNOTE.TXT 4.3), for every reader of its layout.
+inline constexpr uint32_t kZipLocalSig = 0x04034b50, kZipCentralSig = 0x02014b50, kZipEndSig = 0x06054b50;
+inline constexpr uint32_t kZip32Max = 0xffffffffu;  // a 32-bit field whose value is in the zip64 extra
+inline uint16_t ZipLe16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+inline uint32_t ZipLe32(const unsigned char* p) {
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
+         (static_cast<uint32_t>(p[3]) << 24);
+}
+
 // Reads the central directory of the archive open at `fd` (size `file_size`) and resolves every member's
 // data offset from its local header. Errors name `path` and what is wrong (not a zip, truncated, ...).
 Result<std::vector<ZipMember>> ReadZipDirectory(const ByteSource& src);

@@ -17,13 +17,13 @@ namespace feedrate {
 
 using namespace dlio_detail;  // NOLINT: the engine's own constants and lane
 
-uint64_t DlioEngineBufferBytes(const DlioEngineOptions& d, uint64_t threads, uint64_t batch, uint64_t stream_fill) {
+uint64_t DlioEngineBufferBytes(const DlioEngineOptions& d, uint64_t threads, uint64_t batch, uint64_t lane_bytes) {
   const uint64_t each = std::min<uint64_t>(d.collate_sample_bytes, kMaxCollateSource);
   const uint64_t collate =
       d.collate_sample_bytes == 0
           ? 0
           : each + std::min<uint64_t>(d.collate_sample_bytes * std::max<uint64_t>(1, batch), kMaxCollateSource);
-  return threads * (d.chunk + collate) + uint64_t{d.lanes} * (kHead + stream_fill);
+  return threads * (d.chunk + collate) + uint64_t{d.lanes} * (kHead + lane_bytes);
 }
 
 DlioEngine::Worker::~Worker() {
@@ -67,6 +67,10 @@ Status DlioEngine::Worker::Setup(size_t local_lanes) {
     l.queue = RequestRing(d.lane_capacity);
     l.plan.reserve(engine->planner_.MaxReads() + 8);
     l.head_buf = std::make_unique<char[]>(kHead);
+    if (const uint64_t n = engine->planner_.LearnStateBytes(); n > 0) {
+      l.learn_state = std::make_unique<uint64_t[]>(n / 8 + 1);
+      l.learn_buf = std::make_unique<char[]>(engine->planner_.LearnBufferBytes());
+    }
     if (const uint64_t n = engine->planner_.StreamCheckBytes(); n > 0) {
       l.stream_state = std::make_unique<uint64_t[]>(n / 8 + 1);
       l.stream_buf = std::make_unique<char[]>(engine->planner_.StreamFillBytes());

@@ -81,6 +81,40 @@ class ReadPlanner {
   virtual std::unique_ptr<SampleWork> NewSampleWork() const { return nullptr; }
   static constexpr uint64_t kMaxSampleWorkBytes = 1ULL << 30;
 
+  // A reader whose calls follow what its own reads return (np.load's zip layout, where set-up indexed nothing of the
+  // file): each lane holds LearnStateBytes of state (8-aligned; 0: none, every sample planned by Plan) and a buffer
+  // of LearnBufferBytes. LearnStart plans the sample from what its size tells and names in *want the bytes the plan
+  // needs next; the lane lands them in its buffer from the planned read that starts at want->offset, and once that
+  // read is in calls LearnFeed, which plans again (the reads made so far unchanged) and names the next (length 0:
+  // none). The sample's bytes are then LearntSampleBytes. Thread-safe (the state is the lane's); errors name `path`.
+  struct LearnWant {
+    uint64_t offset = 0, length = 0;
+  };
+  virtual uint64_t LearnStateBytes() const { return 0; }
+  virtual uint64_t LearnBufferBytes() const { return 0; }
+  virtual void LearnStart(void* state, const ReadRequest& r, uint64_t file_size, uint64_t block,
+                          std::vector<AccessRead>* out, LearnWant* want) const {
+    (void)state;
+    Plan(r, file_size, block, out);
+    *want = {};
+  }
+  virtual Status LearnFeed(void* state, const ReadRequest& r, const char* data, uint64_t n, uint64_t block,
+                           const char* path, std::vector<AccessRead>* out, LearnWant* want) const {
+    (void)state;
+    (void)r;
+    (void)data;
+    (void)n;
+    (void)block;
+    (void)path;
+    (void)out;
+    *want = {};
+    return Status::Ok();
+  }
+  virtual uint64_t LearntSampleBytes(const void* state) const {
+    (void)state;
+    return 0;
+  }
+
  protected:
   ~ReadPlanner() = default;
 };
@@ -109,9 +143,9 @@ struct DlioEngineOptions {
 
 // The host memory an engine of `threads` I/O threads and options `d` takes at most, for the read-buffer check: per
 // thread its scratch (d.chunk) and, where it collates, the collate source and the batch it copies into (each at most
-// 64 MiB; `batch` samples a batch); per lane its head buffer and, for a checked stream, a fill of `stream_fill` bytes.
-// (feedrate.decode's lane buffers are counted apart: they follow the images' sizes.)
-uint64_t DlioEngineBufferBytes(const DlioEngineOptions& d, uint64_t threads, uint64_t batch, uint64_t stream_fill);
+// 64 MiB; `batch` samples a batch); per lane its head buffer and `lane_bytes` more (a checked stream's fill, a
+// learnt layout's buffer). (feedrate.decode's lane buffers are counted apart: they follow the images' sizes.)
+uint64_t DlioEngineBufferBytes(const DlioEngineOptions& d, uint64_t threads, uint64_t batch, uint64_t lane_bytes);
 
 // REQUIRES: `files`, `planner` and the options' faults and stats outlive the engine; FileTable modes kPerSample or
 // kStream (the lane opens and closes the file per sample, or per stream where the planner StreamsFiles) or kOnce

@@ -25,6 +25,7 @@ void DlioEngine::Worker::Start(size_t li) {
   l.error = ring_error;  // Ok unless the ring failed for good: then the sample fails at once
   l.plan.clear();
   l.op = 0;
+  l.learn_op = SIZE_MAX;
   if (!ring_error.ok()) {
     l.fd = -1;
     l.own_fd = false;
@@ -180,9 +181,48 @@ void DlioEngine::Worker::PrepPiece(size_t li, uint32_t slot) {
     io_uring_sqe_set_data64(sqe, Tag(li, slot | kEofProbe));
     return;
   }
-  io_uring_prep_read(sqe, l.fd, dst, static_cast<unsigned>(l.piece_len[slot]), l.piece_off[slot]);
+  if (!PrepLearnPiece(l, slot, sqe)) {
+    io_uring_prep_read(sqe, l.fd, dst, static_cast<unsigned>(l.piece_len[slot]), l.piece_off[slot]);
+  }
   if (engine->dlio_.async_reads) io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
   io_uring_sqe_set_data64(sqe, Tag(li, slot));
+}
+
+// The read that brings what the reader must learn (the planner's want) is one read, as the reader's: its bytes in
+// the want's window land in the lane's learn buffer, the rest in scratch (a readv of both). False: not that read.
+bool DlioEngine::Worker::PrepLearnPiece(Lane& l, uint32_t slot, io_uring_sqe* sqe) {
+  const uint64_t off = l.piece_off[slot], len = l.piece_len[slot], end = l.want.offset + l.want.length;
+  if (l.op != l.learn_op || off < l.want.offset || off >= end) return false;
+  const uint64_t first = std::min(len, end - off);
+  l.learn_iov[0] = {l.learn_buf.get() + (off - l.want.offset), first};
+  l.learn_iov[1] = {scratch.data(), len - first};
+  io_uring_prep_readv(sqe, l.fd, l.learn_iov, len > first ? 2 : 1, off);
+  return true;
+}
+
+// The planned read, at or after `from`, that starts where the learner's want does (DLIO's reader seeks there and
+// reads: np.load's end record, zip directory and member header each come so). None: the reader's bytes would come
+// from a buffer filled before, which the lane did not keep; the sample fails saying so.
+Status DlioEngine::Worker::FindLearnOp(Lane& l, size_t from, const char* path) {
+  l.learn_op = SIZE_MAX;
+  if (l.want.length == 0) return Status::Ok();
+  for (size_t i = from; i < l.plan.size(); ++i) {
+    if (l.plan[i].offset == l.want.offset && l.plan[i].length > 0) {
+      l.learn_op = i;
+      return Status::Ok();
+    }
+  }
+  return Status::Unsupported(std::string(path) + ": the reader's bytes at offset " + std::to_string(l.want.offset) +
+                             " come from no read of its own (its layout is learnt from its reads; --verify indexes "
+                             "it at set-up instead)");
+}
+
+// The learn read is in: the reader learns from its bytes and plans the rest (the reads made so far unchanged).
+Status DlioEngine::Worker::Learn(Lane& l) {
+  const uint64_t n = std::min(l.op_got, l.want.length);
+  FEEDRATE_RETURN_IF_ERROR(engine->planner_.LearnFeed(l.learn_state.get(), l.req, l.learn_buf.get(), n,
+                                                      l.stx.stx_blksize, PathOf(l), &l.plan, &l.want));
+  return FindLearnOp(l, l.op + 1, PathOf(l));
 }
 
 // Where the bytes of the lane's current read land from file offset `off` on: a read that starts within the sample
@@ -317,10 +357,13 @@ void DlioEngine::Worker::Finish(size_t li) {
   if (l.req.ends_batch) Collate(l);
   if (IoStats* stats = engine->options_.stats; stats != nullptr && l.error.ok()) stats->Record(index, l.bytes, NowNs() - l.start_ns - l.preprocess_ns);
   const ReadRequest req = l.req;
-  // The sample's bytes, every one of which the planned reads covered (a whole file: its size); the reads' headers
-  // and re-reads count in device_bytes, not as sample bytes.
-  const uint64_t sample = req.extent.length == kWholeFile ? l.stx.stx_size : req.extent.length;
-  req.target->OnComplete(req.tag, l.error.ok() ? sample : 0, l.error, nullptr);
+  // The sample's bytes, every one of which the planned reads covered (a whole file: its size; an npz whose layout
+  // was learnt: its x member); the reads' headers and re-reads count in device_bytes, not as sample bytes.
+  const uint64_t sample = !l.error.ok()                     ? 0
+                          : req.extent.length != kWholeFile ? req.extent.length
+                          : l.learn_state                   ? engine->planner_.LearntSampleBytes(l.learn_state.get())
+                                                            : l.stx.stx_size;
+  req.target->OnComplete(req.tag, sample, l.error, nullptr);
   if (!l.queue.empty()) Start(li);
 }
 
@@ -350,6 +393,12 @@ void DlioEngine::Worker::OnStat(size_t li, int res) {
   }
   if (l.streaming) {
     engine->planner_.PlanStream(l.req, size, &l.stream_next, &l.plan);
+  } else if (l.learn_state) {  // (the layout learnt from the sample's own reads)
+    engine->planner_.LearnStart(l.learn_state.get(), l.req, size, l.stx.stx_blksize, &l.plan, &l.want);
+    if (Status st = FindLearnOp(l, 0, PathOf(l)); !st.ok()) {
+      l.error = std::move(st);
+      return Close(li);
+    }
   } else {
     engine->planner_.Plan(l.req, size, l.stx.stx_blksize, &l.plan);
     if (work) {
@@ -413,6 +462,7 @@ void DlioEngine::Worker::OnRead(size_t li, uint32_t slot, int cqe_res) {
     l.error = a.offset >= size ? p.StreamEnd(l.stream_state.get(), PathOf(l))
                                : p.StreamFeed(l.stream_state.get(), l.stream_buf.get(), l.op_got, PathOf(l));
   }
+  if (l.error.ok() && l.op == l.learn_op) l.error = Learn(l);
   if (!l.error.ok()) return Close(li);
   ++l.op;
   BeginRead(l);

@@ -4,6 +4,9 @@
 
 #include <liburing.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+
+#include <cstdint>
 
 #include <atomic>
 #include <memory>
@@ -72,6 +75,14 @@ struct Lane {
   uint64_t stream_next = 0;
   std::unique_ptr<uint64_t[]> stream_state;
   std::unique_ptr<char[]> stream_buf;
+  // A reader that learns its file's layout from its own reads (ReadPlanner::LearnStateBytes): its state, the buffer
+  // the bytes it asks for land in, what it asks for and the planned read that brings them (kNoLearn: none), and the
+  // two pieces of that read's destination (the buffer, then scratch), read by the kernel at submission.
+  std::unique_ptr<uint64_t[]> learn_state;
+  std::unique_ptr<char[]> learn_buf;
+  ReadPlanner::LearnWant want;
+  size_t learn_op = SIZE_MAX;
+  struct iovec learn_iov[2]{};
 };
 
 }  // namespace dlio_detail
@@ -128,6 +139,9 @@ struct DlioEngine::Worker {
   void NextRead(size_t li);
   static bool IsHead(const Lane& l);
   void PrepPiece(size_t li, uint32_t slot);
+  bool PrepLearnPiece(Lane& l, uint32_t slot, io_uring_sqe* sqe);
+  static Status FindLearnOp(Lane& l, size_t from, const char* path);
+  Status Learn(Lane& l);
   void Work(size_t li);
   Status SizeSampleBuffer(Lane& l);
   char* ReadDst(const Lane& l, uint64_t off);

@@ -1,6 +1,7 @@
 // The read plan as a pure function: the pattern and why, the engine, its workers, threads and depths, and the notes,
 // from the workload, the run's options and set-up's facts (no file, no MPI).
 #include "emulator/run/read_plan.h"
+#include "loader/format/npz_learn.h"
 
 #include <gtest/gtest.h>
 
@@ -171,7 +172,8 @@ TEST(ReadPlan, ImagesDecodeInTheirLanesAndPreprocessIsSaidWhereNotMade) {
   ReadFacts f = Disk();
   f.check = SampleCheck::kImageDecode;
   f.images_unopened = true;
-  f.max_sample = kWholeFile;
+  f.max_sample = 0;  // (unsized whole files)
+  f.sizes_unread = true;
   // (Upstream's PIL reader decodes; v3.0's reads each image whole, and set-up refuses the decode there.)
   const WorkloadConfig up = Load("retinanet_h100", {"feedrate.decode=true", "feedrate.rules=upstream"});
   const ReadPlan d = PlanReads(up, Accelerators(1), f);
@@ -195,6 +197,29 @@ TEST(ReadPlan, WithoutIoUringTheCoalescedPlanSaysWhy) {
   EXPECT_EQ(p.io_threads, 8u);
   EXPECT_TRUE(Says(p, "I/O threads per rank"));
   EXPECT_TRUE(Says(p, "reader.preprocess_time is not applied"));
+}
+
+// Upstream's np.load learns each npz's zip layout from its own reads (set-up indexes none) where the lanes replay it
+// and nothing needs the samples' extents first.
+TEST(ReadPlan, NpzLayoutsAreLearntInLanesOnlyWhereTheyReplayNpLoad) {
+  RunOptions o = Accelerators(1);
+  const WorkloadConfig upstream = Load("unet3d_h100", {"feedrate.rules=upstream"});
+  EXPECT_TRUE(LearnsNpzInLanes(upstream, o, false, false));
+  EXPECT_FALSE(LearnsNpzInLanes(Load("unet3d_h100"), o, false, false)) << "v3.0 reads each npz whole";
+  EXPECT_FALSE(LearnsNpzInLanes(upstream, o, false, true)) << "tmpfs reads coalesced";
+  EXPECT_FALSE(LearnsNpzInLanes(upstream, o, true, false)) << "S3";
+  EXPECT_FALSE(LearnsNpzInLanes(Load("unet3d_h100", {"feedrate.rules=upstream", "dataset.num_samples_per_file=2"}), o,
+                                false, false));
+  EXPECT_FALSE(
+      LearnsNpzInLanes(Load("unet3d_h100", {"feedrate.rules=upstream", "feedrate.engine=posix"}), o, false, false));
+  EXPECT_FALSE(
+      LearnsNpzInLanes(Load("unet3d_h100", {"feedrate.rules=upstream", "dataset.compression=zip"}), o, false, false))
+      << "np.savez_compressed's members: indexed";
+  o.verify = 1;
+  EXPECT_FALSE(LearnsNpzInLanes(upstream, o, false, false)) << "--verify checks the indexed extents";
+  o.verify = 0;
+  o.retain_batches = true;
+  EXPECT_FALSE(LearnsNpzInLanes(upstream, o, false, false));
 }
 
 TEST(ReadPlan, DecodesInLanesIsDecidedFromTheConfigurationAlone) {
@@ -233,7 +258,8 @@ TEST(ReadPlan, BatchesAreRetainedOnlyWhereACheckNeedsAWholeRecord) {
   ReadFacts image = Disk();
   image.check = SampleCheck::kImageDecode;
   image.images_unopened = true;
-  image.max_sample = kWholeFile;
+  image.max_sample = 0;
+  image.sizes_unread = true;
   EXPECT_FALSE(PlanReads(Load("retinanet_h100", {"feedrate.decode=true", "feedrate.engine=posix"}), o, image).retain)
       << "decoded in its lane";
   o.retain_batches = true;
@@ -263,11 +289,22 @@ TEST(ReadPlan, ReadBuffersAreThePlansAndAreCheckedAgainstMemory) {
                                0),
             0u)
       << st.message();
+  // Upstream's np.load learning each npz's layout from its own reads: a buffer of what it learns per lane.
+  ReadFacts unindexed = Disk(2);
+  unindexed.max_sample = 0;
+  unindexed.sizes_unread = true;
+  const WorkloadConfig upstream = Load("unet3d_h100", {"feedrate.rules=upstream"});
+  ASSERT_TRUE(LearnsNpzInLanes(upstream, o, false, false));
+  const ReadPlan learnt = PlanReads(upstream, o, unindexed);
+  ASSERT_EQ(learnt.kind, AccessKind::kNpz);
+  EXPECT_EQ(learnt.memory.engine - PlanReads(upstream, o, Disk(2)).memory.engine,
+            static_cast<double>(learnt.lanes) * NpzLayoutLearner::kMaxWant);
   // feedrate.decode's lane buffers, each the largest image and a PIL read past it, are named apart.
   ReadFacts images = Disk(2);
   images.check = SampleCheck::kImageDecode;
   images.images_unopened = true;
-  images.max_sample = kWholeFile;
+  images.max_sample = 0;
+  images.sizes_unread = true;
   const WorkloadConfig decode = Load("retinanet_h100", {"feedrate.decode=true", "feedrate.rules=upstream"});
   const ReadPlan d = PlanReads(decode, o, images);
   ASSERT_EQ(d.engine_check, SampleCheck::kImageDecode);

@@ -5,7 +5,9 @@
 
 #include "datagen/npy_writer.h"
 #include "datagen/npz_writer.h"
+#include "loader/format/access_pattern.h"
 #include "loader/format/npz.h"
+#include "loader/format/npz_learn.h"
 #include "loader/format/sample_index.h"
 #include "loader/format/zip.h"
 #include "loader/io/unique_fd.h"
@@ -162,6 +164,84 @@ TEST(SampleIndex, IndexingReadsNoArrayBytes) {
   o.count = &npy;
   ASSERT_TRUE(feedrate::IndexTrainingFile(dir / "big.npy", o, &listed).ok());
   EXPECT_LE(npy.bytes.load(), 256u) << "the prelude and the header";
+}
+
+// np.load's layout learnt from its own reads (the DlioEngine's lanes, where set-up indexed nothing): each stage's
+// bytes come from a read np.load makes itself, that read and every one before it are the same in the plan made with
+// the layout learnt so far as in the plan of the whole layout (the lane plans again once the bytes are in), and
+// what is learnt is what indexing the file finds.
+TEST(NpzLearn, LayoutFromTheReadersOwnReadsIsTheIndexedOne) {
+  test::TempDir dir;
+  AlignedBuffer scratch(1 << 16);
+  for (const NpzFileSpec spec : {NpzFileSpec{512, 512, 1}, NpzFileSpec{30, 20, 1}, NpzFileSpec{1000, 1000, 1}}) {
+    const std::string path = dir / "a.npz";
+    ASSERT_TRUE(WriteDlioNpz(path, spec, 3, &scratch).ok());
+    const std::string bytes = test::ReadFile(path);
+    auto indexed = IndexTrainingFile(path, DataFormat::kNpz, 1);
+    ASSERT_TRUE(indexed.ok()) << indexed.status().ToString();
+    for (const uint64_t block : {uint64_t{4096}, uint64_t{1} << 20}) {
+      SCOPED_TRACE(std::to_string(bytes.size()) + " bytes, block " + std::to_string(block));
+      const SampleExtent whole{0, 0, kWholeFile};
+      std::vector<AccessRead> full, plan;
+      PlanDlioReads(AccessKind::kNpz, indexed->layout, whole, block, &full);
+      NpzLayoutLearner learner;
+      FileLayout l;
+      learner.Start(bytes.size(), &l);
+      size_t from = 0, stages = 0;
+      while (!learner.known()) {
+        PlanDlioReads(AccessKind::kNpz, l, whole, block, &plan);
+        size_t op = from;
+        while (op < plan.size() && plan[op].offset != learner.want()) ++op;
+        ASSERT_LT(op, plan.size()) << "no read of np.load's brings the bytes at " << learner.want();
+        ASSERT_LE(op, full.size());
+        for (size_t i = 0; i <= op; ++i) {
+          EXPECT_EQ(plan[i].offset, full[i].offset) << "read " << i;
+          EXPECT_EQ(plan[i].length, full[i].length) << "read " << i;
+        }
+        const uint64_t n = std::min<uint64_t>(learner.want_len(), bytes.size() - learner.want());
+        ASSERT_TRUE(learner.Learn(bytes.data() + learner.want(), n, path.c_str(), &l).ok());
+        from = op + 1;
+        ++stages;
+      }
+      EXPECT_EQ(stages, 3u);  // the end record, the central directory, x.npy's headers
+      EXPECT_EQ(l.dir_offset, indexed->layout.dir_offset);
+      EXPECT_EQ(l.member_offset, indexed->layout.member_offset);
+      EXPECT_EQ(l.member_data, indexed->layout.member_data);
+      EXPECT_EQ(l.member_size, indexed->length);
+      EXPECT_EQ(l.npy_header, indexed->layout.npy_header);
+      PlanDlioReads(AccessKind::kNpz, l, whole, block, &plan);
+      EXPECT_EQ(plan.size(), full.size());
+    }
+  }
+}
+
+TEST(NpzLearn, WhatItCannotLearnIsNamed) {
+  test::TempDir dir;
+  AlignedBuffer scratch(1 << 16);
+  ASSERT_TRUE(WriteDlioNpz(dir / "a.npz", {30, 20, 1}, 3, &scratch).ok());
+  const std::string bytes = test::ReadFile(dir / "a.npz");
+  NpzLayoutLearner learner;
+  FileLayout l;
+  learner.Start(bytes.size() + 5,
+                &l);  // the same archive with a 5-byte comment: its end record is not the last 22 bytes
+  const std::string commented = bytes.substr(0, bytes.size() - 2) + std::string("\x05\0hello", 7);
+  Status st = learner.Learn(commented.data() + learner.want(), 22, "c.npz", &l);
+  EXPECT_NE(st.message().find("c.npz: not a valid zip/npz archive: no zip end record at offset "), std::string::npos) << st.message();
+  std::string renamed = bytes;  // x.npy renamed z.npy in the central directory
+  learner.Start(renamed.size(), &l);
+  ASSERT_TRUE(learner.Learn(renamed.data() + learner.want(), 22, "r.npz", &l).ok());
+  const size_t at = renamed.find("x.npy", learner.want());
+  ASSERT_NE(at, std::string::npos);
+  renamed[at] = 'z';
+  st = learner.Learn(renamed.data() + learner.want(), learner.want_len(), "r.npz", &l);
+  EXPECT_NE(st.message().find("r.npz: npz has no 'x' array"), std::string::npos) << st.message();
+  std::string deflated = bytes;  // x.npy's method 8 (deflate) in the central directory
+  learner.Start(deflated.size(), &l);
+  ASSERT_TRUE(learner.Learn(deflated.data() + learner.want(), 22, "d.npz", &l).ok());
+  deflated[learner.want() + 10] = 8;
+  st = learner.Learn(deflated.data() + learner.want(), learner.want_len(), "d.npz", &l);
+  EXPECT_NE(st.message().find("d.npz: not a valid zip/npz archive: x.npy is compressed"), std::string::npos)
+      << st.message();
 }
 
 }  // namespace
