@@ -197,7 +197,7 @@ std::string ZipCentralDirectory(const std::vector<ZipEntryPlan>& entries, uint64
       std::string hdr;
       Put16(&hdr, 0x0001);
       Put16(&hdr, static_cast<uint16_t>(extra.size()));
-      extra = hdr + extra;
+      extra.insert(0, hdr);
     }
     uint16_t version = (big_size || big_off) ? 45 : 20;
     Put32(&cd, kZipCentralSig);
