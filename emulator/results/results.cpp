@@ -262,6 +262,31 @@ nlohmann::json SetupReadsJson(const RunRecord& r) {
   return j;
 }
 
+// v3.0's pre-warm passes (TrainerOptions::prewarm_batches): every rank's batches and bytes, the longest time.
+nlohmann::json PrewarmJson(const RunRecord& r) {
+  const WorkloadConfig& c = *r.cfg;
+  uint64_t batches = 0, bytes = 0;
+  double seconds = 0;
+  for (const RankInfo& ri : r.rank_info) {
+    batches += ri.prewarm_batches, bytes += ri.prewarm_bytes;
+    seconds = std::max(seconds, ri.prewarm_seconds);
+  }
+  const DlioEditionTraits& t = Traits(c.rules);
+  const std::string note =
+      r.prewarm_batches > 0
+          ? std::string(t.dlio) +
+                " pre-warms its DataLoader before each epoch's page-cache flush and after the last "
+                "epoch: each accelerator reads its next epoch's first batch of each DataLoader worker, "
+                "outside the AU window (every rank's batches and bytes; the longest accelerator's seconds)"
+      : !t.restart_workers ? std::string(t.dlio) + " keeps its DataLoader workers and pre-warms nothing"
+                           : "not replayed for this loader (TensorFlow, or S3's iterable readers)";
+  return {{"batches_per_accelerator_pass", r.prewarm_batches},
+          {"batches", batches},
+          {"bytes", bytes},
+          {"seconds", seconds},
+          {"note", note}};
+}
+
 nlohmann::json RunSetupFigures(const RunRecord& r) {
   using nlohmann::json;
   const WorkloadConfig& c = *r.cfg;
@@ -288,6 +313,7 @@ nlohmann::json RunSetupFigures(const RunRecord& r) {
                                   "PyTorch worker collates) after the batch's reads, in series with its next sample "
                                   "(feedrate.worker_collate)"}};
   f["setup_reads"] = SetupReadsJson(r);
+  f["prewarm"] = PrewarmJson(r);
   f["batches_in_flight_per_accelerator"] = r.batches_in_flight > 0 ? r.batches_in_flight : c.batches_in_flight;
   f["steps_per_epoch"] = r.steps_per_epoch;
   f["file_open_mode"] = r.file_open_mode;

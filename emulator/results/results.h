@@ -52,6 +52,10 @@ struct RankInfo {
   nlohmann::json host_cpu = nlohmann::json::object();  // host leader: the host's CPU use in training (host_cpu.h)
   // What the rank's set-up asked of the storage before the window: files stat'ed, files opened, reads, bytes read.
   uint64_t setup_stats = 0, setup_opens = 0, setup_reads = 0, setup_bytes = 0;
+  // v3.0's pre-warm passes outside the window (TrainerOptions::prewarm_batches): the rank's batches and bytes, and
+  // its longest accelerator's seconds in them.
+  uint64_t prewarm_batches = 0, prewarm_bytes = 0;
+  double prewarm_seconds = 0;
   nlohmann::json dlio_host;  // a run started as DLIO: DlioHostFacts() of the rank's host (null otherwise)
 };
 // The one JSON form of a rank's facts, under the members' own names: how a rank sends them to rank 0 (run_gather.h).
@@ -62,7 +66,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankInfo, rank, hostname, cpus, 
                                                 net_rx_bytes, verify_seconds, cache, storage, accelerator_memory,
                                                 latency_hist, latency_max_ns, setup_peak_rss_mib, files_held,
                                                 file_list_bytes, host_cpu, setup_stats, setup_opens, setup_reads,
-                                                setup_bytes, dlio_host)
+                                                setup_bytes, prewarm_batches, prewarm_bytes, prewarm_seconds, dlio_host)
 
 struct DlioInvocation;
 
@@ -99,6 +103,7 @@ struct RunRecord {
   uint64_t collates = 0;                     // rank 0's DataLoader workers' batch collates (DlioEngine) and their time
   double collate_seconds = 0;
   uint64_t batches_in_flight = 0;            // per accelerator, as the run kept them (0: the workload's)
+  uint64_t prewarm_batches = 0;              // v3.0's pre-warm: batches per accelerator and pass (0: none)
   bool retain_batches = false;
   std::string sample_check = "none";  // what each sample is checked for once read
   std::string file_open_mode = "per_sample";  // per_sample | per_file_visit | keep_open

@@ -8,6 +8,7 @@
 
 #include "loader/format/npz_learn.h"
 #include "loader/io/dlio_engine.h"
+#include "loader/util/dlio_edition.h"
 #include "loader/util/time_draw.h"
 
 namespace feedrate {
@@ -321,6 +322,7 @@ ReadPlan BasePlan(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFa
   p.io_threads = e.io_threads;
   p.options = e.options;
   p.lane_decode_only = f.images_unopened && cfg.decode;
+  p.prewarm_batches = PrewarmBatches(cfg, f.s3);
   return p;
 }
 
@@ -402,6 +404,11 @@ bool LearnsNpzInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3,
   return cfg.format == DataFormat::kNpz && PatternKind(cfg) == AccessKind::kNpz && cfg.num_samples_per_file == 1 &&
          cfg.compression == "none" && !s3 && opt.verify <= 0 &&
          CoalescedReason(cfg, opt, PatternFacts::BeforeSetup(opt, memory_storage)) == nullptr;
+}
+
+uint64_t PrewarmBatches(const WorkloadConfig& cfg, bool s3) {
+  if (!Traits(cfg.rules).restart_workers || cfg.data_loader != DataLoader::kPyTorch || s3) return 0;
+  return std::max<uint64_t>(1, cfg.read_threads);
 }
 
 bool DecodesInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage) {

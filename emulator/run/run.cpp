@@ -212,6 +212,7 @@ void TrainingRun::DescribeSetup() {
   rec_.setup_reads = setup_.setup_reads;
   rec_.setup_bytes = setup_.setup_bytes;
   rec_.batches_in_flight = setup_.plan.batches_in_flight;
+  rec_.prewarm_batches = setup_.plan.prewarm_batches;
   rec_.retain_batches = setup_.plan.retain;
   if (setup_.file_table) rec_.file_open_mode = FileOpenModeName(setup_.file_table->mode());
   const SampleCheck check = setup_.head_check != SampleCheck::kNone ? setup_.head_check : setup_.table.check;
@@ -308,6 +309,7 @@ TrainerOptions TrainingRun::MakeTrainerOptions(ProgressReporter& reporter, Accel
   to.coalesce_bytes = cfg_.coalesce_reads && setup_.plan.pattern != "dlio" ? setup_.engine_options.transfer_size : 0;
   to.eval_sampler = setup_.eval_sampler.get();
   to.eval_id_offset = setup_.eval_id_offset;
+  to.prewarm_batches = setup_.plan.prewarm_batches;
   to.check_ns = setup_.table.check != SampleCheck::kNone ? &check_ns_ : nullptr;
   // Page cache and device counters around each epoch: drop (when asked), then the device counters start; they
   // stop when the training block ends.
@@ -416,7 +418,12 @@ void TrainingRun::CollectExtras(uint64_t threads) {
     extras_.verify_bytes = setup_.content->bytes_checked.load();
     extras_.verify_seconds = static_cast<double>(setup_.content->ns.load()) / 1e9;
   }
-  for (const auto& log : result_.logs) extras_.probe_failures += log.probe_failures;
+  for (const auto& log : result_.logs) {
+    extras_.probe_failures += log.probe_failures;
+    extras_.prewarm_batches += log.prewarm_batches;
+    extras_.prewarm_bytes += log.prewarm_bytes;
+    extras_.prewarm_seconds = std::max(extras_.prewarm_seconds, static_cast<double>(log.prewarm_ns) / 1e9);
+  }
   extras_.accelerator_memory = setup_.staging.ToJson(counters_.device_bytes);
 }
 

@@ -97,6 +97,9 @@ std::string RankInfoJson(const Comm& comm, const RankExtras& x) {
   ri.setup_opens = x.setup_opens;
   ri.setup_reads = x.setup_reads;
   ri.setup_bytes = x.setup_bytes;
+  ri.prewarm_batches = x.prewarm_batches;
+  ri.prewarm_bytes = x.prewarm_bytes;
+  ri.prewarm_seconds = x.prewarm_seconds;
   ri.cache = x.cache;
   ri.storage = x.storage;
   ri.accelerator_memory = x.accelerator_memory;

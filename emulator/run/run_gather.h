@@ -34,6 +34,8 @@ struct RankExtras {
   double setup_peak_rss_mib = 0;
   uint64_t files_held = 0, file_list_bytes = 0;  // the rank's PathList
   uint64_t setup_stats = 0, setup_opens = 0, setup_reads = 0, setup_bytes = 0;  // Setup's, before the window
+  uint64_t prewarm_batches = 0, prewarm_bytes = 0;  // the pre-warm passes' (AcceleratorLog), the rank's
+  double prewarm_seconds = 0;                       // and its longest accelerator's time in them
   double verify_seconds = 0;   // and the I/O threads' time doing it
   const IoStats* io = nullptr;
   nlohmann::json cache = nlohmann::json::object();    // CacheControl::ToJson

@@ -214,14 +214,14 @@ RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, cons
   f.needed.assign(files, 0);
   std::vector<char>& needed = f.needed;
   SampleSequence ids;
-  auto mark = [&](uint64_t offset) {  // the files `ids` (shifted by offset) read from
-    const uint64_t spf = cfg.num_samples_per_file;
-    if (ids.size() > 0 && ids.contiguous()) {  // a range: its files, without a pass over its samples
-      const uint64_t last = (ids.first() + offset + ids.size() - 1) / spf;
+  auto mark = [&](uint64_t offset, uint64_t limit = UINT64_MAX) {  // the files the first `limit` of `ids` read from
+    const uint64_t spf = cfg.num_samples_per_file, n = std::min<uint64_t>(ids.size(), limit);
+    if (n > 0 && ids.contiguous()) {  // a range: its files, without a pass over its samples
+      const uint64_t last = (ids.first() + offset + n - 1) / spf;
       for (uint64_t file = (ids.first() + offset) / spf; file <= last; ++file) needed[file] = 1;
       return;
     }
-    for (uint64_t i = 0; i < ids.size(); ++i) needed[(ids[i] + offset) / spf] = 1;
+    for (uint64_t i = 0; i < n; ++i) needed[(ids[i] + offset) / spf] = 1;
   };
   // Orders that change between epochs (Feedrate's shuffle, tf.data's shuffle buffer) may touch other files later.
   const bool varies = cfg.order == SampleOrder::kShuffled ||
@@ -231,14 +231,21 @@ RankFiles SelectRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, cons
   const bool every_file = varies && cfg.epochs > 64;
   uint64_t epochs_to_scan = every_file ? 0 : varies ? cfg.epochs : 1;
   if (every_file) std::fill(needed.begin(), needed.end(), 1);
+  // v3.0's pre-warm after the last epoch reads the first batches of the epoch after it.
+  const uint64_t after_last = varies && !every_file ? PrewarmBatches(cfg, cfg.on_s3()) * cfg.batch_size : 0;
   for (uint64_t a = 0; a < opt.accelerators; ++a) {
+    const uint64_t acc = static_cast<uint64_t>(comm.rank()) * opt.accelerators + a;
     for (uint64_t e = 1; e <= epochs_to_scan; ++e) {
-      s.sampler->EpochSamples(e, static_cast<uint64_t>(comm.rank()) * opt.accelerators + a, &ids);
+      s.sampler->EpochSamples(e, acc, &ids);
       mark(0);
       if (s.eval_sampler) {
-        s.eval_sampler->EpochSamples(e, static_cast<uint64_t>(comm.rank()) * opt.accelerators + a, &ids);
+        s.eval_sampler->EpochSamples(e, acc, &ids);
         mark(s.eval_id_offset);
       }
+    }
+    if (after_last > 0) {
+      s.sampler->EpochSamples(cfg.epochs + 1, acc, &ids);
+      mark(0, after_last);
     }
   }
   for (size_t i = 0; i < files; ++i) {

@@ -136,6 +136,30 @@ EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetc
   return r;
 }
 
+// The pre-warm iterator of v3.0's DLIO (main.py: next(iter(loader)), then del): its workers each begin their first
+// batch, batch 0 arrives, the iterator goes and every batch begun is finished. The lanes begin at once, so each
+// worker's first batch is read, as the fork's pre-warm reads when its workers start together (how many it reads
+// depends on how fast its workers start: 1 to read_threads + 1 batches measured, docs/dlio-compatibility.md).
+void Trainer::PreWarm(Prefetcher& prefetcher, const SampleSequence& samples, AcceleratorLog& log) {
+  const uint64_t n = std::min(opt_.prewarm_batches, result_.steps_per_epoch);
+  if (n == 0) return;
+  const int64_t start = NowNs();
+  prefetcher.StartEpoch(&samples, n);
+  for (uint64_t s = 0; s < n; ++s) {
+    BatchResult batch = prefetcher.WaitBatch(s);
+    if (!batch.status.ok()) {  // the barrier that follows stops every rank
+      if (!batch.status.stopped()) RecordError(batch.status);
+      prefetcher.Drain();
+      break;
+    }
+    prefetcher.Refill();
+    ++log.prewarm_batches;
+    log.prewarm_bytes += batch.bytes;
+  }
+  (void)prefetcher.TakeResidency();  // the epoch's sample is of its own reads
+  log.prewarm_ns += NowNs() - start;
+}
+
 TrainingResult Trainer::Run() {
   result_.steps_per_epoch = sampler_.steps_per_epoch();
   result_.logs.resize(opt_.accelerators);
@@ -222,8 +246,10 @@ void Trainer::AcceleratorMain(uint64_t local) {
     }
   } report_lost{this, owned, eval_prefetcher};
 
+  sampler_.EpochSamples(1, global, &samples);
+  PreWarm(prefetcher, samples, log);
   for (uint64_t epoch = 1; epoch <= cfg_.epochs; ++epoch) {
-    sampler_.EpochSamples(epoch, global, &samples);
+    if (epoch > 1 && opt_.prewarm_batches == 0) sampler_.EpochSamples(epoch, global, &samples);
     barrier.arrive_and_wait();  // epoch start (DLIO HEAD also aligns ranks before the epoch)
     if (stop_) return;
     const int64_t block_start = NowNs();
@@ -273,6 +299,10 @@ void Trainer::AcceleratorMain(uint64_t local) {
       log.eval[epoch - 1] = Evaluate(epoch, global, *eval_prefetcher, &eval_ids, device);
       barrier.arrive_and_wait();  // evaluation end (DLIO: a barrier after _eval)
       if (stop_) return;
+    }
+    if (opt_.prewarm_batches > 0) {  // the next epoch's (after the last one too, as v3.0's DLIO does)
+      sampler_.EpochSamples(epoch + 1, global, &samples);
+      PreWarm(prefetcher, samples, log);
     }
   }
 }

@@ -43,6 +43,9 @@ struct AcceleratorLog {
   std::vector<EvalEpoch> eval;    // per epoch (ran only after evaluated epochs)
   std::vector<Residency> residency;  // per epoch: what the sampled page-cache probes saw before the reads
   uint64_t probe_failures = 0;       // page-cache probes that failed (e.g. no mmap on the file system)
+  // The pre-warm passes (TrainerOptions::prewarm_batches), outside the window: batches and bytes read, time taken.
+  uint64_t prewarm_batches = 0, prewarm_bytes = 0;
+  int64_t prewarm_ns = 0;
 };
 
 struct TrainingResult {
@@ -73,6 +76,11 @@ struct TrainerOptions {
   // eval_id_offset in the sample table.
   const Sampler* eval_sampler = nullptr;
   uint64_t eval_id_offset = 0;
+  // MLPerf Storage v3.0's DLIO pre-warms its DataLoader before each epoch (ReadPlan::prewarm_batches): each
+  // accelerator reads its next epoch's first this-many batches (one per worker, all begun at once, each finished)
+  // before the barrier that starts the epoch (and its flush), and once more after the last epoch; outside the window,
+  // in no step record. 0: none.
+  uint64_t prewarm_batches = 0;
   // Called on rank 0's side of every rank after each epoch (inside the epoch barrier), for live progress.
   std::function<void(uint64_t epoch, const std::vector<AcceleratorLog>& logs)> on_epoch;
   // Called on every rank inside the barrier that starts each epoch, before the ranks agree to go on (so its work,
@@ -115,6 +123,8 @@ class Trainer {
   // compute runs here; a sleep is left to the step barrier (OnBarrier) and its end returned at once.
   int64_t ComputeUntilBarrier(StepCompute* device, int64_t t1, double secs);
   bool IsEvalEpoch(uint64_t epoch) const;
+  // One pre-warm pass over `samples` (an epoch's order), counted in `log` (TrainerOptions::prewarm_batches).
+  void PreWarm(Prefetcher& prefetcher, const SampleSequence& samples, AcceleratorLog& log);
   // One evaluation pass (DLIO's _eval): batch_size_eval batches, eval_time each, no step barrier.
   EvalEpoch Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetcher, SampleSequence* ids,
                      StepCompute* device);

@@ -3,6 +3,7 @@
 // that rank's error; a read that never completes fails the run after the I/O timeout.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -36,6 +37,7 @@ class FakeEngine final : public IoEngine {
     {
       std::lock_guard<std::mutex> lock(mu_);
       queue_.insert(queue_.end(), requests.begin(), requests.end());
+      for (const ReadRequest& r : requests) submitted_.push_back(static_cast<int64_t>(r.extent.file));
     }
     cv_.notify_one();
   }
@@ -45,6 +47,15 @@ class FakeEngine final : public IoEngine {
     std::lock_guard<std::mutex> lock(mu_);
     for (const ReadRequest& r : held_) r.target->OnComplete(r.tag, r.extent.length, Status::Ok(), nullptr);
     held_.clear();
+  }
+  // The files of every request submitted so far, in order, with Mark()'s markers among them.
+  std::vector<int64_t> Submitted() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return submitted_;
+  }
+  void Mark(int64_t marker) {
+    std::lock_guard<std::mutex> lock(mu_);
+    submitted_.push_back(marker);
   }
   int64_t fail_file = -1;
   int64_t hold_file = -1;
@@ -76,6 +87,7 @@ class FakeEngine final : public IoEngine {
   std::condition_variable cv_;
   std::deque<ReadRequest> queue_;
   std::vector<ReadRequest> held_;
+  std::vector<int64_t> submitted_;
   bool stop_ = false;
   std::thread worker_;
 };
@@ -164,6 +176,62 @@ TEST(Trainer, QueueingTheNextBatchOverlapsTheComputeNotTheStall) {
       EXPECT_LT(s.compute_ns, 1'250'000'000) << "queueing the next batch lengthened the compute";
       EXPECT_EQ(s.bytes, 2000u);
     }
+  }
+}
+
+// v3.0's pre-warm (TrainerOptions::prewarm_batches): before the barrier that starts each epoch (and its flush), and
+// after the last, each accelerator reads its next epoch's first batches; in no step record. In a shuffled order each
+// epoch's first batch differs, so the reads between the epochs' starts say whose they are.
+TEST(Trainer, PreWarmReadsTheNextEpochsFirstBatchesBeforeItsStart) {
+  Job job;
+  SamplerConfig sc = Job::Config();
+  sc.order = SampleOrder::kShuffled;
+  sc.sample_shuffle = true;
+  const Sampler sampler = *Sampler::Create(sc);
+  FakeEngine engine;
+  TrainerOptions o = job.Options();
+  o.prewarm_batches = 1;
+  constexpr int64_t kEpochStart = -1;
+  o.before_epoch = [&engine](uint64_t) {
+    engine.Mark(kEpochStart);
+    return Status::Ok();
+  };
+  Trainer trainer(job.cfg, sampler, engine, job.table, *g_comm, std::move(o));
+  TrainingResult r = trainer.Run();
+  ASSERT_TRUE(r.error.ok()) << r.error.ToString();
+  EXPECT_EQ(r.epochs_completed, 3u);
+  // What each phase should read: epoch e's samples of both accelerators, or their first batch (2 samples) of it.
+  auto expect = [&](uint64_t epoch, bool first_batch_only) {
+    std::vector<int64_t> files;
+    for (uint64_t a = 0; a < 2; ++a) {
+      std::vector<uint64_t> ids;
+      sampler.EpochSamples(epoch, static_cast<uint64_t>(g_comm->rank()) * 2 + a, &ids);
+      for (size_t i = 0; i < (first_batch_only ? 2 : ids.size()); ++i) files.push_back(static_cast<int64_t>(ids[i]));
+    }
+    return files;
+  };
+  std::vector<std::vector<int64_t>> phases(1);  // the reads before epoch 1's start, then between the starts
+  for (int64_t f : engine.Submitted()) {
+    if (f == kEpochStart) {
+      phases.emplace_back();
+    } else {
+      phases.back().push_back(f);
+    }
+  }
+  ASSERT_EQ(phases.size(), 4u);
+  for (uint64_t e = 0; e <= 3; ++e) {
+    std::vector<int64_t> want = e == 0 ? std::vector<int64_t>{} : expect(e, false);
+    for (int64_t f : expect(e + 1, true)) want.push_back(f);
+    std::vector<int64_t> got = phases[e];
+    std::sort(want.begin(), want.end());
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << "between epoch " << e << "'s start and the next";
+  }
+  EXPECT_NE(expect(1, true), expect(2, true)) << "a shuffled order whose epochs start alike tells nothing";
+  for (const AcceleratorLog& log : r.logs) {
+    EXPECT_EQ(log.prewarm_batches, 4u);  // before each of the 3 epochs and after the last
+    EXPECT_EQ(log.prewarm_bytes, 4u * 2000u);
+    for (const StepRecord& s : log.steps) EXPECT_EQ(s.bytes, 2000u);
   }
 }
 
