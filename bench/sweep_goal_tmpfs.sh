@@ -6,7 +6,8 @@
 # 30% within minutes, so each sweep is judged against the lower of the fio runs on either side of it. Goal: every
 # answer >= 0.9 x its copy limit.
 # Usage: bench/sweep_goal_tmpfs.sh [OUT_PREFIX]
-#   env: ACC=h100 REAL=56 STEPS=120 REPEATS=5 MIN=2 POLICY=nice (forwarded --io-thread-policy; nice is run's default)
+#   env: ACC=h100 REAL=56 STEPS=120 REPEATS=5 MIN=2 POLICY=nice (forwarded --io-thread-policy; nice is run's default);
+#   KEEP_DATA=1 keeps the ~8 GB tmpfs dataset for the next run (by default it is removed: it holds that much memory)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 acc=${ACC:-h100}; real=${REAL:-56}; steps=${STEPS:-120}; repeats=${REPEATS:-5}
@@ -18,7 +19,7 @@ command -v fio > /dev/null || { echo "bench needs fio (apt-get install fio)" >&2
 src=/dev/shm/feedrate-unet3d
 links=/dev/shm/feedrate-goal-links
 work=$(mktemp -d)
-trap 'rm -rf "$work" "$links"' EXIT
+trap 'rm -rf "$work" "$links"; [ -n "${KEEP_DATA:-}" ] || rm -rf "$src"' EXIT
 "$feedrate" datagen -w unet3d_h100 --data-dir "$src" --param "dataset.num_files_train=$real" --skip-existing --threads 2 > /dev/null
 names=$((16 * 7 * steps))  # enough for 16 accelerators
 . bench/lib.sh

@@ -45,6 +45,13 @@ class Comm {
     return true;
   }
 
+  // The ranks on this rank's host, itself included.
+  int ranks_on_host() const {
+    int n = 0;
+    for (int r = 0; r < size_; ++r) n += hostname(r) == hostname(rank_) ? 1 : 0;
+    return n;
+  }
+
   int num_hosts() const { return num_hosts_; }
   // The mode AnyTrue uses (default flat). Hierarchical pays off with several hosts and several ranks per host.
   void SetStepBarrier(StepBarrierMode mode) { step_mode_ = mode; }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -58,7 +59,9 @@ nlohmann::json StorageJson(const Setup& s, const DeviceEpochs& d) {
 // Construct, then Execute() once; every rank runs the same phases (they contain collectives).
 class TrainingRun {
  public:
-  TrainingRun(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) : cfg_(cfg), opt_(opt), comm_(comm) {}
+  // `sized`: the line saying how the edition's DLIO sized the config to this host ("" where it did not).
+  TrainingRun(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm, std::string sized)
+      : cfg_(cfg), opt_(opt), comm_(comm), sized_(std::move(sized)) {}
   ~TrainingRun() { comm_.SetAbortHook(nullptr); }  // the hook refers to rec_
   TrainingRun(const TrainingRun&) = delete;
   TrainingRun& operator=(const TrainingRun&) = delete;
@@ -87,6 +90,7 @@ class TrainingRun {
   const WorkloadConfig& cfg_;
   const RunOptions& opt_;
   Comm& comm_;
+  std::string sized_;  // how the edition's DLIO sized the config to this host (RunTraining)
   RunRecord rec_;
   ResultsDirClaim claim_;  // rank 0: the results folder, held for the run
   Setup setup_;
@@ -133,6 +137,7 @@ void TrainingRun::StartRecord() {
     rec_.warnings.push_back("keys accepted but not implemented by Feedrate yet (no effect): " + keys);
   }
   if (std::string note = TrainingCheckpointNote(cfg_); !note.empty()) rec_.warnings.push_back(note);
+  if (!sized_.empty()) rec_.warnings.push_back(sized_);
 }
 
 // Rank 0 chooses and creates the results directory first, so an unwritable one fails before any work. A job the
@@ -572,8 +577,14 @@ int TrainingRun::Execute() {
 
 }  // namespace
 
+// The run reads with the configuration as the edition's DLIO holds it on this host: v3.0's sizes reader.read_threads 1
+// to the host's CPUs per accelerator (SizeReadThreadsForHost; DLIO's ranks on a node are the accelerators here).
 int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) {
-  TrainingRun run(cfg, opt, comm);
+  WorkloadConfig sized = cfg;
+  std::string note = SizeReadThreadsForHost(&sized, ReadHostInfo().cpu_count,
+                                            opt.accelerators * static_cast<uint64_t>(comm.ranks_on_host()),
+                                            DlioMaxAutoThreads(std::getenv("DLIO_MAX_AUTO_THREADS")));
+  TrainingRun run(sized, opt, comm, std::move(note));
   const int code = run.Execute();
   run.HoldMetrics();
   return code;

@@ -3,8 +3,10 @@
 #include "loader/config/workload_config.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include <sstream>
 
 #include "loader/config/workload_yaml.h"
+#include "loader/util/dlio_edition.h"
 
 namespace feedrate {
 namespace {
@@ -216,7 +219,7 @@ void ExtractReader(const Extractor& x, WorkloadConfig* c) {
   x.ReadU64("evaluation.eval_after_epoch", &c->eval_after_epoch, 0);
   x.ReadU64("evaluation.epochs_between_evals", &c->epochs_between_evals, 1);
   x.ReadU64("reader.read_threads", &c->read_threads, 0);
-  uint64_t prefetch_size = 2;  // DLIO's default; it only shapes the batches in flight
+  uint64_t& prefetch_size = c->prefetch_size;  // (DLIO's default 2; it only shapes the batches in flight)
   x.ReadU64("reader.prefetch_size", &prefetch_size, 0, kMaxBatchesInFlight);
   c->batches_in_flight = DlioBatchesInFlight(c->data_loader, c->read_threads, prefetch_size);
   if (c->batches_in_flight > kMaxBatchesInFlight) {
@@ -309,6 +312,8 @@ void Extract(const YAML::Node& root, WorkloadConfig* c) {
   x.Read("feedrate.decode", &c->decode);
   x.ReadEnum("feedrate.compute", &c->compute);
   x.ReadU64("feedrate.compute_memory_bytes", &c->compute_memory_bytes, 0);
+  const YAML::Node depth = x.Get("feedrate.batches_in_flight");
+  c->batches_in_flight_given = depth.IsDefined() && !depth.IsNull();
   x.ReadU64("feedrate.batches_in_flight", &c->batches_in_flight, 1, kMaxBatchesInFlight);  // replaces DLIO's depth
   ExtractParquet(x, c);
 }
@@ -344,6 +349,34 @@ uint64_t DlioBatchesInFlight(DataLoader loader, uint64_t read_threads, uint64_t 
     default:
       return std::max<uint64_t>(1, prefetch_size);
   }
+}
+
+std::string SizeReadThreadsForHost(WorkloadConfig* c, uint64_t host_cpus, uint64_t ranks_on_host, uint64_t cap) {
+  if (!Traits(c->rules).auto_read_threads || c->main_process_reads || c->read_threads != 1) return "";
+  const uint64_t per_rank =
+      std::max<uint64_t>(1, std::max<uint64_t>(1, host_cpus) / std::max<uint64_t>(1, ranks_on_host));
+  const uint64_t sized = std::min(per_rank, std::max<uint64_t>(1, cap));
+  if (sized <= 1) return "";
+  c->read_threads = sized;
+  if (!c->batches_in_flight_given) {
+    c->batches_in_flight = std::min(DlioBatchesInFlight(c->data_loader, sized, c->prefetch_size), kMaxBatchesInFlight);
+  }
+  return "reader.read_threads 1 sized to " + std::to_string(sized) + " DataLoader workers per accelerator, as " +
+         Traits(c->rules).dlio + " does (" + std::to_string(host_cpus) + " CPUs / " + std::to_string(ranks_on_host) +
+         " accelerator(s) on this host, at most DLIO_MAX_AUTO_THREADS " + std::to_string(cap) +
+         "); set it above 1 to keep one";
+}
+
+uint64_t DlioMaxAutoThreads(const char* value) {
+  if (value == nullptr) return 8;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(value, &end, 10);
+  if (end == value || *end != '\0' || errno != 0) {
+    throw ConfigError(std::string("DLIO_MAX_AUTO_THREADS=") + value +
+                      " is not an integer (v3.0's DLIO reads it as one)");
+  }
+  return static_cast<uint64_t>(std::max<long long>(1, v));
 }
 
 uint64_t TfRecordReadAhead(uint64_t read_threads, uint64_t shuffle_records, uint64_t batch) {

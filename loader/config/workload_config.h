@@ -96,6 +96,8 @@ struct WorkloadConfig {
   // Batches one accelerator has in flight, as DLIO's loader for these settings keeps them (DlioBatchesInFlight), or
   // feedrate.batches_in_flight: the Prefetcher's batches in flight, and the slots of retained or staged batches.
   uint64_t batches_in_flight = 2;
+  uint64_t prefetch_size = 2;            // reader.prefetch_size (DLIO's default): shapes batches_in_flight only
+  bool batches_in_flight_given = false;  // feedrate.batches_in_flight set: DLIO's depth no longer applies
   uint64_t transfer_size = 1 << 20;    // DLIO default is None; Feedrate reads in 1 MiB transfers
   uint64_t tf_buffer_size = 256 << 10; // TFRecordDataset's buffer_size: reader.transfer_size when set (DLIO passes
                                        // it), else TensorFlow's default for None, 256 KiB
@@ -193,6 +195,15 @@ std::string TrainingCheckpointNote(const WorkloadConfig& c);
 // (prefetch_size, 2 when 0). At least 1: with read_threads 0 DLIO's PyTorch loader reads a batch only when the step
 // asks for it, which Feedrate does not emulate (it overlaps one batch with the compute).
 uint64_t DlioBatchesInFlight(DataLoader loader, uint64_t read_threads, uint64_t prefetch_size);
+// MLPerf Storage v3.0's DLIO turns reader.read_threads 1 (its default) into the node's CPUs per rank, at most
+// DLIO_MAX_AUTO_THREADS (8 when unset) (utils/config.py LoadConfig, "PR-5"): `host_cpus` the node's online CPUs,
+// `ranks_on_host` DLIO's ranks there (the accelerators emulated on this host), `cap` that variable. Sets read_threads
+// and the batches in flight that follow from it (unless feedrate.batches_in_flight sets them) where the edition does
+// this, and returns the line that says so ("" where nothing changed).
+std::string SizeReadThreadsForHost(WorkloadConfig* c, uint64_t host_cpus, uint64_t ranks_on_host, uint64_t cap);
+// DLIO_MAX_AUTO_THREADS as v3.0's DLIO reads it: 8 when unset, at least 1; a value that is not an integer throws
+// ConfigError (the fork's int() fails on it too).
+uint64_t DlioMaxAutoThreads(const char* value);
 // The batches TensorFlow's TFRecord pipeline reads ahead of its prefetch(prefetch_size): ParallelInterleave's
 // read_threads current and 2 x read_threads prefetched files buffer 2 records each, and shuffle(shuffle_size) fills
 // its buffer (0 when sample_shuffle is off), in batches of `batch` records. Added where TensorFlow's stream is

@@ -28,6 +28,9 @@ struct DlioEditionTraits {
   bool flush_rank0_each_epoch;
   // JPEG and PNG datagen writes dim x dim raw bytes, not encoded images (data_generator/jpeg_generator.py fast path).
   bool raw_image_datagen;
+  // reader.read_threads 1 (the dataclass default) becomes the node's CPUs per rank, at most DLIO_MAX_AUTO_THREADS
+  // (8 unset) (utils/config.py, "PR-5"; SizeReadThreadsForHost).
+  bool auto_read_threads;
 };
 
 const DlioEditionTraits& Traits(DlioEdition e);

@@ -1,6 +1,8 @@
 // End-to-end: datagen then run with the real binary under mpirun; summary fields, AU extremes, interrupts.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -397,6 +399,46 @@ TEST(Run, JsonEventsAndQuietProgress) {
   auto plain = Sh(Feedrate(fast + " --results-dir " + (dir / "p")) + " 2>/dev/null");  // not a terminal: epoch lines
   EXPECT_NE(plain.output.find("epoch 1/2: AU"), std::string::npos) << plain.output;
   EXPECT_EQ(plain.output.find("\033[K"), std::string::npos);
+}
+
+// v3.0's DLIO sizes reader.read_threads 1 to the host's CPUs per rank, at most DLIO_MAX_AUTO_THREADS (its
+// utils/config.py): the run keeps that many DataLoader workers per accelerator (its pre-warm reads a batch of each)
+// and says so; the variable caps it, and a value that is not a number is refused before any work.
+TEST(Run, V3SizesOneReadThreadToTheHostAsItsDlioDoes) {
+  test::TempDir dir;
+  const std::string shape = SmallDatasetParams(16, 4096);
+  ASSERT_EQ(Sh(Feedrate("datagen -w unet3d_h100 --data-dir " + (dir / "data") + " " + shape)).code, 0);
+  auto run = [&](const std::string& env, const std::string& res) {
+    return Sh(env + Feedrate("run -w unet3d_h100 --data-dir " + (dir / "data") + " " + shape +
+                             " --param reader.read_threads=1 --param reader.batch_size=1 --param train.epochs=1"
+                             " --param train.computation_time=0.001 -n 1 --quiet --results-dir " +
+                             (dir / res)));
+  };
+  const uint64_t cpus = static_cast<uint64_t>(::sysconf(_SC_NPROCESSORS_ONLN));
+  const uint64_t expect = std::min<uint64_t>(cpus, 8);
+  auto sized = run("", "sized");
+  ASSERT_TRUE(sized.code == 0 || sized.code == 3) << sized.output;
+  const auto f = ReadJson(dir / "sized/summary.json")["feedrate"];
+  EXPECT_EQ(f["prewarm"]["batches_per_accelerator_pass"], expect) << f["prewarm"];
+  const std::string warnings = f["warnings"].dump();
+  EXPECT_EQ(warnings.find("reader.read_threads 1 sized to " + std::to_string(expect) + " DataLoader workers") !=
+                std::string::npos,
+            expect > 1)
+      << warnings;
+  auto capped = run("DLIO_MAX_AUTO_THREADS=1 ", "capped");
+  ASSERT_TRUE(capped.code == 0 || capped.code == 3) << capped.output;
+  EXPECT_EQ(ReadJson(dir / "capped/summary.json")["feedrate"]["prewarm"]["batches_per_accelerator_pass"], 1u);
+  auto upstream =
+      Sh(Feedrate("run -w unet3d_h100 --rules upstream --data-dir " + (dir / "data") + " " + shape +
+                  " --param reader.read_threads=1 --param train.epochs=1 --param train.computation_time=0.001"
+                  " -n 1 --quiet --results-dir " +
+                  (dir / "upstream")));
+  ASSERT_TRUE(upstream.code == 0 || upstream.code == 3) << upstream.output;
+  EXPECT_EQ(ReadJson(dir / "upstream/summary.json")["feedrate"]["warnings"].dump().find("sized to"), std::string::npos);
+  auto bad = run("DLIO_MAX_AUTO_THREADS=many ", "bad");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("DLIO_MAX_AUTO_THREADS=many is not an integer"), std::string::npos) << bad.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad/summary.json")) << "refused before any work";
 }
 
 }  // namespace
