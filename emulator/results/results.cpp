@@ -276,8 +276,8 @@ nlohmann::json PrewarmJson(const RunRecord& r) {
       r.prewarm_batches > 0
           ? std::string(t.dlio) +
                 " pre-warms its DataLoader before each epoch's page-cache flush and after the last "
-                "epoch: each accelerator reads its next epoch's first batch of each DataLoader worker, "
-                "outside the AU window (every rank's batches and bytes; the longest accelerator's seconds)"
+                "epoch: each accelerator reads its next epoch's first batch of each DataLoader worker and worker "
+                "0's second, outside the AU window (every rank's batches and bytes; the longest accelerator's seconds)"
       : !t.restart_workers ? std::string(t.dlio) + " keeps its DataLoader workers and pre-warms nothing"
                            : "not replayed for this loader (TensorFlow, or S3's iterable readers)";
   return {{"batches_per_accelerator_pass", r.prewarm_batches},

@@ -408,7 +408,7 @@ bool LearnsNpzInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3,
 
 uint64_t PrewarmBatches(const WorkloadConfig& cfg, bool s3) {
   if (!Traits(cfg.rules).restart_workers || cfg.data_loader != DataLoader::kPyTorch || s3) return 0;
-  return std::max<uint64_t>(1, cfg.read_threads);
+  return cfg.main_process_reads ? 1 : std::max<uint64_t>(1, cfg.read_threads) + 1;
 }
 
 bool DecodesInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage) {

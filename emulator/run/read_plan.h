@@ -79,7 +79,7 @@ struct ReadPlan {
   SampleCheck engine_check = SampleCheck::kNone;  // the check the DlioEngine makes; the prefetcher then makes none
   bool preprocess = false;              // the lanes wait reader.preprocess_time a sample
   uint64_t collate_sample_bytes = 0;    // what each DataLoader worker collates a sample (feedrate.worker_collate)
-  uint64_t prewarm_batches = 0;         // v3.0's pre-warm: batches per accelerator before each epoch (TrainerOptions)
+  uint64_t prewarm_batches = 0;         // v3.0's pre-warm: batches per accelerator before each epoch (PrewarmBatches)
   bool lane_decode_only = false;        // feedrate.decode of images with no sizes: only the DlioEngine can
   uint32_t s3_window = 1;               // kS3Lanes: GETs in flight per worker (feedrate.s3_reader_window)
   StagingPlan staging;                  // where batches land, and whether cuFile reads them there
@@ -115,9 +115,11 @@ ReadPlan FallBackToCoalesced(const WorkloadConfig& cfg, const RunOptions& opt, c
 bool LearnsNpzInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage);
 
 // The batches v3.0's DLIO pre-warms its PyTorch DataLoader with before every epoch and after the last (main.py run):
-// the next epoch's first batch of each of its read_threads workers (its main process's one batch with none); 0 for
-// other editions, TensorFlow, and S3 (s3dlio's iterable readers are not replayed). From the configuration alone: set-up
-// keeps the paths of the epoch after the last that the final pass reads (ReadPlan::prewarm_batches agrees).
+// the next epoch's first batch of each of its read_threads workers, and worker 0's second, which it begins as soon as
+// it has handed batch 0 over, before the main process deletes the iterator (its main process's one batch with no
+// workers); 0 for other editions, TensorFlow, and S3 (s3dlio's iterable readers are not replayed). From the
+// configuration alone: set-up keeps the paths of the epoch after the last that the final pass reads
+// (ReadPlan::prewarm_batches agrees).
 uint64_t PrewarmBatches(const WorkloadConfig& cfg, bool s3);
 
 // feedrate.decode on JPEG/PNG where the run replays DLIO's reader calls: each image is decoded in its lane, which

@@ -137,9 +137,10 @@ EvalEpoch Trainer::Evaluate(uint64_t epoch, uint64_t global, Prefetcher& prefetc
 }
 
 // The pre-warm iterator of v3.0's DLIO (main.py: next(iter(loader)), then del): its workers each begin their first
-// batch, batch 0 arrives, the iterator goes and every batch begun is finished. The lanes begin at once, so each
-// worker's first batch is read, as the fork's pre-warm reads when its workers start together (how many it reads
-// depends on how fast its workers start: 1 to read_threads + 1 batches measured, docs/dlio-compatibility.md).
+// batch, batch 0 arrives (worker 0 then begins its next at once), the iterator goes and every batch begun is
+// finished. The pass's batches (ReadPlan::prewarm_batches: a worker's first each, worker 0's second) are queued at
+// once; each lane reads its own in order, as the fork's workers do where storage, not their start-up, is slow
+// (docs/dlio-compatibility.md).
 void Trainer::PreWarm(Prefetcher& prefetcher, const SampleSequence& samples, AcceleratorLog& log) {
   const uint64_t n = std::min(opt_.prewarm_batches, result_.steps_per_epoch);
   if (n == 0) return;

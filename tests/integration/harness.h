@@ -52,4 +52,13 @@ Signalled SignalOnMarker(const SignalPlan& plan);
 // A small unet3d-shaped dataset: `files` files of about `record_bytes` (stdev 25%).
 std::string SmallDatasetParams(int files, int record_bytes);
 
+// Its parts (strings, string views, literals) joined into one string, a command line, without the temporaries a
+// chain of operator+ makes.
+template <typename... Parts>
+std::string Cat(const Parts&... parts) {
+  std::string s;
+  (s.append(parts), ...);
+  return s;
+}
+
 }  // namespace feedrate::it

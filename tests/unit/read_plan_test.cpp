@@ -53,12 +53,13 @@ TEST(ReadPlan, DefaultRunReplaysTheEditionsReaderWithAWorkerLanePerDataLoaderWor
   EXPECT_EQ(PlanReads(cfg, Accelerators(1), Disk(16)).io_threads, 4u) << "at most one thread a lane";
 }
 
-// v3.0's DLIO pre-warms its PyTorch DataLoader before each epoch: a batch per worker (the main process's one with
-// none); upstream's keeps its workers; TensorFlow's and S3's iterable readers are not replayed.
+// v3.0's DLIO pre-warms its PyTorch DataLoader before each epoch: a batch per worker and worker 0's second (the main
+// process's one batch with none); upstream's keeps its workers; TensorFlow's and S3's iterable readers are not
+// replayed.
 TEST(ReadPlan, ThePreWarmIsV3sPyTorchDataLoadersOnFiles) {
-  EXPECT_EQ(PlanReads(Load("unet3d_h100"), Accelerators(2), Disk()).prewarm_batches, 4u) << "read_threads 4";
+  EXPECT_EQ(PlanReads(Load("unet3d_h100"), Accelerators(2), Disk()).prewarm_batches, 5u) << "read_threads 4, + 1";
   EXPECT_EQ(PlanReads(Load("unet3d_h100", {"reader.read_threads=0"}), Accelerators(2), Disk()).prewarm_batches, 1u);
-  EXPECT_EQ(PlanReads(Load("unet3d_h100", {"reader.odirect=true"}), Accelerators(2), Disk()).prewarm_batches, 4u)
+  EXPECT_EQ(PlanReads(Load("unet3d_h100", {"reader.odirect=true"}), Accelerators(2), Disk()).prewarm_batches, 5u)
       << "whatever reads the files";
   EXPECT_EQ(PlanReads(Load("unet3d_h100", {"feedrate.rules=upstream"}), Accelerators(2), Disk()).prewarm_batches, 0u);
   EXPECT_EQ(PlanReads(Load("unet3d_h100", {"feedrate.rules=v2.0"}), Accelerators(2), Disk()).prewarm_batches, 0u);
