@@ -583,7 +583,7 @@ int RunTraining(const WorkloadConfig& cfg, const RunOptions& opt, Comm& comm) {
   WorkloadConfig sized = cfg;
   std::string note = SizeReadThreadsForHost(&sized, ReadHostInfo().cpu_count,
                                             opt.accelerators * static_cast<uint64_t>(comm.ranks_on_host()),
-                                            DlioMaxAutoThreads(std::getenv("DLIO_MAX_AUTO_THREADS")));
+                                            std::getenv("DLIO_MAX_AUTO_THREADS"));
   TrainingRun run(sized, opt, comm, std::move(note));
   const int code = run.Execute();
   run.HoldMetrics();

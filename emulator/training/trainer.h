@@ -77,7 +77,7 @@ struct TrainerOptions {
   const Sampler* eval_sampler = nullptr;
   uint64_t eval_id_offset = 0;
   // MLPerf Storage v3.0's DLIO pre-warms its DataLoader before each epoch (ReadPlan::prewarm_batches): each
-  // accelerator reads its next epoch's first this-many batches (one per worker, all begun at once, each finished)
+  // accelerator reads its next epoch's first this-many batches (queued at once, each lane its own in order)
   // before the barrier that starts the epoch (and its flush), and once more after the last epoch; outside the window,
   // in no step record. 0: none.
   uint64_t prewarm_batches = 0;

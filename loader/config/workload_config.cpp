@@ -351,8 +351,10 @@ uint64_t DlioBatchesInFlight(DataLoader loader, uint64_t read_threads, uint64_t 
   }
 }
 
-std::string SizeReadThreadsForHost(WorkloadConfig* c, uint64_t host_cpus, uint64_t ranks_on_host, uint64_t cap) {
-  if (!Traits(c->rules).auto_read_threads || c->main_process_reads || c->read_threads != 1) return "";
+std::string SizeReadThreadsForHost(WorkloadConfig* c, uint64_t host_cpus, uint64_t ranks_on_host, const char* cap_env) {
+  if (!Traits(c->rules).auto_read_threads) return "";
+  const uint64_t cap = DlioMaxAutoThreads(cap_env);  // (read whatever read_threads is, as the fork reads it)
+  if (c->main_process_reads || c->read_threads != 1) return "";
   const uint64_t per_rank =
       std::max<uint64_t>(1, std::max<uint64_t>(1, host_cpus) / std::max<uint64_t>(1, ranks_on_host));
   const uint64_t sized = std::min(per_rank, std::max<uint64_t>(1, cap));

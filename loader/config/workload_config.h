@@ -197,10 +197,11 @@ std::string TrainingCheckpointNote(const WorkloadConfig& c);
 uint64_t DlioBatchesInFlight(DataLoader loader, uint64_t read_threads, uint64_t prefetch_size);
 // MLPerf Storage v3.0's DLIO turns reader.read_threads 1 (its default) into the node's CPUs per rank, at most
 // DLIO_MAX_AUTO_THREADS (8 when unset) (utils/config.py LoadConfig, "PR-5"): `host_cpus` the node's online CPUs,
-// `ranks_on_host` DLIO's ranks there (the accelerators emulated on this host), `cap` that variable. Sets read_threads
-// and the batches in flight that follow from it (unless feedrate.batches_in_flight sets them) where the edition does
-// this, and returns the line that says so ("" where nothing changed).
-std::string SizeReadThreadsForHost(WorkloadConfig* c, uint64_t host_cpus, uint64_t ranks_on_host, uint64_t cap);
+// `ranks_on_host` DLIO's ranks there (the accelerators emulated on this host), `cap_env` that variable's value (nullptr
+// when unset; read only under an edition that sizes, and refused there when not an integer, as DlioMaxAutoThreads
+// says). Sets read_threads and the batches in flight that follow from it (unless feedrate.batches_in_flight sets them)
+// where the edition does this, and returns the line that says so ("" where nothing changed).
+std::string SizeReadThreadsForHost(WorkloadConfig* c, uint64_t host_cpus, uint64_t ranks_on_host, const char* cap_env);
 // DLIO_MAX_AUTO_THREADS as v3.0's DLIO reads it: 8 when unset, at least 1; a value that is not an integer throws
 // ConfigError (the fork's int() fails on it too).
 uint64_t DlioMaxAutoThreads(const char* value);

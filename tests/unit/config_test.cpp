@@ -74,7 +74,7 @@ TEST(Config, LoaderDepthIsDliosBatchesInFlight) {
 TEST(Config, V3SizesOneReadThreadToTheHostsCpusPerRank) {
   const std::string yaml = "model: {name: m}\nframework: pytorch\ndataset: {num_files_train: 8}\n";
   WorkloadConfig c = Parse(yaml, {"reader.read_threads=1"});
-  const std::string note = SizeReadThreadsForHost(&c, 16, 2, 8);
+  const std::string note = SizeReadThreadsForHost(&c, 16, 2, "8");
   EXPECT_EQ(c.read_threads, 8u) << "16 CPUs / 2 ranks, at most 8";
   EXPECT_EQ(c.batches_in_flight, 8u) << "8 workers x ceil(2 / 8)";
   EXPECT_NE(note.find("reader.read_threads 1 sized to 8 DataLoader workers per accelerator"), std::string::npos)
@@ -82,11 +82,11 @@ TEST(Config, V3SizesOneReadThreadToTheHostsCpusPerRank) {
   EXPECT_NE(note.find("16 CPUs / 2 accelerator(s) on this host, at most DLIO_MAX_AUTO_THREADS 8"), std::string::npos)
       << note;
   WorkloadConfig few = Parse(yaml, {"reader.read_threads=1", "reader.prefetch_size=9"});
-  SizeReadThreadsForHost(&few, 6, 2, 8);
+  SizeReadThreadsForHost(&few, 6, 2, "8");
   EXPECT_EQ(few.read_threads, 3u);
   EXPECT_EQ(few.batches_in_flight, 9u) << "3 x ceil(9 / 3)";
   WorkloadConfig asked = Parse(yaml, {"reader.read_threads=1", "feedrate.batches_in_flight=5"});
-  SizeReadThreadsForHost(&asked, 4, 1, 8);
+  SizeReadThreadsForHost(&asked, 4, 1, "8");
   EXPECT_EQ(asked.read_threads, 4u);
   EXPECT_EQ(asked.batches_in_flight, 5u) << "feedrate.batches_in_flight stands";
   // What it leaves: other values, the main process (0), one CPU a rank, a cap of 1, the other editions.
@@ -96,18 +96,24 @@ TEST(Config, V3SizesOneReadThreadToTheHostsCpusPerRank) {
                                                               {"reader.read_threads=1", "feedrate.rules=v2.0"}}) {
     WorkloadConfig same = Parse(yaml, ov);
     const uint64_t threads = same.read_threads, depth = same.batches_in_flight;
-    EXPECT_EQ(SizeReadThreadsForHost(&same, 16, 1, 8), "") << ov.back();
+    EXPECT_EQ(SizeReadThreadsForHost(&same, 16, 1, "8"), "") << ov.back();
     EXPECT_EQ(same.read_threads, threads) << ov.back();
     EXPECT_EQ(same.batches_in_flight, depth) << ov.back();
   }
   WorkloadConfig one = Parse(yaml, {"reader.read_threads=1"});
-  EXPECT_EQ(SizeReadThreadsForHost(&one, 4, 4, 8), "");
-  EXPECT_EQ(SizeReadThreadsForHost(&one, 16, 1, 1), "");
+  EXPECT_EQ(SizeReadThreadsForHost(&one, 4, 4, "8"), "");
+  EXPECT_EQ(SizeReadThreadsForHost(&one, 16, 1, "1"), "");
   EXPECT_EQ(one.read_threads, 1u);
   EXPECT_EQ(DlioMaxAutoThreads(nullptr), 8u);
   EXPECT_EQ(DlioMaxAutoThreads("2"), 2u);
   EXPECT_EQ(DlioMaxAutoThreads("0"), 1u);
   EXPECT_THROW(DlioMaxAutoThreads("two"), ConfigError);
+  // The variable is read where the edition sizes, whatever read_threads is (the fork's int() comes first); never
+  // under the others.
+  WorkloadConfig four = Parse(yaml, {"reader.read_threads=4"});
+  EXPECT_THROW(SizeReadThreadsForHost(&four, 16, 1, "two"), ConfigError);
+  WorkloadConfig up = Parse(yaml, {"reader.read_threads=1", "feedrate.rules=upstream"});
+  EXPECT_EQ(SizeReadThreadsForHost(&up, 16, 1, "two"), "");
 }
 
 TEST(Config, BuiltinTfRecordWorkloads) {
