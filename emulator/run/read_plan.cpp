@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "loader/format/npz_learn.h"
+#include "loader/format/numpy_learn.h"
 #include "loader/io/dlio_engine.h"
 #include "loader/util/dlio_edition.h"
 #include "loader/util/time_draw.h"
@@ -260,7 +260,7 @@ void PlanMemory(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFact
         p->engine_check == SampleCheck::kTfRecordCrc || p->engine_check == SampleCheck::kTfRecordFrame;
     const bool learns = p->kind == AccessKind::kNpz && f.sizes_unread;  // (LearnsNpzInLanes)
     const uint64_t lane = stream_check ? std::max<uint64_t>(cfg.tf_buffer_size, f.max_sample)
-                          : learns     ? NpzLayoutLearner::kMaxWant
+                          : learns     ? NumpyLayoutLearner::kMaxWant
                                        : 0;
     m.engine = static_cast<double>(DlioEngineBufferBytes(d, p->io_threads, cfg.batch_size, lane));
   } else {

@@ -110,7 +110,7 @@ ReadPlan FallBackToCoalesced(const WorkloadConfig& cfg, const RunOptions& opt, c
 // Upstream DLIO's np.load on npz files of one sample each, stored (dataset.compression: none), where the run replays
 // DLIO's reader calls and nothing needs the samples' extents first (no --verify, no retained batches): set-up indexes
 // none of them, and each lane learns its file's zip layout from np.load's own reads in the window
-// (loader/format/npz_learn.h), as DLIO reads nothing before training. Decided from the configuration alone, before
+// (loader/format/numpy_learn.h), as DLIO reads nothing before training. Decided from the configuration alone, before
 // set-up indexes anything (the plan then agrees).
 bool LearnsNpzInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage);
 

@@ -9,7 +9,7 @@
 
 #include "loader/format/access_pattern.h"
 #include "loader/format/image_decode.h"
-#include "loader/format/npz_learn.h"
+#include "loader/format/numpy_learn.h"
 #include "loader/format/sample_table.h"
 #include "loader/format/tfrecord.h"
 #include "loader/io/dlio_engine.h"
@@ -69,7 +69,7 @@ class TableReadPlanner final : public ReadPlanner {
   }
   // np.load on an npz set-up did not index (a whole-file extent): its zip layout learnt from its own reads.
   uint64_t LearnStateBytes() const override { return Learns() ? sizeof(NpzLearnState) : 0; }
-  uint64_t LearnBufferBytes() const override { return Learns() ? NpzLayoutLearner::kMaxWant : 0; }
+  uint64_t LearnBufferBytes() const override { return Learns() ? NumpyLayoutLearner::kMaxWant : 0; }
   void LearnStart(void* state, const ReadRequest& r, uint64_t file_size, uint64_t block, std::vector<AccessRead>* out,
                   LearnWant* want) const override {
     auto* s = new (state) NpzLearnState();
@@ -92,7 +92,7 @@ class TableReadPlanner final : public ReadPlanner {
 
  private:
   struct NpzLearnState {
-    NpzLayoutLearner learner;
+    NumpyLayoutLearner learner;
     FileLayout layout;
   };
   bool Learns() const { return kind_ == AccessKind::kNpz && table_.WholeFilesUnsized(); }

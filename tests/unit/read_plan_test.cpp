@@ -1,7 +1,7 @@
 // The read plan as a pure function: the pattern and why, the engine, its workers, threads and depths, and the notes,
 // from the workload, the run's options and set-up's facts (no file, no MPI).
 #include "emulator/run/read_plan.h"
-#include "loader/format/npz_learn.h"
+#include "loader/format/numpy_learn.h"
 
 #include <gtest/gtest.h>
 
@@ -314,7 +314,7 @@ TEST(ReadPlan, ReadBuffersAreThePlansAndAreCheckedAgainstMemory) {
   const ReadPlan learnt = PlanReads(upstream, o, unindexed);
   ASSERT_EQ(learnt.kind, AccessKind::kNpz);
   EXPECT_EQ(learnt.memory.engine - PlanReads(upstream, o, Disk(2)).memory.engine,
-            static_cast<double>(learnt.lanes) * NpzLayoutLearner::kMaxWant);
+            static_cast<double>(learnt.lanes) * NumpyLayoutLearner::kMaxWant);
   // feedrate.decode's lane buffers, each the largest image and a PIL read past it, are named apart.
   ReadFacts images = Disk(2);
   images.check = SampleCheck::kImageDecode;

@@ -7,7 +7,7 @@
 #include "datagen/npz_writer.h"
 #include "loader/format/access_pattern.h"
 #include "loader/format/npz.h"
-#include "loader/format/npz_learn.h"
+#include "loader/format/numpy_learn.h"
 #include "loader/format/sample_index.h"
 #include "loader/format/zip.h"
 #include "loader/io/unique_fd.h"
@@ -184,7 +184,7 @@ TEST(NpzLearn, LayoutFromTheReadersOwnReadsIsTheIndexedOne) {
       const SampleExtent whole{0, 0, kWholeFile};
       std::vector<AccessRead> full, plan;
       PlanDlioReads(AccessKind::kNpz, indexed->layout, whole, block, &full);
-      NpzLayoutLearner learner;
+      NumpyLayoutLearner learner;
       FileLayout l;
       learner.Start(bytes.size(), &l);
       size_t from = 0, stages = 0;
@@ -220,7 +220,7 @@ TEST(NpzLearn, WhatItCannotLearnIsNamed) {
   AlignedBuffer scratch(1 << 16);
   ASSERT_TRUE(WriteDlioNpz(dir / "a.npz", {30, 20, 1}, 3, &scratch).ok());
   const std::string bytes = test::ReadFile(dir / "a.npz");
-  NpzLayoutLearner learner;
+  NumpyLayoutLearner learner;
   FileLayout l;
   learner.Start(bytes.size() + 5,
                 &l);  // the same archive with a 5-byte comment: its end record is not the last 22 bytes

@@ -1,6 +1,6 @@
-// NpzLayoutLearner: zipfile's and numpy's parse of an npz, from the bytes np.load's own reads return (its end record,
+// NumpyLayoutLearner: zipfile's and numpy's parse of an npz, from the bytes np.load's own reads return (its end record,
 // central directory, the x.npy member's local header and .npy header), one stage at a time.
-#include "loader/format/npz_learn.h"
+#include "loader/format/numpy_learn.h"
 
 #include <algorithm>
 #include <cstring>
@@ -24,7 +24,7 @@ Status NotLearnt(const char* path, const std::string& why) {
 
 }  // namespace
 
-void NpzLayoutLearner::Start(uint64_t size, FileLayout* layout) {
+void NumpyLayoutLearner::Start(uint64_t size, FileLayout* layout) {
   *layout = FileLayout{};
   layout->size = size;
   stage_ = kEndRecord;
@@ -32,7 +32,7 @@ void NpzLayoutLearner::Start(uint64_t size, FileLayout* layout) {
   want_len_ = std::min(size, kEndRecordBytes);
 }
 
-Status NpzLayoutLearner::Learn(const char* data, uint64_t n, const char* path, FileLayout* layout) {
+Status NumpyLayoutLearner::Learn(const char* data, uint64_t n, const char* path, FileLayout* layout) {
   const auto* d = reinterpret_cast<const unsigned char*>(data);
   switch (stage_) {
     case kEndRecord: return LearnEndRecord(d, n, path, layout);
@@ -45,7 +45,7 @@ Status NpzLayoutLearner::Learn(const char* data, uint64_t n, const char* path, F
 
 // zipfile._EndRecData: a commentless end record in the last 22 bytes (numpy writes no comment), the central
 // directory's size and offset (numpy's npz of DLIO's sizes needs no zip64 end record).
-Status NpzLayoutLearner::LearnEndRecord(const unsigned char* d, uint64_t n, const char* path, FileLayout* l) {
+Status NumpyLayoutLearner::LearnEndRecord(const unsigned char* d, uint64_t n, const char* path, FileLayout* l) {
   if (n < kEndRecordBytes || ZipLe32(d) != kZipEndSig) {
     return NotLearnt(path, "no zip end record at offset " + std::to_string(want_) + " (its last 22 bytes): truncated, " +
                                "or not a zip as numpy writes it (a comment)");
@@ -62,7 +62,7 @@ Status NpzLayoutLearner::LearnEndRecord(const unsigned char* d, uint64_t n, cons
 }
 
 // zipfile._RealGetContents: the entries; x.npy's local header offset and stored size (NpzFile['x']).
-Status NpzLayoutLearner::LearnDirectory(const unsigned char* d, uint64_t n, const char* path, FileLayout* l) {
+Status NumpyLayoutLearner::LearnDirectory(const unsigned char* d, uint64_t n, const char* path, FileLayout* l) {
   for (uint64_t pos = 0; pos + kCentralEntryBytes <= n;) {
     if (ZipLe32(d + pos) != kZipCentralSig) return NotLearnt(path, "a corrupt central directory entry");
     const uint64_t name_len = ZipLe16(d + pos + 28), extra_len = ZipLe16(d + pos + 30), comment_len = ZipLe16(d + pos + 32);
@@ -89,7 +89,7 @@ Status NpzLayoutLearner::LearnDirectory(const unsigned char* d, uint64_t n, cons
 }
 
 // zipfile.ZipFile.open: the local header's name and extra field; numpy.lib.format.read_magic and the header length.
-Status NpzLayoutLearner::LearnMember(const unsigned char* d, uint64_t n, const char* path, FileLayout* l) {
+Status NumpyLayoutLearner::LearnMember(const unsigned char* d, uint64_t n, const char* path, FileLayout* l) {
   if (n < kLocalHeaderBytes || ZipLe32(d) != kZipLocalSig) return NotLearnt(path, "no local header for x.npy");
   const uint64_t skip = kLocalHeaderBytes + ZipLe16(d + 26) + ZipLe16(d + 28);
   if (skip + kNpyPreludeBytes > n) return NotLearnt(path, "x.npy's local header is longer than its first read");

@@ -13,7 +13,7 @@ namespace feedrate {
 // directory's place), the central directory (x.npy's local header and stored size), the member's local header and
 // .npy header (where its array starts). Each stage names the bytes it needs; Learn parses them into the layout.
 // Call order: Start, then Learn with the bytes of [want(), want() + want_len()) until known(). No allocation.
-class NpzLayoutLearner {
+class NumpyLayoutLearner {
  public:
   // The most bytes a stage asks for (a larger central directory is refused: more members than DLIO's npz has).
   static constexpr uint64_t kMaxWant = 64 << 10;
