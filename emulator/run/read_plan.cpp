@@ -258,7 +258,8 @@ void PlanMemory(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFact
     d.collate_sample_bytes = p->collate_sample_bytes;
     const bool stream_check =
         p->engine_check == SampleCheck::kTfRecordCrc || p->engine_check == SampleCheck::kTfRecordFrame;
-    const bool learns = p->kind == AccessKind::kNpz && f.sizes_unread;  // (LearnsNpzInLanes)
+    const bool learns =
+        (p->kind == AccessKind::kNpz || p->kind == AccessKind::kNpy) && f.sizes_unread;  // (LearnsLayoutInLanes)
     const uint64_t lane = stream_check ? std::max<uint64_t>(cfg.tf_buffer_size, f.max_sample)
                           : learns     ? NumpyLayoutLearner::kMaxWant
                                        : 0;
@@ -400,9 +401,10 @@ bool ProbesCuFile(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFa
          GdsBlocker(cfg, opt, f).empty();
 }
 
-bool LearnsNpzInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage) {
-  return cfg.format == DataFormat::kNpz && PatternKind(cfg) == AccessKind::kNpz && cfg.num_samples_per_file == 1 &&
-         cfg.compression == "none" && !s3 && opt.verify <= 0 &&
+bool LearnsLayoutInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage) {
+  const bool npz = cfg.format == DataFormat::kNpz && PatternKind(cfg) == AccessKind::kNpz && cfg.compression == "none";
+  const bool npy = cfg.format == DataFormat::kNpy && PatternKind(cfg) == AccessKind::kNpy;
+  return (npz || npy) && cfg.num_samples_per_file == 1 && !s3 && opt.verify <= 0 &&
          CoalescedReason(cfg, opt, PatternFacts::BeforeSetup(opt, memory_storage)) == nullptr;
 }
 

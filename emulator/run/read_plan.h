@@ -107,12 +107,12 @@ Status CheckReadBuffers(const WorkloadConfig& cfg, const RunOptions& opt, const 
 // The plan when the DlioEngine could not be built (no io_uring): the coalesced engines, `why` said, its notes anew.
 ReadPlan FallBackToCoalesced(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFacts& facts, const std::string& why);
 
-// Upstream DLIO's np.load on npz files of one sample each, stored (dataset.compression: none), where the run replays
-// DLIO's reader calls and nothing needs the samples' extents first (no --verify, no retained batches): set-up indexes
-// none of them, and each lane learns its file's zip layout from np.load's own reads in the window
-// (loader/format/numpy_learn.h), as DLIO reads nothing before training. Decided from the configuration alone, before
-// set-up indexes anything (the plan then agrees).
-bool LearnsNpzInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage);
+// Upstream DLIO's np.load on npz files of one sample each, stored (dataset.compression: none), or on npy files of one
+// sample each, where the run replays DLIO's reader calls and nothing needs the samples' extents first (no --verify, no
+// retained batches): set-up indexes none of them, and each lane learns its file's layout (an npz's zip layout, an
+// npy's header length) from np.load's own reads in the window (loader/format/numpy_learn.h), as DLIO reads nothing
+// before training. Decided from the configuration alone, before set-up indexes anything (the plan then agrees).
+bool LearnsLayoutInLanes(const WorkloadConfig& cfg, const RunOptions& opt, bool s3, bool memory_storage);
 
 // The batches v3.0's DLIO pre-warms its PyTorch DataLoader with before every epoch and after the last (main.py run):
 // the next epoch's first batch of each of its read_threads workers, and worker 0's second, which it begins as soon as

@@ -346,7 +346,7 @@ Status WholeFileTable(const WorkloadConfig& cfg, const RunOptions& opt, const Ra
 Status IndexRankFiles(const WorkloadConfig& cfg, const RunOptions& opt, const RankFiles& f, uint64_t io_threads,
                       Setup* s) {
   const bool memory = !s->s3 && IsMemoryFileSystem(FileSystemType(cfg.data_folder));
-  const bool learnt = LearnsNpzInLanes(cfg, opt, s->s3 != nullptr, memory);  // (np.load's layout, in the window)
+  const bool learnt = LearnsLayoutInLanes(cfg, opt, s->s3 != nullptr, memory);  // (np.load's layout, in the window)
   if ((ReadsWholeFiles(cfg.format, cfg.rules) || learnt) && opt.verify <= 0) {
     if (cfg.decode && IsImage(cfg.format)) {
       return Status::InvalidArgument(cfg.source + ": feedrate.decode: " + Traits(cfg.rules).rules + "'s DLIO (" +

@@ -67,35 +67,35 @@ class TableReadPlanner final : public ReadPlanner {
   Status StreamEnd(const void* state, const char* path) const override {
     return static_cast<const TfRecordStreamCheck*>(state)->End(path);
   }
-  // np.load on an npz set-up did not index (a whole-file extent): its zip layout learnt from its own reads.
-  uint64_t LearnStateBytes() const override { return Learns() ? sizeof(NpzLearnState) : 0; }
+  // np.load on an npz or npy set-up did not index (a whole-file extent): its layout learnt from its own reads.
+  uint64_t LearnStateBytes() const override { return Learns() ? sizeof(LearnState) : 0; }
   uint64_t LearnBufferBytes() const override { return Learns() ? NumpyLayoutLearner::kMaxWant : 0; }
   void LearnStart(void* state, const ReadRequest& r, uint64_t file_size, uint64_t block, std::vector<AccessRead>* out,
                   LearnWant* want) const override {
-    auto* s = new (state) NpzLearnState();
-    s->learner.Start(file_size, &s->layout);
+    auto* s = new (state) LearnState();
+    s->learner.Start(kind_, file_size, &s->layout);
     PlanDlioReads(kind_, s->layout, r.extent, block, out);
     *want = {s->learner.want(), s->learner.want_len()};
   }
   Status LearnFeed(void* state, const ReadRequest& r, const char* data, uint64_t n, uint64_t block, const char* path,
                    std::vector<AccessRead>* out, LearnWant* want) const override {
-    auto* s = static_cast<NpzLearnState*>(state);
+    auto* s = static_cast<LearnState*>(state);
     FEEDRATE_RETURN_IF_ERROR(s->learner.Learn(data, n, path, &s->layout));
     PlanDlioReads(kind_, s->layout, r.extent, block, out);
     *want = {s->learner.want(), s->learner.want_len()};
     return Status::Ok();
   }
   uint64_t LearntSampleBytes(const void* state) const override {
-    return static_cast<const NpzLearnState*>(state)->layout.member_size;
+    return NumpyLayoutLearner::StreamBytes(kind_, static_cast<const LearnState*>(state)->layout);
   }
   AccessKind kind() const { return kind_; }
 
  private:
-  struct NpzLearnState {
+  struct LearnState {
     NumpyLayoutLearner learner;
     FileLayout layout;
   };
-  bool Learns() const { return kind_ == AccessKind::kNpz && table_.WholeFilesUnsized(); }
+  bool Learns() const { return (kind_ == AccessKind::kNpz || kind_ == AccessKind::kNpy) && table_.WholeFilesUnsized(); }
   AccessKind kind_;
   const SampleTable& table_;
   bool Streams() const { return kind_ == AccessKind::kTfRecord; }

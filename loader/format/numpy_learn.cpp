@@ -1,5 +1,5 @@
-// NumpyLayoutLearner: zipfile's and numpy's parse of an npz, from the bytes np.load's own reads return (its end record,
-// central directory, the x.npy member's local header and .npy header), one stage at a time.
+// NumpyLayoutLearner: zipfile's and numpy's parse of an npz or npy, from the bytes np.load's own reads return (an npz's
+// end record, central directory, the x.npy member's local header and .npy header; an npy's header), a stage at a time.
 #include "loader/format/numpy_learn.h"
 
 #include <algorithm>
@@ -22,14 +22,38 @@ Status NotLearnt(const char* path, const std::string& why) {
                             " (np.load's zip layout, learnt from its own reads)");
 }
 
+// numpy.lib.format.read_magic and the header's length (2 bytes in version 1.0, 4 in 2.0 and 3.0) from a .npy stream's
+// first n bytes: where its array starts (0 and *why set: not a .npy stream numpy reads).
+uint64_t NpyHeaderBytes(const unsigned char* npy, uint64_t n, std::string* why) {
+  if (n < kNpyPreludeBytes || std::memcmp(npy, "\x93NUMPY", 6) != 0) {
+    *why = n < kNpyPreludeBytes ? "shorter than a .npy header" : "bad magic";
+    return 0;
+  }
+  if (npy[6] < 1 || npy[6] > 3) {
+    *why = ".npy format version " + std::to_string(npy[6]);
+    return 0;
+  }
+  return npy[6] == 1 ? 10 + uint64_t{ZipLe16(npy + 8)} : 12 + uint64_t{ZipLe32(npy + 8)};
+}
+
 }  // namespace
 
-void NumpyLayoutLearner::Start(uint64_t size, FileLayout* layout) {
+void NumpyLayoutLearner::Start(AccessKind kind, uint64_t size, FileLayout* layout) {
   *layout = FileLayout{};
   layout->size = size;
+  if (kind == AccessKind::kNpy) {  // (np.load's first read, its 6-byte magic through the buffer, fills from 0)
+    stage_ = kNpyPrelude;
+    want_ = 0;
+    want_len_ = std::min<uint64_t>(size, kNpyPreludeBytes);
+    return;
+  }
   stage_ = kEndRecord;
   want_ = size >= kEndRecordBytes ? size - kEndRecordBytes : 0;
   want_len_ = std::min(size, kEndRecordBytes);
+}
+
+uint64_t NumpyLayoutLearner::StreamBytes(AccessKind kind, const FileLayout& l) {
+  return kind == AccessKind::kNpy ? l.size : l.member_size;
 }
 
 Status NumpyLayoutLearner::Learn(const char* data, uint64_t n, const char* path, FileLayout* layout) {
@@ -38,6 +62,7 @@ Status NumpyLayoutLearner::Learn(const char* data, uint64_t n, const char* path,
     case kEndRecord: return LearnEndRecord(d, n, path, layout);
     case kDirectory: return LearnDirectory(d, n, path, layout);
     case kMember: return LearnMember(d, n, path, layout);
+    case kNpyPrelude: return LearnNpy(d, n, path, layout);
     case kKnown: return Status::Ok();
   }
   return Status::Ok();
@@ -93,13 +118,26 @@ Status NumpyLayoutLearner::LearnMember(const unsigned char* d, uint64_t n, const
   if (n < kLocalHeaderBytes || ZipLe32(d) != kZipLocalSig) return NotLearnt(path, "no local header for x.npy");
   const uint64_t skip = kLocalHeaderBytes + ZipLe16(d + 26) + ZipLe16(d + 28);
   if (skip + kNpyPreludeBytes > n) return NotLearnt(path, "x.npy's local header is longer than its first read");
-  // numpy.lib.format: the magic, the version, then the header's length (2 bytes in 1.0, 4 in 2.0 and 3.0).
-  const unsigned char* npy = d + skip;
-  if (std::memcmp(npy, "\x93NUMPY", 6) != 0) return NotLearnt(path, "x.npy is not a .npy stream (bad magic)");
-  const uint64_t header = npy[6] == 1 ? 10 + uint64_t{ZipLe16(npy + 8)} : 12 + uint64_t{ZipLe32(npy + 8)};
-  if (npy[6] < 1 || npy[6] > 3) return NotLearnt(path, "x.npy has .npy format version " + std::to_string(npy[6]));
+  std::string why;
+  const uint64_t header = NpyHeaderBytes(d + skip, n - skip, &why);
+  if (header == 0) return NotLearnt(path, "x.npy is not a .npy stream (" + why + ")");
   if (header > l->member_size) return NotLearnt(path, "x.npy's .npy header is longer than the member");
   l->member_data = l->member_offset + skip;
+  l->npy_header = header;
+  stage_ = kKnown;
+  want_ = want_len_ = 0;
+  return Status::Ok();
+}
+
+// np.load on an .npy file: numpy.lib.format's magic, version and header length, as the indexer reads them (npy.cpp).
+Status NumpyLayoutLearner::LearnNpy(const unsigned char* d, uint64_t n, const char* path, FileLayout* l) {
+  std::string why;
+  const uint64_t header = NpyHeaderBytes(d, n, &why);
+  if (header == 0 || header > l->size) {
+    return Status::Corruption(std::string(path) +
+                              ": not a valid .npy file: " + (header == 0 ? why : "its header is longer than the file") +
+                              " (np.load's header, learnt from its own reads)");
+  }
   l->npy_header = header;
   stage_ = kKnown;
   want_ = want_len_ = 0;

@@ -128,9 +128,12 @@ TEST(Latency, EachSampleIsReadAsDliosReaderReadsIt) {
     DataFormat format;
     const char* ext;
   };
-  const std::vector<Format> formats = {Format{"npz", DataFormat::kNpz, "npz"}, Format{"hdf5", DataFormat::kHdf5, "hdf5"},
-                                      Format{"jpeg", DataFormat::kJpeg, "jpeg"}, Format{"png", DataFormat::kPng, "png"},
-                                      Format{"indexed_binary", DataFormat::kIndexedBinary, "indexed_binary"}};
+  const std::vector<Format> formats = {Format{"npz", DataFormat::kNpz, "npz"},
+                                       Format{"npy", DataFormat::kNpy, "npy"},
+                                       Format{"hdf5", DataFormat::kHdf5, "hdf5"},
+                                       Format{"jpeg", DataFormat::kJpeg, "jpeg"},
+                                       Format{"png", DataFormat::kPng, "png"},
+                                       Format{"indexed_binary", DataFormat::kIndexedBinary, "indexed_binary"}};
   for (const DlioEdition rules : {DlioEdition::kUpstream, DlioEdition::kV3_0}) {
   for (const Format& f : formats) {
     SCOPED_TRACE(std::string(f.name) + " " + Name(rules));
@@ -182,8 +185,9 @@ TEST(Latency, EachSampleIsReadAsDliosReaderReadsIt) {
     EXPECT_LE(before_window, setup["reads"].get<uint64_t>()) << setup;
     EXPECT_EQ(setup["total"]["bytes"], setup["bytes"]) << "one rank";
     // Set-up: a stat and FUSE's page-cache probe, no header read, where the reader's reads need nothing learnt first
-    // (v3.0's whole files) or learn it themselves (upstream's np.load: its zip layout from its own reads).
-    if (ReadsWholeFiles(f.format, rules) || f.format == DataFormat::kNpz) {
+    // (v3.0's whole files) or learn it themselves (upstream's np.load: an npz's zip layout, an npy's header, from its
+    // own reads).
+    if (ReadsWholeFiles(f.format, rules) || f.format == DataFormat::kNpz || f.format == DataFormat::kNpy) {
       EXPECT_EQ(setup["files_opened"], 1u) << setup;
       EXPECT_LE(setup["files_stat"].get<uint64_t>(), 1u) << setup;
       EXPECT_EQ(setup["reads"], 1u) << setup;

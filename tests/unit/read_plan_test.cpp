@@ -215,27 +215,38 @@ TEST(ReadPlan, WithoutIoUringTheCoalescedPlanSaysWhy) {
   EXPECT_TRUE(Says(p, "reader.preprocess_time is not applied"));
 }
 
-// Upstream's np.load learns each npz's zip layout from its own reads (set-up indexes none) where the lanes replay it
-// and nothing needs the samples' extents first.
-TEST(ReadPlan, NpzLayoutsAreLearntInLanesOnlyWhereTheyReplayNpLoad) {
+// Upstream's np.load learns each npz's zip layout and each npy's header from its own reads (set-up indexes none)
+// where the lanes replay it and nothing needs the samples' extents first.
+TEST(ReadPlan, NumpyLayoutsAreLearntInLanesOnlyWhereTheyReplayNpLoad) {
   RunOptions o = Accelerators(1);
   const WorkloadConfig upstream = Load("unet3d_h100", {"feedrate.rules=upstream"});
-  EXPECT_TRUE(LearnsNpzInLanes(upstream, o, false, false));
-  EXPECT_FALSE(LearnsNpzInLanes(Load("unet3d_h100"), o, false, false)) << "v3.0 reads each npz whole";
-  EXPECT_FALSE(LearnsNpzInLanes(upstream, o, false, true)) << "tmpfs reads coalesced";
-  EXPECT_FALSE(LearnsNpzInLanes(upstream, o, true, false)) << "S3";
-  EXPECT_FALSE(LearnsNpzInLanes(Load("unet3d_h100", {"feedrate.rules=upstream", "dataset.num_samples_per_file=2"}), o,
-                                false, false));
+  EXPECT_TRUE(LearnsLayoutInLanes(upstream, o, false, false));
+  EXPECT_FALSE(LearnsLayoutInLanes(Load("unet3d_h100"), o, false, false)) << "v3.0 reads each npz whole";
+  EXPECT_FALSE(LearnsLayoutInLanes(upstream, o, false, true)) << "tmpfs reads coalesced";
+  EXPECT_FALSE(LearnsLayoutInLanes(upstream, o, true, false)) << "S3";
+  EXPECT_FALSE(LearnsLayoutInLanes(Load("unet3d_h100", {"feedrate.rules=upstream", "dataset.num_samples_per_file=2"}),
+                                   o, false, false));
   EXPECT_FALSE(
-      LearnsNpzInLanes(Load("unet3d_h100", {"feedrate.rules=upstream", "feedrate.engine=posix"}), o, false, false));
+      LearnsLayoutInLanes(Load("unet3d_h100", {"feedrate.rules=upstream", "feedrate.engine=posix"}), o, false, false));
   EXPECT_FALSE(
-      LearnsNpzInLanes(Load("unet3d_h100", {"feedrate.rules=upstream", "dataset.compression=zip"}), o, false, false))
+      LearnsLayoutInLanes(Load("unet3d_h100", {"feedrate.rules=upstream", "dataset.compression=zip"}), o, false, false))
       << "np.savez_compressed's members: indexed";
+  const WorkloadConfig npy = Load("unet3d_h100", {"feedrate.rules=upstream", "dataset.format=npy"});
+  EXPECT_TRUE(LearnsLayoutInLanes(npy, o, false, false));
+  EXPECT_FALSE(LearnsLayoutInLanes(Load("unet3d_h100", {"dataset.format=npy"}), o, false, false))
+      << "v3.0 reads each npy whole";
+  EXPECT_FALSE(LearnsLayoutInLanes(
+      Load("unet3d_h100", {"feedrate.rules=upstream", "dataset.format=npy", "dataset.num_samples_per_file=2"}), o,
+      false, false));
+  EXPECT_FALSE(
+      LearnsLayoutInLanes(Load("unet3d_h100", {"feedrate.rules=upstream", "dataset.format=hdf5"}), o, false, false))
+      << "h5py's layout is indexed at set-up";
   o.verify = 1;
-  EXPECT_FALSE(LearnsNpzInLanes(upstream, o, false, false)) << "--verify checks the indexed extents";
+  EXPECT_FALSE(LearnsLayoutInLanes(upstream, o, false, false)) << "--verify checks the indexed extents";
+  EXPECT_FALSE(LearnsLayoutInLanes(npy, o, false, false));
   o.verify = 0;
   o.retain_batches = true;
-  EXPECT_FALSE(LearnsNpzInLanes(upstream, o, false, false));
+  EXPECT_FALSE(LearnsLayoutInLanes(upstream, o, false, false));
 }
 
 TEST(ReadPlan, DecodesInLanesIsDecidedFromTheConfigurationAlone) {
@@ -310,11 +321,16 @@ TEST(ReadPlan, ReadBuffersAreThePlansAndAreCheckedAgainstMemory) {
   unindexed.max_sample = 0;
   unindexed.sizes_unread = true;
   const WorkloadConfig upstream = Load("unet3d_h100", {"feedrate.rules=upstream"});
-  ASSERT_TRUE(LearnsNpzInLanes(upstream, o, false, false));
+  ASSERT_TRUE(LearnsLayoutInLanes(upstream, o, false, false));
   const ReadPlan learnt = PlanReads(upstream, o, unindexed);
   ASSERT_EQ(learnt.kind, AccessKind::kNpz);
   EXPECT_EQ(learnt.memory.engine - PlanReads(upstream, o, Disk(2)).memory.engine,
             static_cast<double>(learnt.lanes) * NumpyLayoutLearner::kMaxWant);
+  const WorkloadConfig npy = Load("unet3d_h100", {"feedrate.rules=upstream", "dataset.format=npy"});
+  const ReadPlan npy_learnt = PlanReads(npy, o, unindexed);
+  ASSERT_EQ(npy_learnt.kind, AccessKind::kNpy);
+  EXPECT_EQ(npy_learnt.memory.engine - PlanReads(npy, o, Disk(2)).memory.engine,
+            static_cast<double>(npy_learnt.lanes) * NumpyLayoutLearner::kMaxWant);
   // feedrate.decode's lane buffers, each the largest image and a PIL read past it, are named apart.
   ReadFacts images = Disk(2);
   images.check = SampleCheck::kImageDecode;

@@ -136,7 +136,7 @@ TEST(SampleIndex, ExtentCoversTheXMember) {
 // Indexing reads headers, never an array's bytes: an npz's end record (its last 42 bytes, numpy writing no comment),
 // zip directory and the members' headers; an npy's prelude and header. A zip with a comment is still found (the
 // 64 KiB search after the first 42 bytes miss).
-TEST(SampleIndex, IndexingReadsNoArrayBytes) {
+TEST(SampleIndex, IndexingReadsNoStreamBytes) {
   test::TempDir dir;
   AlignedBuffer scratch(1 << 16);
   ASSERT_TRUE(WriteDlioNpz(dir / "big.npz", {512, 512, 4}, 1, &scratch).ok());  // a 1 MiB x member
@@ -186,7 +186,7 @@ TEST(NpzLearn, LayoutFromTheReadersOwnReadsIsTheIndexedOne) {
       PlanDlioReads(AccessKind::kNpz, indexed->layout, whole, block, &full);
       NumpyLayoutLearner learner;
       FileLayout l;
-      learner.Start(bytes.size(), &l);
+      learner.Start(AccessKind::kNpz, bytes.size(), &l);
       size_t from = 0, stages = 0;
       while (!learner.known()) {
         PlanDlioReads(AccessKind::kNpz, l, whole, block, &plan);
@@ -222,13 +222,13 @@ TEST(NpzLearn, WhatItCannotLearnIsNamed) {
   const std::string bytes = test::ReadFile(dir / "a.npz");
   NumpyLayoutLearner learner;
   FileLayout l;
-  learner.Start(bytes.size() + 5,
+  learner.Start(AccessKind::kNpz, bytes.size() + 5,
                 &l);  // the same archive with a 5-byte comment: its end record is not the last 22 bytes
   const std::string commented = bytes.substr(0, bytes.size() - 2) + std::string("\x05\0hello", 7);
   Status st = learner.Learn(commented.data() + learner.want(), 22, "c.npz", &l);
   EXPECT_NE(st.message().find("c.npz: not a valid zip/npz archive: no zip end record at offset "), std::string::npos) << st.message();
   std::string renamed = bytes;  // x.npy renamed z.npy in the central directory
-  learner.Start(renamed.size(), &l);
+  learner.Start(AccessKind::kNpz, renamed.size(), &l);
   ASSERT_TRUE(learner.Learn(renamed.data() + learner.want(), 22, "r.npz", &l).ok());
   const size_t at = renamed.find("x.npy", learner.want());
   ASSERT_NE(at, std::string::npos);
@@ -236,12 +236,87 @@ TEST(NpzLearn, WhatItCannotLearnIsNamed) {
   st = learner.Learn(renamed.data() + learner.want(), learner.want_len(), "r.npz", &l);
   EXPECT_NE(st.message().find("r.npz: npz has no 'x' array"), std::string::npos) << st.message();
   std::string deflated = bytes;  // x.npy's method 8 (deflate) in the central directory
-  learner.Start(deflated.size(), &l);
+  learner.Start(AccessKind::kNpz, deflated.size(), &l);
   ASSERT_TRUE(learner.Learn(deflated.data() + learner.want(), 22, "d.npz", &l).ok());
   deflated[learner.want() + 10] = 8;
   st = learner.Learn(deflated.data() + learner.want(), learner.want_len(), "d.npz", &l);
   EXPECT_NE(st.message().find("d.npz: not a valid zip/npz archive: x.npy is compressed"), std::string::npos)
       << st.message();
+}
+
+// np.load on an .npy: its header's length from the first read it makes (the buffer's fill from 0), the reads before
+// it as the indexed layout's plan, and every read after it too once learnt.
+TEST(NpyLearn, HeaderFromTheReadersOwnReadIsTheIndexedOne) {
+  test::TempDir dir;
+  AlignedBuffer scratch(1 << 16);
+  for (const NpyFileSpec spec : {NpyFileSpec{512, 512, 1}, NpyFileSpec{30, 20, 1}, NpyFileSpec{1000, 1000, 1}}) {
+    const std::string path = dir / "a.npy";
+    ASSERT_TRUE(WriteDlioNpy(path, spec, 3, &scratch).ok());
+    const std::string bytes = test::ReadFile(path);
+    auto indexed = IndexTrainingFile(path, DataFormat::kNpy, 1);
+    ASSERT_TRUE(indexed.ok()) << indexed.status().ToString();
+    for (const uint64_t block : {uint64_t{4096}, uint64_t{1} << 20}) {
+      SCOPED_TRACE(std::to_string(bytes.size()) + " bytes, block " + std::to_string(block));
+      const SampleExtent whole{0, 0, kWholeFile};
+      std::vector<AccessRead> full, plan;
+      FileLayout indexed_layout = indexed->layout;
+      indexed_layout.size = bytes.size();
+      PlanDlioReads(AccessKind::kNpy, indexed_layout, SampleExtent{0, indexed->first_offset, indexed->length}, block,
+                    &full);
+      NumpyLayoutLearner learner;
+      FileLayout l;
+      learner.Start(AccessKind::kNpy, bytes.size(), &l);
+      PlanDlioReads(AccessKind::kNpy, l, whole, block, &plan);
+      ASSERT_FALSE(plan.empty());
+      EXPECT_EQ(plan[0].offset, learner.want()) << "np.load's first read brings the header's length";
+      EXPECT_EQ(plan[0].offset, full[0].offset);
+      EXPECT_EQ(plan[0].length, full[0].length);
+      EXPECT_GE(plan[0].length, learner.want_len());
+      ASSERT_TRUE(learner.Learn(bytes.data(), learner.want_len(), path.c_str(), &l).ok());
+      ASSERT_TRUE(learner.known());
+      EXPECT_EQ(l.npy_header, indexed->layout.npy_header);
+      EXPECT_EQ(NumpyLayoutLearner::StreamBytes(AccessKind::kNpy, l), indexed->length);
+      PlanDlioReads(AccessKind::kNpy, l, whole, block, &plan);
+      ASSERT_EQ(plan.size(), full.size());
+      for (size_t i = 0; i < plan.size(); ++i) {
+        EXPECT_EQ(plan[i].offset, full[i].offset) << "read " << i;
+        EXPECT_EQ(plan[i].length, full[i].length) << "read " << i;
+      }
+    }
+  }
+}
+
+TEST(NpyLearn, VersionsAndWhatItCannotLearnAreNamed) {
+  NumpyLayoutLearner learner;
+  FileLayout l;
+  // Format 2.0: a 4-byte header length (numpy writes it for headers over 64 KiB).
+  const std::string v2 = std::string("\x93NUMPY\x02\x00", 8) + std::string("\x74\x00\x00\x00", 4);
+  learner.Start(AccessKind::kNpy, 4096, &l);
+  ASSERT_TRUE(learner.Learn(v2.data(), v2.size(), "v2.npy", &l).ok());
+  EXPECT_EQ(l.npy_header, 12u + 0x74);
+  const std::string v1 = std::string("\x93NUMPY\x01\x00\x76\x00xx", 12);
+  learner.Start(AccessKind::kNpy, 4096, &l);
+  ASSERT_TRUE(learner.Learn(v1.data(), v1.size(), "v1.npy", &l).ok());
+  EXPECT_EQ(l.npy_header, 128u);
+  struct Bad {
+    std::string bytes;
+    uint64_t size;
+    const char* says;
+  };
+  for (const Bad& b :
+       {Bad{"PK\x03\x04 not numpy", 4096, "b.npy: not a valid .npy file: bad magic"},
+        Bad{std::string("\x93NUMPY\x04\x00\x76\x00xx", 12), 4096, ".npy format version 4"},
+        Bad{v1, 100, "its header is longer than the file"}, Bad{"\x93NUMPY", 7, "shorter than a .npy header"}}) {
+    learner.Start(AccessKind::kNpy, b.size, &l);
+    EXPECT_EQ(learner.want(), 0u);
+    EXPECT_EQ(learner.want_len(), std::min<uint64_t>(b.size, kNpyPreludeBytes));
+    const Status st =
+        learner.Learn(b.bytes.data(), std::min<uint64_t>(b.bytes.size(), learner.want_len()), "b.npy", &l);
+    EXPECT_EQ(st.code(), Status::Code::kCorruption) << st.message();
+    EXPECT_NE(st.message().find(b.says), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("b.npy"), std::string::npos) << st.message();
+    EXPECT_FALSE(learner.known());
+  }
 }
 
 }  // namespace
