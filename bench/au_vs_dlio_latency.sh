@@ -52,7 +52,7 @@ shape() {
   echo
   echo "- peer: $peer ($rules); Feedrate runs -w $workload --rules $rules"
   echo "- command: \`PEER=$peer FORMATS=\"$formats\" DELAYS=\"$delays\" COUNTS=\"$counts\" CACHE=$cache RECORD=$record BATCH=$batch THREADS=$threads STEPS=$steps COMPUTE=$compute bench/au_vs_dlio_latency.sh $out\`"
-  echo "- machine: $(nproc) CPUs, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r); date $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "- machine: $(nproc) CPUs ($(cpu_model)), $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r); date $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- DLIO: $(dlio_version); Feedrate: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo " with uncommitted changes")"
   echo "- dataset: DLIO-generated, $files files x $record bytes, 1 sample each; batch $batch, read_threads $threads, compute $compute s a step, one epoch of $steps steps per accelerator; latencyfs page cache $cache"
   [ -n "$feedrate_params" ] && echo "- Feedrate's runs only: --param $feedrate_params (DLIO runs its defaults)"

@@ -159,7 +159,7 @@ done
   echo
   echo "- peer: $peer ($rules); Feedrate runs -w $workload --rules $rules"
   echo "- command: \`BEAST_OPTIONS=$FEEDRATE_S3_BEAST_OPTIONS PEER=$peer STORES=\"$stores\" COUNTS=\"$counts\" REPEATS=$repeats THREADS=$threads COMPUTE=$compute RECORD=$record BATCH=$batch STEPS=$steps FORMAT=$format bench/au_vs_dlio_real_storage.sh $out\`"
-  echo "- machine: $(nproc) CPUs, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r); date $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "- machine: $(nproc) CPUs ($(cpu_model)), $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r); date $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- DLIO: $(dlio_version); Feedrate: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo " with uncommitted changes"); Ceph $(ceph --version | awk '{print $3}'), s3fs $(s3fs --version 2>&1 | grep -o 'V[0-9.]*' | head -1)"
   echo "- storage: one BlueStore OSD on a sparse file in $work (this VM's disk), one MDS, one RGW (beast${FEEDRATE_S3_BEAST_OPTIONS:+ $FEEDRATE_S3_BEAST_OPTIONS}) on loopback; ceph-fuse and s3fs with their defaults, a fresh mount for every run; \`local\`: the same files on this VM's disk, both tools dropping the page cache before the epoch"
   echo "- dataset: DLIO-generated, $files files x $record bytes ($format), 1 sample each; batch $batch, read_threads $threads, compute $compute s a step, one epoch of $steps steps per accelerator"

@@ -58,6 +58,9 @@ latencyfs_unmount() {
   fusermount3 -u "$1" 2>/dev/null || true
   for _ in $(seq 50); do mountpoint -q "$1" || return 0; sleep 0.1; done
 }
+# cpu_model: the CPU's name as /proc/cpuinfo gives it (the same VM kind comes on different hosts: DLIO's Python cost
+# per step differs several-fold between them).
+cpu_model() { awk -F': *' '/^model name/{print $2; exit}' /proc/cpuinfo; }
 # latencyfs_counts MNT: "opens reads max_in_flight" from one read of its stats (each read restarts max_in_flight).
 latencyfs_counts() {
   python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print(j['opens'], j['reads'], j['max_in_flight'])" \
