@@ -258,8 +258,7 @@ void PlanMemory(const WorkloadConfig& cfg, const RunOptions& opt, const ReadFact
     d.collate_sample_bytes = p->collate_sample_bytes;
     const bool stream_check =
         p->engine_check == SampleCheck::kTfRecordCrc || p->engine_check == SampleCheck::kTfRecordFrame;
-    const bool learns =
-        (p->kind == AccessKind::kNpz || p->kind == AccessKind::kNpy) && f.sizes_unread;  // (LearnsLayoutInLanes)
+    const bool learns = NumpyLayoutLearner::Learns(p->kind) && f.sizes_unread;  // (LearnsLayoutInLanes)
     const uint64_t lane = stream_check ? std::max<uint64_t>(cfg.tf_buffer_size, f.max_sample)
                           : learns     ? NumpyLayoutLearner::kMaxWant
                                        : 0;

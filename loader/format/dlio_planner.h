@@ -95,7 +95,7 @@ class TableReadPlanner final : public ReadPlanner {
     NumpyLayoutLearner learner;
     FileLayout layout;
   };
-  bool Learns() const { return (kind_ == AccessKind::kNpz || kind_ == AccessKind::kNpy) && table_.WholeFilesUnsized(); }
+  bool Learns() const { return NumpyLayoutLearner::Learns(kind_) && table_.WholeFilesUnsized(); }
   AccessKind kind_;
   const SampleTable& table_;
   bool Streams() const { return kind_ == AccessKind::kTfRecord; }

@@ -98,9 +98,9 @@ Result<uint64_t> ItemSize(const std::string& descr, const std::string& name) {
 
 }  // namespace
 
-Result<uint64_t> NpyDataOffset(std::string_view prefix, const std::string& name) {
+Result<uint64_t> NpyDataOffset(std::string_view prefix, std::string_view name) {
   if (prefix.size() < 10 || std::memcmp(prefix.data(), kMagic, 6) != 0) {
-    return Status::Corruption(name + ": not a .npy file (bad magic)");
+    return Status::Corruption(std::string(name) + ": not a .npy file (bad magic)");
   }
   int major = static_cast<unsigned char>(prefix[6]);
   if (major == 1) {
@@ -108,12 +108,12 @@ Result<uint64_t> NpyDataOffset(std::string_view prefix, const std::string& name)
     return 10ull + hl;
   }
   if (major == 2 || major == 3) {
-    if (prefix.size() < 12) return Status::Corruption(name + ": truncated .npy header");
+    if (prefix.size() < 12) return Status::Corruption(std::string(name) + ": truncated .npy header");
     uint32_t hl = 0;
     for (int b = 3; b >= 0; --b) hl = (hl << 8) | static_cast<unsigned char>(prefix[8 + b]);
     return 12ull + hl;
   }
-  return Status::Unsupported(name + ": unsupported .npy format version " + std::to_string(major));
+  return Status::Unsupported(std::string(name) + ": unsupported .npy format version " + std::to_string(major));
 }
 
 Result<NpyHeader> ParseNpyHeader(std::string_view prefix, const std::string& name) {

@@ -26,8 +26,9 @@ struct NpyHeader {
 
 // The smallest prefix length needed to parse a header: 12 bytes, then data_offset once known.
 inline constexpr size_t kNpyPreludeBytes = 12;
-// From the first >= 12 bytes, the total header length (the data offset), or an error if not .npy.
-Result<uint64_t> NpyDataOffset(std::string_view prefix, const std::string& name);
+// From the first >= 12 bytes (10 suffice for version 1.0), the total header length (the data offset), or an error
+// naming `name` if not .npy. Allocates nothing on success (the DLIO engine's lanes call it per sample).
+Result<uint64_t> NpyDataOffset(std::string_view prefix, std::string_view name);
 // Parses a header from a prefix holding at least data_offset bytes. `name` is used in errors.
 // Rejects object ('O') and structured dtypes as unsupported.
 Result<NpyHeader> ParseNpyHeader(std::string_view prefix, const std::string& name);

@@ -22,20 +22,6 @@ Status NotLearnt(const char* path, const std::string& why) {
                             " (np.load's zip layout, learnt from its own reads)");
 }
 
-// numpy.lib.format.read_magic and the header's length (2 bytes in version 1.0, 4 in 2.0 and 3.0) from a .npy stream's
-// first n bytes: where its array starts (0 and *why set: not a .npy stream numpy reads).
-uint64_t NpyHeaderBytes(const unsigned char* npy, uint64_t n, std::string* why) {
-  if (n < kNpyPreludeBytes || std::memcmp(npy, "\x93NUMPY", 6) != 0) {
-    *why = n < kNpyPreludeBytes ? "shorter than a .npy header" : "bad magic";
-    return 0;
-  }
-  if (npy[6] < 1 || npy[6] > 3) {
-    *why = ".npy format version " + std::to_string(npy[6]);
-    return 0;
-  }
-  return npy[6] == 1 ? 10 + uint64_t{ZipLe16(npy + 8)} : 12 + uint64_t{ZipLe32(npy + 8)};
-}
-
 }  // namespace
 
 void NumpyLayoutLearner::Start(AccessKind kind, uint64_t size, FileLayout* layout) {
@@ -118,9 +104,10 @@ Status NumpyLayoutLearner::LearnMember(const unsigned char* d, uint64_t n, const
   if (n < kLocalHeaderBytes || ZipLe32(d) != kZipLocalSig) return NotLearnt(path, "no local header for x.npy");
   const uint64_t skip = kLocalHeaderBytes + ZipLe16(d + 26) + ZipLe16(d + 28);
   if (skip + kNpyPreludeBytes > n) return NotLearnt(path, "x.npy's local header is longer than its first read");
-  std::string why;
-  const uint64_t header = NpyHeaderBytes(d + skip, n - skip, &why);
-  if (header == 0) return NotLearnt(path, "x.npy is not a .npy stream (" + why + ")");
+  // numpy.lib.format.read_magic and the header's length.
+  const auto header_bytes = NpyDataOffset(std::string_view(reinterpret_cast<const char*>(d + skip), n - skip), "x.npy");
+  if (!header_bytes.ok()) return NotLearnt(path, header_bytes.status().message());
+  const uint64_t header = *header_bytes;
   if (header > l->member_size) return NotLearnt(path, "x.npy's .npy header is longer than the member");
   l->member_data = l->member_offset + skip;
   l->npy_header = header;
@@ -129,16 +116,15 @@ Status NumpyLayoutLearner::LearnMember(const unsigned char* d, uint64_t n, const
   return Status::Ok();
 }
 
-// np.load on an .npy file: numpy.lib.format's magic, version and header length, as the indexer reads them (npy.cpp).
+// np.load on an .npy file: numpy.lib.format's magic, version and header length, as the indexer reads them.
 Status NumpyLayoutLearner::LearnNpy(const unsigned char* d, uint64_t n, const char* path, FileLayout* l) {
-  std::string why;
-  const uint64_t header = NpyHeaderBytes(d, n, &why);
-  if (header == 0 || header > l->size) {
-    return Status::Corruption(std::string(path) +
-                              ": not a valid .npy file: " + (header == 0 ? why : "its header is longer than the file") +
-                              " (np.load's header, learnt from its own reads)");
+  const auto header = NpyDataOffset(std::string_view(reinterpret_cast<const char*>(d), n), path);
+  if (!header.ok()) return header.status();
+  if (*header > l->size) {
+    return Status::Corruption(std::string(path) + ": not a .npy file: its header (" + std::to_string(*header) +
+                              " bytes) is longer than the file (" + std::to_string(l->size) + ")");
   }
-  l->npy_header = header;
+  l->npy_header = *header;
   stage_ = kKnown;
   want_ = want_len_ = 0;
   return Status::Ok();

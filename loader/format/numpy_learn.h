@@ -20,7 +20,9 @@ class NumpyLayoutLearner {
   // The most bytes a stage asks for (a larger central directory is refused: more members than DLIO's npz has).
   static constexpr uint64_t kMaxWant = 64 << 10;
 
-  // A file of `size` bytes read as `kind` (kNpz or kNpy): its layout's size set, the rest unknown (0), the first
+  // Whether a file read as `kind` has a layout this learner learns (np.load's: kNpz, kNpy).
+  static bool Learns(AccessKind kind) { return kind == AccessKind::kNpz || kind == AccessKind::kNpy; }
+  // A file of `size` bytes read as `kind` (one Learns): its layout's size set, the rest unknown (0), the first
   // stage's bytes asked for.
   void Start(AccessKind kind, uint64_t size, FileLayout* layout);
   bool known() const { return stage_ == kKnown; }
